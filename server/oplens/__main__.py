@@ -1,0 +1,3 @@
+from oplens.cli import main
+
+raise SystemExit(main())

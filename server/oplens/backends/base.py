@@ -1,0 +1,87 @@
+"""The small interface every backend implements."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.profiler import ProfilerActivity
+
+from oplens.engine.records import Artifacts, BackendInfo
+
+
+class BackendUnavailable(Exception):
+    """The requested backend cannot run here; the message says what is missing."""
+
+
+class Backend:
+    name = "base"
+    device_label = "CPU"  # the column label a user knows: "Self NEURON", "Self CUDA", "Self CPU"
+    # How a CPU op's device time is found in the profile:
+    #   "cpu"    — no device: device time is the op's self CPU time
+    #   "linked" — device events linked to the launching op by correlation id (CUDA, PrivateUse1)
+    device_time = "cpu"
+
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
+        self.options = dict(options or {})
+        self.note = ""
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """None when this backend can run here, else what is missing and how to get it."""
+        return None
+
+    def device(self) -> torch.device:
+        return torch.device("cpu")
+
+    def activities(self) -> list[ProfilerActivity]:
+        return [ProfilerActivity.CPU]
+
+    def place(self, value: Any) -> Any:
+        """Move tensors and modules (also inside tuples, lists and dicts) to this device."""
+        device = self.device()
+        if device.type == "cpu":
+            return value
+        return _place(value, device)
+
+    def synchronize(self) -> None:
+        """Wait for queued device work, so that a timed iteration holds all of its work."""
+
+    def profiler_options(self, run_dir: Path) -> dict[str, Any]:
+        """Extra keyword arguments for `torch.profiler.profile` (vendor configuration)."""
+        return {}
+
+    def writes_own_trace(self) -> bool:
+        """True where `on_trace_ready` writes the framework trace (then OpLens does not)."""
+        return False
+
+    def artifacts(self, run_dir: Path) -> Artifacts:
+        return Artifacts()
+
+    def info(self) -> BackendInfo:
+        return BackendInfo(
+            name=self.name,
+            device_label=self.device_label,
+            torch_version=torch.__version__,
+            device_name=self.device_name(),
+            note=self.note,
+        )
+
+    def device_name(self) -> str:
+        import platform
+
+        return platform.processor() or platform.machine()
+
+
+def _place(value: Any, device: torch.device) -> Any:
+    if isinstance(value, (torch.Tensor, torch.nn.Module)):
+        return value.to(device)
+    if isinstance(value, tuple):
+        placed = [_place(v, device) for v in value]
+        return type(value)(*placed) if hasattr(value, "_fields") else tuple(placed)
+    if isinstance(value, list):
+        return [_place(v, device) for v in value]
+    if isinstance(value, dict):
+        return {k: _place(v, device) for k, v in value.items()}
+    return value

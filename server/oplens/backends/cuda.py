@@ -1,0 +1,34 @@
+"""The CUDA backend: kernels are linked to the CPU op that launched them (CUPTI via Kineto)."""
+
+from __future__ import annotations
+
+import torch
+from torch.profiler import ProfilerActivity
+
+from oplens.backends.base import Backend
+
+
+class CudaBackend(Backend):
+    name = "cuda"
+    device_label = "CUDA"
+    device_time = "linked"
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        if torch.version.cuda is None:
+            return f"this torch ({torch.__version__}) is a build without CUDA"
+        if not torch.cuda.is_available():
+            return "torch sees no CUDA device (check the driver and CUDA_VISIBLE_DEVICES)"
+        return None
+
+    def device(self) -> torch.device:
+        return torch.device("cuda", int(self.options.get("device_index", 0) or 0))
+
+    def activities(self) -> list[ProfilerActivity]:
+        return [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+
+    def synchronize(self) -> None:
+        torch.cuda.synchronize(self.device())
+
+    def device_name(self) -> str:
+        return str(torch.cuda.get_device_name(self.device()))

@@ -1,0 +1,52 @@
+"""Errors a user can act on, each with the CLI exit code of DESIGN.md.
+
+Every failure that reaches a user is an `OpLensError`: a message that names the problem and
+the fix, never a stack trace from OpLens's insides. The user's own exception keeps its
+traceback (`detail`), trimmed to the user's frames.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# kind → exit code (DESIGN.md "Exit codes")
+EXIT_CODES = {
+    "bad_input": 2,  # file, function, arguments, options
+    "user_exception": 3,  # the user's code raised
+    "timeout": 4,
+    "crash": 4,  # the worker died: segfault, os._exit, OOM kill
+    "cancelled": 4,
+    "backend_unavailable": 5,
+}
+
+
+@dataclass
+class OpLensError(Exception):
+    kind: str
+    message: str
+    detail: str = ""  # e.g. the user's traceback, or the tail of the worker's log
+    location: dict[str, Any] = field(default_factory=dict)  # {file, line, function} of the user's line
+
+    def __post_init__(self) -> None:
+        super().__init__(self.message)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES.get(self.kind, 4)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message, "detail": self.detail, "location": self.location}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OpLensError:
+        return cls(
+            kind=str(data.get("kind", "crash")),
+            message=str(data.get("message", "unknown error")),
+            detail=str(data.get("detail", "")),
+            location=dict(data.get("location") or {}),
+        )
+
+
+def bad_input(message: str, detail: str = "") -> OpLensError:
+    return OpLensError("bad_input", message, detail)

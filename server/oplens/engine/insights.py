@@ -1,0 +1,202 @@
+"""Insights tied to lines: what the numbers say, in words, with the evidence.
+
+Each rule is a small function of the attribution (per-line stats and the ordered top-level ops
+of each line) that returns `Insight`s. Pure Python, no torch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from oplens.engine.attribution import Attribution, OpSample
+from oplens.engine.records import Insight, LineStat
+
+ELEMENTWISE = frozenset(
+    "mul add sub div neg rsqrt sqrt exp log pow abs sigmoid tanh relu gelu silu clamp where "
+    "maximum minimum reciprocal square addcmul addcdiv erf".split()
+)
+REDUCTIONS = frozenset("mean sum amax amin max min var std norm logsumexp".split())
+FUSABLE = ELEMENTWISE | REDUCTIONS
+COPIES = frozenset({"aten::to", "aten::_to_copy", "aten::copy_"})
+SYNCS = frozenset({"aten::item", "aten::_local_scalar_dense"})
+HOT_SHARE = 30.0  # % of device time that makes a line the hot spot
+MIN_CHAIN = 3
+
+# Known op sequences and the builtin that computes them in one kernel.
+BUILTINS: list[tuple[list[set[str]], str]] = [
+    ([{"mul", "pow", "square"}, {"mean"}, {"add"}, {"rsqrt"}, {"mul"}], "torch.rms_norm"),
+    ([{"mean"}, {"sub"}, {"pow", "mul", "square"}, {"mean"}, {"add"}, {"rsqrt", "sqrt"}], "torch.nn.functional.layer_norm"),
+    ([{"exp"}, {"sum"}, {"div"}], "torch.softmax"),
+    ([{"mul"}, {"sigmoid"}], "torch.nn.functional.silu"),
+]
+DTYPE_BYTES = {"float": 4, "double": 8, "c10::Half": 2, "c10::BFloat16": 2, "long int": 8, "int": 4}
+
+
+def base_name(op: str) -> str:
+    """`aten::mul_` → `mul`."""
+    return op.split("::")[-1].rstrip("_")
+
+
+def find_insights(a: Attribution, device_label: str, on_device: bool, iters: int) -> list[Insight]:
+    rules: list[Callable[[], list[Insight]]] = [
+        lambda: hot_line(a, device_label),
+        lambda: fusable_chains(a, device_label),
+        lambda: compiled_regions(a),
+        lambda: host_device_transfers(a) if on_device else [],
+        lambda: noisy_lines(a, iters),
+    ]
+    found: list[Insight] = []
+    for rule in rules:
+        found.extend(rule())
+    return sorted(found, key=lambda i: i.line)
+
+
+def _fmt_us(us: float) -> str:
+    return f"{us / 1000:,.2f} ms" if us >= 1000 else f"{us:,.1f} µs"
+
+
+def hot_line(a: Attribution, label: str) -> list[Insight]:
+    if len(a.lines) < 2:
+        return []
+    top = max(a.lines, key=lambda s: s.self_device_us)
+    if top.pct_device < HOT_SHARE:
+        return []
+    ops = ", ".join(f"{o.name} ×{o.calls:g}" for o in top.ops[:3])
+    return [
+        Insight(
+            line=top.line,
+            kind="hot_line",
+            message=f"this line spends {top.pct_device:.1f} % of the function's {label} time",
+            evidence=f"{_fmt_us(top.self_device_us)} of {_fmt_us(a.totals.self_device_us)} per iteration; ops: {ops}",
+        )
+    ]
+
+
+def _fusable_line(stat: LineStat, seq: list[OpSample]) -> bool:
+    return bool(seq) and stat.op_calls <= 2 and all(base_name(s.name) in FUSABLE for s in seq)
+
+
+def fusable_chains(a: Attribution, label: str) -> list[Insight]:
+    """Runs of consecutive lines whose ops are separately dispatched elementwise/reduction ops."""
+    insights = []
+    chain: list[LineStat] = []
+    for stat in [*a.lines, None]:
+        ok = stat is not None and _fusable_line(stat, a.sequence.get(stat.line, []))
+        contiguous = stat is not None and chain and stat.line - chain[-1].line <= 2
+        if ok and (not chain or contiguous):
+            chain.append(stat)  # type: ignore[arg-type]
+            continue
+        if len(chain) >= MIN_CHAIN:
+            insights.append(_chain_insight(chain, a, label))
+        chain = [stat] if ok and stat is not None else []
+    return insights
+
+
+def _chain_insight(chain: list[LineStat], a: Attribution, label: str) -> Insight:
+    samples = [s for stat in chain for s in a.sequence.get(stat.line, [])]
+    names = [base_name(s.name) for s in samples]
+    dev = sum(s.self_device_us for s in chain)
+    share = 100.0 * dev / a.totals.self_device_us if a.totals.self_device_us > 0 else 0.0
+    builtin = _matching_builtin(names)
+    fix = f"{builtin} computes this in one fused kernel, and torch.compile would fuse the chain" if builtin else (
+        "torch.compile (or a fused builtin) would merge them into one kernel"
+    )
+    inter = [_nbytes(s) for s in samples[:-1]]
+    inter_txt = ""
+    if inter and all(b > 0 for b in inter):
+        inter_txt = f"; {len(inter)} intermediate tensors materialised, {_fmt_bytes(sum(inter))} per iteration"
+    return Insight(
+        line=chain[0].line,
+        kind="fusable_chain",
+        message=(
+            f"lines {chain[0].line}–{chain[-1].line}: {len(samples)} separately dispatched ops "
+            f"({', '.join(names)}), each a kernel launch and an intermediate tensor; {fix}"
+        ),
+        evidence=f"{_fmt_us(dev)} {label} per iteration ({share:.1f} % of the function){inter_txt}",
+    )
+
+
+def _matching_builtin(names: list[str]) -> str:
+    for pattern, builtin in BUILTINS:
+        for start in range(len(names) - len(pattern) + 1):
+            if all(names[start + i] in allowed for i, allowed in enumerate(pattern)):
+                return builtin
+    return ""
+
+
+def _nbytes(sample: OpSample) -> int:
+    """Size of an elementwise op's output: its largest input (broadcasting), in bytes."""
+    best = 0
+    for shape, dtype in zip(sample.shapes, sample.dtypes or [""] * len(sample.shapes), strict=False):
+        if not shape:
+            continue
+        best = max(best, math.prod(shape) * DTYPE_BYTES.get(dtype, 4))
+    return best
+
+
+def _fmt_bytes(n: int) -> str:
+    return f"{n / 2**20:,.1f} MiB" if n >= 2**20 else f"{n / 1024:,.1f} KiB"
+
+
+def compiled_regions(a: Attribution) -> list[Insight]:
+    insights = []
+    for stat in a.lines:
+        for region in stat.compiled:
+            lines = sorted({r.line for r in region.fused})
+            where = f"lines {lines[0]}–{lines[-1]} of {region.fused[0].function}" if lines else "its graph"
+            insights.append(
+                Insight(
+                    line=stat.line,
+                    kind="compiled_region",
+                    message=f"{region.name} runs {where} as one compiled call",
+                    evidence=f"{region.calls:g} call per iteration, {stat.op_calls:g} top-level ops on this line",
+                )
+            )
+    return insights
+
+
+def host_device_transfers(a: Attribution) -> list[Insight]:
+    insights = []
+    for stat in a.lines:
+        copies = [o for o in stat.ops if o.name in COPIES]
+        if copies:
+            what = ", ".join(f"{o.name} ×{o.calls:g} ({_fmt_us(o.self_device_us)})" for o in copies)
+            insights.append(
+                Insight(
+                    line=stat.line,
+                    kind="host_to_device_copy",
+                    message=(
+                        "a copy between host and device on this line: a CPU scalar or tensor meets a device "
+                        "tensor; create it on the device once, outside the hot path"
+                    ),
+                    evidence=what,
+                )
+            )
+        syncs = [o for o in stat.ops if o.name in SYNCS]
+        if syncs:
+            insights.append(
+                Insight(
+                    line=stat.line,
+                    kind="device_sync",
+                    message="this line reads a device value on the host (.item()), which waits for the device",
+                    evidence=", ".join(f"{o.name} ×{o.calls:g}" for o in syncs),
+                )
+            )
+    return insights
+
+
+def noisy_lines(a: Attribution, iters: int) -> list[Insight]:
+    return [
+        Insight(
+            line=s.line,
+            kind="noisy",
+            message="this line's time varies widely between iterations; compare medians, or raise --iters",
+            evidence=(
+                f"median {_fmt_us(s.device_spread.median)}, min {_fmt_us(s.device_spread.min)}, "
+                f"max {_fmt_us(s.device_spread.max)} over {iters} iterations"
+            ),
+        )
+        for s in a.lines
+        if s.noisy and s.pct_device >= 5.0
+    ]

@@ -1,0 +1,140 @@
+"""Run one job in a worker subprocess, with a timeout, progress and cancellation.
+
+A `Worker` can be started ahead of time (it imports torch and waits), which is how a
+long-lived server keeps a warm one ready. Whatever happens inside it (an exception, a hang,
+a segfault, `os._exit`, the OOM killer), the caller gets a result or an `OpLensError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from oplens.engine.errors import OpLensError
+
+ProgressFn = Callable[[str, int, int], None]
+_EOF = object()
+
+
+class Worker:
+    """A worker process; `log` holds the user's stdout and stderr."""
+
+    def __init__(self, log_dir: Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.log = log_dir / f"worker-{uuid.uuid4().hex[:8]}.log"
+        read_fd, write_fd = os.pipe()
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "oplens.engine.worker", str(write_fd)],
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(write_fd,),
+                cwd=str(cwd) if cwd else None,
+                env={**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"},
+                start_new_session=True,  # its own process group: a kill takes its children too
+            )
+        os.close(write_fd)
+        self.messages: queue.Queue[Any] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, args=(read_fd,), daemon=True)
+        self._reader.start()
+        self.ready = False
+
+    def _read(self, fd: int) -> None:
+        with os.fdopen(fd, "r", encoding="utf-8") as pipe:
+            for line in pipe:
+                try:
+                    self.messages.put(json.loads(line))
+                except json.JSONDecodeError:
+                    continue
+        self.messages.put(_EOF)
+
+    def submit(self, job: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps(job) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc.wait()
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            text = self.log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def run_job(
+    worker: Worker,
+    job: dict[str, Any],
+    timeout_s: float,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+) -> dict[str, Any]:
+    """Send `job` to `worker` and wait for its result (the `Run` as a dict)."""
+    deadline = time.monotonic() + timeout_s
+    submitted = False
+    try:
+        while True:
+            if cancel is not None and cancel.is_set():
+                raise OpLensError("cancelled", "the profile was cancelled; the worker was stopped")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise OpLensError(
+                    "timeout",
+                    f"the profile did not finish within {timeout_s:g} s; the worker was stopped",
+                    "raise the limit with --timeout SECONDS, lower --iters, or look for a hang in the function\n"
+                    + worker.log_tail(),
+                )
+            try:
+                msg = worker.messages.get(timeout=min(remaining, 0.1))
+            except queue.Empty:
+                continue
+            if msg is _EOF:
+                raise _died(worker)
+            kind = msg.get("type")
+            if kind == "ready" and not submitted:
+                worker.ready = True
+                worker.submit(job)
+                submitted = True
+            elif kind == "progress" and progress is not None:
+                progress(str(msg.get("stage")), int(msg.get("done", 0)), int(msg.get("total", 0)))
+            elif kind == "result":
+                return dict(msg["run"])
+            elif kind == "error":
+                raise OpLensError.from_dict(msg["error"])
+    finally:
+        worker.kill()
+
+
+def _died(worker: Worker) -> OpLensError:
+    code = worker.proc.wait()
+    if code < 0:
+        sig = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else f"signal {-code}"
+        why = {
+            "SIGKILL": "killed (SIGKILL), most often by the kernel's out-of-memory killer: try smaller inputs",
+            "SIGSEGV": "crashed with a segmentation fault (SIGSEGV) in native code",
+            "SIGABRT": "aborted (SIGABRT) in native code",
+        }.get(sig, f"was stopped by {sig}")
+    else:
+        why = f"exited with status {code} before reporting a result (os._exit or sys.exit in the profiled code?)"
+    return OpLensError("crash", f"the worker running your function {why}", "worker log (tail):\n" + worker.log_tail())

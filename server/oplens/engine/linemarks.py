@@ -1,0 +1,106 @@
+"""Line markers: a `record_function` range per executed line of the target (worker side).
+
+`with_stack=True` knows functions, not lines, and operator syntax (`x * x`) carries no line
+at all, so OpLens marks lines itself: a tracer limited to the code objects of the target's
+file opens a range `oplens.line:<n>` when the target starts a line (closing the previous
+one) and `oplens.inner:<function>:<n>` for lines of same-file helpers it calls. Every op then
+nests under the line that issued it. Code of other files (torch's own Python included) is
+never traced, so `nn.Linear`'s ops land on the user's line that called it.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Iterable
+from types import CodeType, FrameType
+from typing import Any
+
+import torch
+
+_enter = torch.ops.profiler._record_function_enter_new
+_exit = torch.ops.profiler._record_function_exit._RecordFunction
+
+TraceFn = Any  # the signature sys.settrace expects
+
+
+class LineMarker:
+    """Context manager: while active, the target's lines open profiler ranges."""
+
+    def __init__(self, target_code: CodeType, file_codes: Iterable[CodeType]) -> None:
+        self._target = target_code
+        # Only the original code objects: torch.compile runs *transformed* copies of a
+        # function's code, and those lines belong to the compiled region, not to markers.
+        self._helpers = {c for c in file_codes if c is not target_code}
+        self._previous: TraceFn = None
+
+    def __enter__(self) -> LineMarker:
+        self._previous = sys.gettrace()
+        sys.settrace(self._on_call)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.settrace(self._previous)
+
+    def _on_call(self, frame: FrameType, event: str, arg: object) -> TraceFn:
+        code = frame.f_code
+        if code is self._target:
+            prefix = "oplens.line:"
+        elif code in self._helpers:
+            prefix = f"oplens.inner:{code.co_name}:"
+        else:
+            return None
+        handle = None
+
+        def on_line(frame: FrameType, event: str, arg: object) -> TraceFn:
+            nonlocal handle
+            if event == "line":
+                if handle is not None:
+                    _exit(handle)
+                handle = _enter(prefix + str(frame.f_lineno), None)
+            elif event == "return" and handle is not None:
+                _exit(handle)
+                handle = None
+            return on_line
+
+        return on_line
+
+
+def code_objects(module: types.ModuleType) -> set[CodeType]:
+    """Every code object defined in `module`'s file: functions, methods, nested functions."""
+    filename = getattr(module, "__file__", None)
+    found: set[CodeType] = set()
+    seen: set[int] = set()
+
+    def add_code(code: CodeType) -> None:
+        if code in found or code.co_filename != filename:
+            return
+        found.add(code)
+        for const in code.co_consts:
+            if isinstance(const, CodeType):
+                add_code(const)
+
+    def add(obj: object, depth: int = 0) -> None:
+        if id(obj) in seen or depth > 4:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, (staticmethod, classmethod)):
+            obj = obj.__func__
+        if isinstance(obj, property):
+            for f in (obj.fget, obj.fset, obj.fdel):
+                if f is not None:
+                    add(f, depth + 1)
+            return
+        code = getattr(obj, "__code__", None)
+        if isinstance(code, CodeType):
+            add_code(code)
+        wrapped = getattr(obj, "__wrapped__", None) or getattr(obj, "_torchdynamo_orig_callable", None)
+        if wrapped is not None:
+            add(wrapped, depth + 1)
+        if isinstance(obj, type) and getattr(obj, "__module__", None) == module.__name__:
+            for value in vars(obj).values():
+                add(value, depth + 1)
+
+    for value in list(vars(module).values()):
+        add(value)
+    return found

@@ -1,0 +1,207 @@
+"""The result of a profile: plain typed records, serialised as `result.json`.
+
+One `Run` crosses every boundary (worker → engine → CLI/LSP → editor). All times are
+microseconds *per iteration*. The primary figures (`self_cpu_us`, `self_device_us`) are means
+over the profiled iterations, so per-line figures sum exactly to the totals; each also has a
+`Spread` (median, min, max over iterations) for judging noise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, Union
+
+SCHEMA = "oplens.result/1"
+
+
+@dataclass
+class Spread:
+    """Per-iteration distribution of one figure, in µs."""
+
+    median: float = 0.0
+    min: float = 0.0
+    max: float = 0.0
+
+
+@dataclass
+class SourceRef:
+    file: str
+    line: int
+    function: str = ""
+
+
+@dataclass
+class OpStat:
+    """One operator name (key_averages row), per iteration."""
+
+    name: str
+    calls: float
+    self_cpu_us: float
+    self_device_us: float
+    pct: float = 0.0  # share of the run's self device time
+    device_spread: Spread = field(default_factory=Spread)
+
+
+@dataclass
+class InnerLine:
+    """A line of a same-file helper called from a target line (drill-down)."""
+
+    function: str
+    line: int
+    self_cpu_us: float
+    self_device_us: float
+
+
+@dataclass
+class CompiledRegion:
+    """A `torch.compile` region called on a line, with the source lines its graph fused."""
+
+    name: str  # e.g. "Torch-Compiled Region: 0/0"
+    calls: float
+    self_device_us: float  # device time of everything inside the region
+    fused: list[SourceRef] = field(default_factory=list)
+
+
+@dataclass
+class LineStat:
+    line: int
+    self_cpu_us: float
+    self_device_us: float
+    pct_device: float
+    pct_cpu: float
+    op_calls: float  # top-level operator calls per iteration
+    ops: list[OpStat] = field(default_factory=list)
+    device_spread: Spread = field(default_factory=Spread)
+    cpu_spread: Spread = field(default_factory=Spread)
+    noisy: bool = False
+    inner: list[InnerLine] = field(default_factory=list)
+    compiled: list[CompiledRegion] = field(default_factory=list)
+
+
+@dataclass
+class Target:
+    file: str
+    qualname: str
+    first_line: int
+    last_line: int
+    source_sha256: str
+    def_line: int = 0  # the `def` line (first_line includes decorators)
+
+
+@dataclass
+class BackendInfo:
+    name: str  # cpu | cuda | neuron
+    device_label: str  # CPU | CUDA | NEURON
+    torch_version: str = ""
+    device_name: str = ""
+    requested: str = ""  # what the user asked for (e.g. "auto")
+    note: str = ""  # why auto chose this backend, or what a fallback means
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Config:
+    warmup: int
+    iters: int
+    args: str = ""
+    timeout_s: float = 0.0
+    record_shapes: bool = True
+
+
+@dataclass
+class Totals:
+    self_cpu_us: float
+    self_device_us: float
+    op_calls: float
+    wall_us: Spread = field(default_factory=Spread)
+    # Device time no CPU op claimed (e.g. a kernel with no launching op); not in any line.
+    unattributed_device_us: float = 0.0
+
+
+@dataclass
+class Compile:
+    """First-call cost, reported apart from the steady state (torch.compile compiles on it)."""
+
+    first_call_us: float = 0.0
+    compile_us: float = 0.0  # first call minus the steady-state median, where a compile happened
+    graphs: int = 0
+
+
+@dataclass
+class Insight:
+    line: int
+    kind: str
+    message: str
+    evidence: str = ""
+
+
+@dataclass
+class NeffNtffPair:
+    hash: str
+    neff: str
+    ntff: str
+
+
+@dataclass
+class Artifacts:
+    trace_json: str = ""
+    device_profile_dir: str = ""
+    neff_ntff_pairs: list[NeffNtffPair] = field(default_factory=list)
+    worker_log: str = ""
+    files: list[str] = field(default_factory=list)  # other backend files (system traces, ...)
+
+
+@dataclass
+class Run:
+    target: Target
+    backend: BackendInfo
+    config: Config
+    totals: Totals
+    lines: list[LineStat]
+    ops: list[OpStat]
+    insights: list[Insight] = field(default_factory=list)
+    artifacts: Artifacts = field(default_factory=Artifacts)
+    compile: Compile = field(default_factory=Compile)
+    timings_ms: dict[str, float] = field(default_factory=dict)  # where the worker spent its time
+    run_id: str = ""
+    run_dir: str = ""
+    created: str = ""
+    schema: str = SCHEMA
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Run:
+        return from_dict(cls, data)
+
+
+T = TypeVar("T")
+
+
+def from_dict(cls: type[T], data: Any) -> T:
+    """Build dataclass `cls` from plain JSON data, recursively; unknown keys are ignored
+    (a newer writer's extra fields), missing keys take their defaults."""
+    return typing.cast(T, _convert(cls, data))
+
+
+def _convert(tp: Any, value: Any) -> Any:
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        hints = typing.get_type_hints(tp)
+        kwargs = {
+            f.name: _convert(hints[f.name], value[f.name])
+            for f in dataclasses.fields(tp)
+            if isinstance(value, dict) and f.name in value
+        }
+        return tp(**kwargs)
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        return [_convert(item, v) for v in value]
+    if origin in (Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return None if value is None else _convert(args[0], value)
+    return value

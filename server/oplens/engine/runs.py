@@ -1,0 +1,90 @@
+"""Run directories: `.oplens/runs/<run-id>/` with `result.json`, `trace.json`, artifacts.
+
+A run is built in `.staging/<run-id>/` and renamed into place only when complete, with
+`result.json` written atomically, so a crashed or failed run never leaves half a run and
+never touches an earlier one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import time
+from pathlib import Path
+
+from oplens.engine.errors import bad_input
+from oplens.engine.records import Run
+
+RUNS_DIR = Path(".oplens") / "runs"
+RESULT = "result.json"
+
+
+def runs_root(workspace: Path, out: str | Path | None = None) -> Path:
+    return Path(out).resolve() if out else (workspace / RUNS_DIR).resolve()
+
+
+def prepare(root: Path) -> Path:
+    """Create the runs directory and prove it writable, before any work is spent."""
+    try:
+        staging = root / ".staging"
+        staging.mkdir(parents=True, exist_ok=True)
+        probe = staging / f".probe-{os.getpid()}"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as e:
+        raise bad_input(
+            f"cannot write runs to {root}: {e.strerror or e}",
+            "choose a writable directory with --out DIR (or fix its permissions)",
+        ) from None
+    return root
+
+
+def new_run_id(qualname: str) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", qualname)[:60]
+    return f"{stamp}-{name}-{secrets.token_hex(3)}"
+
+
+def stage(root: Path, run_id: str) -> Path:
+    path = root / ".staging" / run_id
+    path.mkdir(parents=True)
+    return path
+
+
+def write_json_atomic(path: Path, data: object) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def commit(root: Path, staged: Path, run: Run) -> Path:
+    """Write result.json into the staged run and move it into place; never overwrites."""
+    final = root / run.run_id
+    run.run_dir = str(final)
+    write_json_atomic(staged / RESULT, run.to_dict())
+    if final.exists():  # run ids carry a random part; a clash means someone else's run
+        raise FileExistsError(f"run directory {final} already exists")
+    os.rename(staged, final)
+    return final
+
+
+def discard(staged: Path) -> None:
+    shutil.rmtree(staged, ignore_errors=True)
+
+
+def load(run_dir: Path) -> Run:
+    with open(run_dir / RESULT, encoding="utf-8") as f:
+        return Run.from_dict(json.load(f))
+
+
+def list_runs(root: Path) -> list[Path]:
+    """Completed runs, oldest first (their ids start with a timestamp)."""
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and (p / RESULT).is_file())
