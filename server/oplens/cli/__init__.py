@@ -1,0 +1,132 @@
+"""The `oplens` command line: `profile` one function, `compare` several.
+
+A thin layer: arguments → `engine.profile` → a renderer (rich tables, or `--json`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from oplens import __version__
+from oplens.cli import render
+from oplens.cli.progress import progress_display
+from oplens.engine import (
+    BACKENDS,
+    DEFAULT_ITERS,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_WARMUP,
+    OpLensError,
+    ProfileRequest,
+    Run,
+    profile,
+)
+from oplens.engine.records import Run as RunRecord
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="oplens",
+        description="Per-line self device time (NEURON / CUDA / CPU) for a PyTorch function.",
+    )
+    parser.add_argument("--version", action="version", version=f"oplens {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--backend", default="cpu", choices=BACKENDS, help="where to run (default: cpu)")
+        p.add_argument("--warmup", type=int, default=DEFAULT_WARMUP, help="unprofiled runs first (compiles)")
+        p.add_argument("--iters", type=int, default=DEFAULT_ITERS, help="profiled iterations")
+        p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per function")
+        p.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
+        p.add_argument("--json", metavar="PATH", help="write the result.json object to PATH ('-': stdout)")
+
+    p = sub.add_parser("profile", help="profile one function line by line")
+    p.add_argument("target", help="FILE::QUALNAME (fn, Class.method, outer.inner) or FILE:LINE")
+    p.add_argument("--args", default="", metavar="EXPR",
+                   help="positional arguments as a Python expression, evaluated in the module with torch")
+    common(p)
+
+    c = sub.add_parser("compare", help="profile several functions and compare them side by side")
+    c.add_argument("targets", nargs="+", help="FILE::QUALNAME ... (the first is the baseline)")
+    c.add_argument("--args", action="append", default=[], metavar="EXPR",
+                   help="arguments for every target, or once per target in order")
+    common(c)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    out = Console()
+    if not out.is_terminal:
+        out = Console(width=140)  # piped: wide enough for the source beside the figures
+    err = Console(stderr=True)
+    try:
+        if args.command == "profile":
+            run = _profile_one(args, args.target, args.args, err)
+            _emit_json(args.json, run.to_dict())
+            if args.json != "-":
+                render.profile(out, run)
+        else:
+            return _compare(args, out, err)
+    except OpLensError as e:
+        render.error(err, e)
+        return e.exit_code
+    except KeyboardInterrupt:
+        err.print("oplens: interrupted")
+        return 130
+    return 0
+
+
+def _request(args: argparse.Namespace, target: str, expr: str) -> ProfileRequest:
+    return ProfileRequest(
+        target=target,
+        args=expr,
+        backend=args.backend,
+        warmup=args.warmup,
+        iters=args.iters,
+        timeout_s=args.timeout,
+        workspace=Path.cwd(),
+        out=args.out,
+    )
+
+
+def _profile_one(args: argparse.Namespace, target: str, expr: str, err: Console) -> RunRecord:
+    with progress_display(err, target) as on_progress:
+        return profile(_request(args, target, expr), progress=on_progress)
+
+
+def _compare(args: argparse.Namespace, out: Console, err: Console) -> int:
+    exprs: list[str] = args.args
+    if len(exprs) not in (0, 1, len(args.targets)):
+        raise OpLensError(
+            "bad_input",
+            f"{len(exprs)} --args for {len(args.targets)} targets",
+            "give --args once (shared by every target) or once per target, in the same order",
+        )
+    runs: list[Run] = []
+    for i, target in enumerate(args.targets):
+        expr = exprs[i] if len(exprs) > 1 else (exprs[0] if exprs else "")
+        runs.append(_profile_one(args, target, expr, err))
+    summary = render.compare_rows(runs)
+    _emit_json(args.json, {"runs": [r.to_dict() for r in runs], "summary": summary})
+    if args.json != "-":
+        render.compare(out, runs, summary)
+    return 0
+
+
+def _emit_json(dest: str | None, data: Any) -> None:
+    if not dest:
+        return
+    text = json.dumps(data, indent=1)
+    if dest == "-":
+        sys.stdout.write(text + "\n")
+        return
+    try:
+        Path(dest).write_text(text + "\n", encoding="utf-8")
+    except OSError as e:
+        raise OpLensError("bad_input", f"cannot write --json {dest}: {e.strerror or e}") from None

@@ -1,0 +1,192 @@
+"""Terminal rendering of runs: the per-line listing, the op table, insights, comparisons."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from oplens.engine.errors import OpLensError
+from oplens.engine.records import LineStat, Run
+
+BAR_WIDTH = 20
+OP_ROWS = 15
+
+
+def fmt_us(us: float) -> str:
+    if us >= 1000:
+        return f"{us / 1000:,.2f} ms"
+    return f"{us:,.1f} µs"
+
+
+def _bar(share: float) -> Text:
+    filled = share / 100.0 * BAR_WIDTH
+    full = int(filled)
+    text = "█" * full + ("▌" if filled - full >= 0.5 else "")
+    style = "red" if share >= 30 else "yellow" if share >= 10 else "green"
+    return Text(text.ljust(BAR_WIDTH), style=style)
+
+
+def _source_lines(run: Run) -> list[str]:
+    try:
+        return Path(run.target.file).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+
+
+def profile(console: Console, run: Run) -> None:
+    label = run.backend.device_label
+    has_device = label != "CPU"
+    t = run.target
+    console.print(
+        f"[bold]{escape(t.qualname)}[/]  {escape(_rel(t.file))}:{t.first_line}-{t.last_line}  ·  "
+        f"{label} ({run.backend.name}, torch {run.backend.torch_version})  ·  "
+        f"{run.config.iters} iterations after {run.config.warmup} warm-up",
+        highlight=False,
+    )
+    if run.backend.note:
+        console.print(f"[dim]{escape(run.backend.note)}[/]")
+    console.print(line_table(run, has_device))
+    if any(s.noisy for s in run.lines):
+        console.print("[dim]  ~ noisy: the line's time varies widely between iterations (median/min/max in --json)[/]")
+    console.print(op_table(run, has_device))
+    if run.insights:
+        console.print("[bold]Insights[/]")
+        for i in run.insights:
+            console.print(f"  line {i.line}: {escape(i.message)}", highlight=False)
+            if i.evidence:
+                console.print(f"    [dim]{escape(i.evidence)}[/]", highlight=False)
+    tot = run.totals
+    wall = tot.wall_us
+    console.print(
+        f"Total per iteration: Self {label} {fmt_us(tot.self_device_us)}"
+        + (f", self CPU {fmt_us(tot.self_cpu_us)}" if has_device else "")
+        + f", {tot.op_calls:g} operator calls; wall median {fmt_us(wall.median)} "
+        f"(min {fmt_us(wall.min)}, max {fmt_us(wall.max)})",
+        highlight=False,
+    )
+    if run.compile.graphs:
+        console.print(
+            f"First call {fmt_us(run.compile.first_call_us)}, of which ~{fmt_us(run.compile.compile_us)} "
+            f"compiling {run.compile.graphs} graph(s) (not in the figures above)",
+            highlight=False,
+        )
+    if tot.unattributed_device_us > 0:
+        console.print(f"[dim]{fmt_us(tot.unattributed_device_us)} of device time had no launching op[/]")
+    console.print(f"[dim]run {run.run_id} → {escape(_rel(run.run_dir))}[/]", highlight=False)
+
+
+def line_table(run: Run, has_device: bool) -> Table:
+    label = run.backend.device_label
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("Line", justify="right", style="dim", no_wrap=True)
+    table.add_column(f"Self {label}", justify="right", no_wrap=True)
+    if has_device:
+        table.add_column("Self CPU", justify="right", no_wrap=True)
+    table.add_column(f"% {label}", justify="right", no_wrap=True, min_width=len(label) + 2)
+    table.add_column("", no_wrap=True)
+    table.add_column("Source", no_wrap=True, overflow="ellipsis")
+    by_line: dict[int, LineStat] = {s.line: s for s in run.lines}
+    source = _source_lines(run)
+    for n in range(run.target.first_line, run.target.last_line + 1):
+        code = source[n - 1] if n - 1 < len(source) else ""
+        s = by_line.get(n)
+        if s is None:
+            row = [str(n), "", *([""] if has_device else []), "", Text(""), Text(code)]
+        else:
+            dev = fmt_us(s.self_device_us) + (" ~" if s.noisy else "")
+            row = [
+                str(n),
+                dev,
+                *([fmt_us(s.self_cpu_us)] if has_device else []),
+                f"{s.pct_device:.1f}",
+                _bar(s.pct_device),
+                Text(code),
+            ]
+        table.add_row(*row)
+    return table
+
+
+def op_table(run: Run, has_device: bool) -> Table:
+    label = run.backend.device_label
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left")
+    table.add_column("Name", no_wrap=True, overflow="ellipsis", max_width=60)
+    table.add_column("Calls", justify="right")
+    table.add_column("Self CPU", justify="right")
+    if has_device:
+        table.add_column(f"Self {label}", justify="right")
+    table.add_column(f"% {label}", justify="right")
+    for o in run.ops[:OP_ROWS]:
+        table.add_row(
+            escape(o.name),
+            f"{o.calls:g}",
+            fmt_us(o.self_cpu_us),
+            *([fmt_us(o.self_device_us)] if has_device else []),
+            f"{o.pct:.1f}",
+        )
+    if len(run.ops) > OP_ROWS:
+        table.add_row(f"[dim]… {len(run.ops) - OP_ROWS} more (see --json)[/]", "", "", *([""] if has_device else []), "")
+    return table
+
+
+def compare_rows(runs: list[Run]) -> list[dict[str, Any]]:
+    base = runs[0].totals.self_device_us if runs else 0.0
+    return [
+        {
+            "variant": r.target.qualname,
+            "run_id": r.run_id,
+            "device_label": r.backend.device_label,
+            "self_device_us": r.totals.self_device_us,
+            "self_cpu_us": r.totals.self_cpu_us,
+            "op_calls": r.totals.op_calls,
+            "wall_median_us": r.totals.wall_us.median,
+            "compile_us": r.compile.compile_us,
+            "speedup": base / r.totals.self_device_us if r.totals.self_device_us > 0 else 0.0,
+        }
+        for r in runs
+    ]
+
+
+def compare(console: Console, runs: list[Run], rows: list[dict[str, Any]]) -> None:
+    label = runs[0].backend.device_label if runs else "CPU"
+    has_device = label != "CPU"
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("Variant")
+    table.add_column(f"{label} time", justify="right")
+    if has_device:
+        table.add_column("Self CPU", justify="right")
+    table.add_column("Operator calls", justify="right")
+    table.add_column("Wall (median)", justify="right")
+    table.add_column(f"Speed-up vs {rows[0]['variant']}", justify="right")
+    for row in rows:
+        table.add_row(
+            escape(row["variant"]),
+            fmt_us(row["self_device_us"]),
+            *([fmt_us(row["self_cpu_us"])] if has_device else []),
+            f"{row['op_calls']:g}",
+            fmt_us(row["wall_median_us"]),
+            f"{row['speedup']:.2f}×",
+        )
+    console.print(f"[bold]Comparison[/] (per iteration, {label})")
+    console.print(table)
+    for row in rows:
+        if row["compile_us"] > 0:
+            console.print(f"[dim]{escape(row['variant'])}: compile on first call ~{fmt_us(row['compile_us'])}, not included[/]")
+
+
+def error(console: Console, e: OpLensError) -> None:
+    console.print(f"[bold red]oplens: error:[/] {escape(e.message)}", highlight=False)
+    if e.detail:
+        console.print(escape(e.detail.rstrip()), highlight=False)
+
+
+def _rel(path: str) -> str:
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return path
