@@ -74,7 +74,15 @@ class _Node:
     ctx: Ctx
     is_marker: bool
     top_level: bool  # an op whose parent is a marker or nothing
+    parent: _Node | None = None
     child_ns: int = 0
+    children: int = 0
+
+    def merged_into_parent(self) -> bool:
+        """key_averages() folds an op into a same-named parent of which it is the only child
+        (a dispatch duplicate): its time counts, as the parent's call, not as a call of its own."""
+        p = self.parent
+        return p is not None and p.children == 1 and p.ev.name == self.ev.name
 
 
 @dataclass
@@ -170,10 +178,11 @@ def attribute(
             acc = lines[line] = _LineAcc(cpu=[0.0] * iters, dev=[0.0] * iters)
         acc.cpu[it] += self_cpu
         acc.dev[it] += self_dev
+        call = 0 if node.merged_into_parent() else 1
         o = acc.ops.get(e.name)
         if o is None:
             o = acc.ops[e.name] = [0, 0, 0]
-        o[0] += 1
+        o[0] += call
         o[1] += self_cpu
         o[2] += self_dev
         if inner_fn:
@@ -195,7 +204,7 @@ def attribute(
         if g is None:
             g = op_acc[e.name] = [0, 0, 0]
             op_dev_iter[e.name] = [0.0] * iters
-        g[0] += 1
+        g[0] += call
         g[1] += self_cpu
         g[2] += self_dev
         op_dev_iter[e.name][it] += self_dev
@@ -220,9 +229,10 @@ def _nest(events: list[RawEvent]) -> list[_Node]:
             ctx = _marker_ctx(name, ctx)
         elif name.startswith(COMPILED_REGION) and not ctx[4]:
             ctx = (ctx[0], ctx[1], ctx[2], ctx[3], name)
-        node = _Node(e, ctx, is_marker, top_level=not is_marker and (parent is None or parent.is_marker))
+        node = _Node(e, ctx, is_marker, top_level=not is_marker and (parent is None or parent.is_marker), parent=parent)
         if parent is not None:
             parent.child_ns += e.end_ns - e.start_ns
+            parent.children += 1
         stack.append(node)
         out.append(node)
     return out
