@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 import torch
-from conftest import DATA, EXAMPLE
 
+from conftest import DATA, EXAMPLE
 from oplens.engine import events
 from oplens.engine.attribution import Attribution, attribute
 from oplens.engine.linemarks import LineMarker, code_objects

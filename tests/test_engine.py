@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import DATA, EXAMPLE, ROOT
 
+from conftest import DATA, EXAMPLE, ROOT
 from oplens.engine import ProfileRequest, profile
 from oplens.engine.records import Run
 from oplens.engine.runs import list_runs, load

@@ -60,7 +60,7 @@ class NeuronBackend(Backend):
     def neuron_config(self, run_dir: Path) -> Any:
         from torch_neuronx.profiling import NeuronConfig, ProfileMode
 
-        modes = [getattr(ProfileMode, m) for m in self.options.get("modes", DEFAULT_MODES)]  # type: ignore[attr-defined]
+        modes = [getattr(ProfileMode, m) for m in self.options.get("modes", DEFAULT_MODES)]
         kwargs: dict[str, Any] = {
             "modes": modes,
             "profile_output_dir": str(run_dir / "neuron_profile"),

@@ -96,6 +96,7 @@ def line_table(run: Run, has_device: bool) -> Table:
     for n in range(run.target.first_line, run.target.last_line + 1):
         code = source[n - 1] if n - 1 < len(source) else ""
         s = by_line.get(n)
+        row: list[str | Text]
         if s is None:
             row = [str(n), "", *([""] if has_device else []), "", Text(""), Text(code)]
         else:

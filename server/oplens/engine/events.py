@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torch.autograd import DeviceType
+from torch._C._autograd import DeviceType
 
 from oplens.engine.attribution import RawEvent
 

@@ -253,7 +253,7 @@ def user_error(exc: BaseException, target: Target | None, what: str, file: str =
     located = [f for f in frames if f.filename == user_file] or [
         f for f in frames if "site-packages" not in f.filename and not f.filename.startswith("<")
     ]
-    location = {}
+    location: dict[str, Any] = {}
     if located:
         f = located[-1]
         location = {"file": f.filename, "line": f.lineno, "function": f.name}

@@ -1,0 +1,75 @@
+"""Targets from the AST, and result records through JSON (fast; no worker)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA
+from oplens.engine.errors import OpLensError
+from oplens.engine.records import BackendInfo, Config, LineStat, OpStat, Run, Spread, Target, Totals
+from oplens.engine.target import resolve, source_sha256, split_target
+
+MODELS = DATA / "models.py"
+
+
+def test_split_target() -> None:
+    assert split_target("a/b.py::Cls.fn") == ("a/b.py", "Cls.fn", None)
+    assert split_target("a/b.py:12") == ("a/b.py", None, 12)
+    with pytest.raises(OpLensError) as e:
+        split_target("a/b.py")
+    assert e.value.exit_code == 2 and "FILE::FUNCTION" in e.value.detail
+
+
+@pytest.mark.parametrize(
+    ("qualname", "required", "in_class"),
+    [("with_helper", 1, False), ("Block.forward", 2, True), ("outer.inner", 1, False), ("no_args", 0, False)],
+)
+def test_resolve_qualnames(qualname: str, required: int, in_class: bool) -> None:
+    target, fn = resolve(MODELS, qualname)
+    assert target.qualname == qualname
+    assert fn.required_params == required and fn.in_class == in_class
+    assert target.first_line <= target.def_line <= target.last_line
+
+
+def test_locals_spelling_and_decorators() -> None:
+    target, _ = resolve(MODELS, "outer.<locals>.inner")
+    assert target.qualname == "outer.inner"
+    target, _ = resolve(MODELS, "decorated")
+    assert target.first_line == target.def_line - 1  # the decorator line is part of the function
+
+
+def test_line_picks_the_innermost_function() -> None:
+    src = MODELS.read_text().splitlines()
+    line = next(i for i, t in enumerate(src, 1) if "z = y.cos()" in t)
+    target, _ = resolve(MODELS, line=line)
+    assert target.qualname == "outer.inner"
+
+
+def test_source_hash_changes_only_with_the_function(tmp_path: Path) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("def a():\n    return 1\n\n\ndef b():\n    return 2\n")
+    ta, _ = resolve(f, "a")
+    f.write_text("def a():\n    return 1\n\n\ndef b():\n    return 3\n")
+    assert resolve(f, "a")[0].source_sha256 == ta.source_sha256
+    assert resolve(f, "b")[0].source_sha256 == source_sha256(f.read_text(), 5, 6)
+    f.write_text("def a():\n    return 10\n")
+    assert resolve(f, "a")[0].source_sha256 != ta.source_sha256
+
+
+def test_run_round_trips_through_json() -> None:
+    run = Run(
+        target=Target("f.py", "fn", 1, 3, "abc", 1),
+        backend=BackendInfo("cpu", "CPU"),
+        config=Config(3, 20),
+        totals=Totals(10.0, 10.0, 2, Spread(5, 4, 6)),
+        lines=[LineStat(2, 10.0, 10.0, 100.0, 100.0, 2, [OpStat("aten::mul", 2, 10.0, 10.0, 100.0)])],
+        ops=[OpStat("aten::mul", 2, 10.0, 10.0, 100.0)],
+    )
+    again = Run.from_dict(json.loads(json.dumps(run.to_dict())))
+    assert again == run
+    data = run.to_dict()
+    data["future_field"] = {"x": 1}  # a newer writer's extra field is ignored
+    assert Run.from_dict(data) == run
