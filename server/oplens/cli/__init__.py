@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -65,7 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     if not out.is_terminal:
         out = Console(width=140)  # piped: wide enough for the source beside the figures
     err = Console(stderr=True)
+    if not err.is_terminal:
+        err = Console(stderr=True, soft_wrap=True)  # piped: never break paths and messages mid-word
     try:
+        _check_json_dest(args.json)
         if args.command == "profile":
             run = _profile_one(args, args.target, args.args, err)
             _emit_json(args.json, run.to_dict())
@@ -117,6 +121,15 @@ def _compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json != "-":
         render.compare(out, runs, summary)
     return 0
+
+
+def _check_json_dest(dest: str | None) -> None:
+    """Fail before the work, not after it, when --json cannot be written."""
+    if not dest or dest == "-":
+        return
+    folder = Path(dest).resolve().parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK) or Path(dest).is_dir():
+        raise OpLensError("bad_input", f"cannot write --json {dest}", "give a file in an existing, writable folder, or '-'")
 
 
 def _emit_json(dest: str | None, data: Any) -> None:

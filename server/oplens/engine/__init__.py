@@ -83,9 +83,11 @@ def profile(
     worker = worker if worker is not None and worker.alive() else Worker(root / ".staging", cwd=workspace)
     try:
         data = run_job(worker, job, req.timeout_s, progress, cancel)
-    except OpLensError:
+    except OpLensError as e:
         runs.discard(staged)
-        worker.log.unlink(missing_ok=True)
+        kept = runs.keep_failed_log(root, run_id, worker.log)
+        if kept is not None:
+            e.detail = (e.detail.rstrip() + f"\nfull worker log: {kept}").lstrip()
         raise
     _keep_log(worker, staged)
     run = Run.from_dict(data)

@@ -23,6 +23,7 @@ from typing import Any
 from oplens.engine.errors import OpLensError
 
 ProgressFn = Callable[[str, int, int], None]
+STARTUP_TIMEOUT_S = 120.0  # for the worker to import torch, before the job's own timeout starts
 _EOF = object()
 
 
@@ -90,20 +91,32 @@ def run_job(
     progress: ProgressFn | None = None,
     cancel: threading.Event | None = None,
 ) -> dict[str, Any]:
-    """Send `job` to `worker` and wait for its result (the `Run` as a dict)."""
-    deadline = time.monotonic() + timeout_s
-    submitted = False
+    """Send `job` to `worker` and wait for its result (the `Run` as a dict).
+
+    The timeout counts from the moment the worker is ready (torch imported): it limits the
+    user's function, not the interpreter's start-up, which has its own generous limit."""
+    deadline = time.monotonic() + max(timeout_s, STARTUP_TIMEOUT_S)
+    submitted = worker.ready
+    if submitted:  # a warm worker that already said "ready"
+        worker.submit(job)
+        deadline = time.monotonic() + timeout_s
     try:
         while True:
             if cancel is not None and cancel.is_set():
                 raise OpLensError("cancelled", "the profile was cancelled; the worker was stopped")
             remaining = deadline - time.monotonic()
+            if remaining <= 0 and not submitted:
+                raise OpLensError(
+                    "timeout",
+                    f"the worker did not start within {max(timeout_s, STARTUP_TIMEOUT_S):g} s (importing torch)",
+                    "is the machine overloaded, or torch's import hanging? worker log (tail):\n" + worker.log_tail(),
+                )
             if remaining <= 0:
                 raise OpLensError(
                     "timeout",
                     f"the profile did not finish within {timeout_s:g} s; the worker was stopped",
                     "raise the limit with --timeout SECONDS, lower --iters, or look for a hang in the function\n"
-                    + worker.log_tail(),
+                    "worker log (tail):\n" + worker.log_tail(),
                 )
             try:
                 msg = worker.messages.get(timeout=min(remaining, 0.1))
@@ -116,6 +129,7 @@ def run_job(
                 worker.ready = True
                 worker.submit(job)
                 submitted = True
+                deadline = time.monotonic() + timeout_s
             elif kind == "progress" and progress is not None:
                 progress(str(msg.get("stage")), int(msg.get("done", 0)), int(msg.get("total", 0)))
             elif kind == "result":

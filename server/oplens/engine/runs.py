@@ -74,6 +74,20 @@ def commit(root: Path, staged: Path, run: Run) -> Path:
     return final
 
 
+def keep_failed_log(root: Path, run_id: str, log: Path) -> Path | None:
+    """A failed run leaves no run directory, but its worker log is kept in `.failed/`."""
+    if not log.is_file():
+        return None
+    failed = root / ".failed"
+    try:
+        failed.mkdir(exist_ok=True)
+        dest = failed / f"{run_id}.log"
+        log.replace(dest)
+        return dest
+    except OSError:
+        return None
+
+
 def discard(staged: Path) -> None:
     shutil.rmtree(staged, ignore_errors=True)
 

@@ -229,7 +229,11 @@ def build_args(module: types.ModuleType, job: Job, fn: Callable[..., Any]) -> tu
             value = eval(code, namespace)
         except Exception as e:
             err = user_error(e, None, f"the argument expression {expr!r} raised")
-            raise OpLensError("bad_input", err.message, err.detail, err.location) from None
+            hint = (
+                f"\n--args is evaluated in {Path(job.target.file).name}'s namespace, with torch available: "
+                "define or import the names it uses there, or fix the expression"
+            )
+            raise OpLensError("bad_input", err.message, err.detail + hint, err.location) from None
         args = value if isinstance(value, tuple) else (value,)
     else:
         args = ()

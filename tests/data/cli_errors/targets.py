@@ -1,0 +1,36 @@
+"""Targets for tests/test_cli_errors.py: one well-behaved function, and ones that fail in each way."""
+
+import os
+import signal
+import time
+
+import torch
+
+SCALE = 2.0  # a module-level line: outside every function
+
+
+def add(x, w):
+    y = x * w  # LINE: inside add
+    return y + SCALE
+
+
+def no_args():
+    return torch.ones(4).sum()
+
+
+def raises(x):
+    x = x * 2  # some work before the failure
+    raise ValueError("user code failed on purpose")  # LINE: raise
+
+
+def hang():
+    while True:
+        time.sleep(0.05)
+
+
+def segfault():
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def exit7():
+    os._exit(7)
