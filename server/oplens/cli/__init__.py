@@ -57,6 +57,17 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--args", action="append", default=[], metavar="EXPR",
                    help="arguments for every target, or once per target in order")
     common(c)
+
+    s = sub.add_parser("serve", help="run the language server (stdio by default)")
+    mode = s.add_mutually_exclusive_group()
+    mode.add_argument("--stdio", action="store_true", help="speak LSP on stdin/stdout (the default)")
+    mode.add_argument("--ws", metavar="HOST:PORT", help="serve LSP over WebSocket, e.g. 127.0.0.1:8765")
+    s.add_argument("--token-file", metavar="PATH", help="where the WebSocket token is written (mode 0600)")
+    s.add_argument("--workspace", metavar="DIR", help="the workspace on this host (default: the client's root or .)")
+    s.add_argument("--out", metavar="DIR", help="runs directory (default: <workspace>/.oplens/runs)")
+    s.add_argument("--no-warm", action="store_true", help="do not keep a warm worker (saves ~300 MB while idle)")
+    s.add_argument("--log-file", metavar="PATH", help="log to this file instead of stderr")
+    s.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     return parser
 
 
@@ -70,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         err = Console(stderr=True, soft_wrap=True)  # piped: never break paths and messages mid-word
     try:
         _check_json_dest(args.json)
+        if args.command == "serve":
+            return _serve(args, err)
         if args.command == "profile":
             run = _profile_one(args, args.target, args.args, err)
             _emit_json(args.json, run.to_dict())
@@ -83,6 +96,20 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("oplens: interrupted")
         return 130
+    return 0
+
+
+def _serve(args: argparse.Namespace, err: Console) -> int:
+    from oplens import lsp  # only here: `profile` and `compare` need no pygls
+
+    lsp.configure_logging(args.log_level, args.log_file)
+    workspace = Path(args.workspace).resolve() if args.workspace else None
+    if args.ws:
+        from oplens.lsp.websocket import parse_address, serve_websocket
+
+        host, port = parse_address(args.ws)
+        return serve_websocket(host, port, workspace or Path.cwd(), args.out, args.token_file, warm=not args.no_warm)
+    lsp.serve_stdio(workspace, args.out, warm=not args.no_warm)
     return 0
 
 

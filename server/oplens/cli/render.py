@@ -12,16 +12,11 @@ from rich.table import Table
 from rich.text import Text
 
 from oplens.engine.errors import OpLensError
+from oplens.format import fmt_us
 from oplens.engine.records import LineStat, Run
 
 BAR_WIDTH = 20
 OP_ROWS = 15
-
-
-def fmt_us(us: float) -> str:
-    if us >= 1000:
-        return f"{us / 1000:,.2f} ms"
-    return f"{us:,.1f} µs"
 
 
 def _bar(share: float) -> Text:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from oplens.engine.attribution import Attribution, OpSample
 from oplens.engine.records import Insight, LineStat
+from oplens.format import fmt_us
 
 ELEMENTWISE = frozenset(
     "mul add sub div neg rsqrt sqrt exp log pow abs sigmoid tanh relu gelu silu clamp where "
@@ -52,10 +53,6 @@ def find_insights(a: Attribution, device_label: str, on_device: bool, iters: int
     return sorted(found, key=lambda i: i.line)
 
 
-def _fmt_us(us: float) -> str:
-    return f"{us / 1000:,.2f} ms" if us >= 1000 else f"{us:,.1f} µs"
-
-
 def hot_line(a: Attribution, label: str) -> list[Insight]:
     if len(a.lines) < 2:
         return []
@@ -68,7 +65,7 @@ def hot_line(a: Attribution, label: str) -> list[Insight]:
             line=top.line,
             kind="hot_line",
             message=f"this line spends {top.pct_device:.1f} % of the function's {label} time",
-            evidence=f"{_fmt_us(top.self_device_us)} of {_fmt_us(a.totals.self_device_us)} per iteration; ops: {ops}",
+            evidence=f"{fmt_us(top.self_device_us)} of {fmt_us(a.totals.self_device_us)} per iteration; ops: {ops}",
         )
     ]
 
@@ -113,7 +110,7 @@ def _chain_insight(chain: list[LineStat], a: Attribution, label: str) -> Insight
             f"lines {chain[0].line}–{chain[-1].line}: {len(samples)} separately dispatched ops "
             f"({', '.join(names)}), each a kernel launch and an intermediate tensor; {fix}"
         ),
-        evidence=f"{_fmt_us(dev)} {label} per iteration ({share:.1f} % of the function){inter_txt}",
+        evidence=f"{fmt_us(dev)} {label} per iteration ({share:.1f} % of the function){inter_txt}",
     )
 
 
@@ -161,7 +158,7 @@ def host_device_transfers(a: Attribution) -> list[Insight]:
     for stat in a.lines:
         copies = [o for o in stat.ops if o.name in COPIES]
         if copies:
-            what = ", ".join(f"{o.name} ×{o.calls:g} ({_fmt_us(o.self_device_us)})" for o in copies)
+            what = ", ".join(f"{o.name} ×{o.calls:g} ({fmt_us(o.self_device_us)})" for o in copies)
             insights.append(
                 Insight(
                     line=stat.line,
@@ -193,8 +190,8 @@ def noisy_lines(a: Attribution, iters: int) -> list[Insight]:
             kind="noisy",
             message="this line's time varies widely between iterations; compare medians, or raise --iters",
             evidence=(
-                f"median {_fmt_us(s.device_spread.median)}, min {_fmt_us(s.device_spread.min)}, "
-                f"max {_fmt_us(s.device_spread.max)} over {iters} iterations"
+                f"median {fmt_us(s.device_spread.median)}, min {fmt_us(s.device_spread.min)}, "
+                f"max {fmt_us(s.device_spread.max)} over {iters} iterations"
             ),
         )
         for s in a.lines

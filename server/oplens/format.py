@@ -1,0 +1,14 @@
+"""How OpLens writes times for people (shared by the CLI and the language server)."""
+
+from __future__ import annotations
+
+
+def fmt_us(us: float) -> str:
+    """`1164.5` → `1.16 ms`; `125` → `125.0 µs`."""
+    if us >= 1000:
+        return f"{us / 1000:,.2f} ms"
+    return f"{us:,.1f} µs"
+
+
+def fmt_share(pct: float) -> str:
+    return f"{pct:.1f} %"

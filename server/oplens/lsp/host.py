@@ -1,0 +1,152 @@
+"""What all LSP sessions of one `oplens serve` share: the runs, the device queue, a warm worker.
+
+One `Host` lives as long as the server process; each client connection (stdio, or one of many
+WebSocket clients) is its own LSP session over it. Nothing here imports torch: profiles run in
+worker processes through the engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from oplens.engine import ProfileRequest, Worker, profile, runs
+from oplens.engine.errors import OpLensError
+from oplens.engine.records import Run
+
+log = logging.getLogger(__name__)
+ResultListener = Callable[[Run], None]
+
+
+def result_key(file: str, qualname: str) -> tuple[str, str]:
+    return (str(Path(file).resolve()), qualname)
+
+
+@dataclass
+class ResultStore:
+    """The latest run of each function, loaded from the runs directory at start."""
+
+    root: Path
+    latest: dict[tuple[str, str], Run] = field(default_factory=dict)
+    hidden: set[tuple[str, str]] = field(default_factory=set)  # cleared from view, still on disk
+
+    def load(self) -> int:
+        loaded = 0
+        for run_dir in runs.list_runs(self.root):  # oldest first: later runs win
+            try:
+                run = runs.load(run_dir)
+            except Exception as e:  # a damaged run must not stop the server
+                log.warning("skipping run %s: %s", run_dir, e)
+                continue
+            self.latest[result_key(run.target.file, run.target.qualname)] = run
+            loaded += 1
+        return loaded
+
+    def add(self, run: Run) -> None:
+        key = result_key(run.target.file, run.target.qualname)
+        self.latest[key] = run
+        self.hidden.discard(key)
+
+    def for_file(self, file: str) -> list[Run]:
+        path = str(Path(file).resolve())
+        return [r for k, r in self.latest.items() if k[0] == path and k not in self.hidden]
+
+    def by_id(self, run_id: str) -> Run | None:
+        for run in self.latest.values():
+            if run.run_id == run_id:
+                return run
+        run_dir = self.root / run_id
+        if run_id and "/" not in run_id and (run_dir / runs.RESULT).is_file():
+            return runs.load(run_dir)
+        return None
+
+    def clear(self, file: str | None = None) -> None:
+        path = str(Path(file).resolve()) if file else None
+        self.hidden.update(k for k in self.latest if path is None or k[0] == path)
+
+
+class WarmPool:
+    """Keeps one worker started (torch imported) so that a profile does not pay the import.
+
+    One job per worker process: each `take()` hands the warm worker out and starts its
+    replacement in the background."""
+
+    def __init__(self, log_dir: Path, cwd: Path, enabled: bool = True) -> None:
+        self._log_dir = log_dir
+        self._cwd = cwd
+        self._enabled = enabled
+        self._lock = threading.Lock()
+        self._worker: Worker | None = None
+        if enabled:
+            self._start_async()
+
+    def _start_async(self) -> None:
+        def start() -> None:
+            try:
+                worker = Worker(self._log_dir, cwd=self._cwd)
+            except OSError as e:
+                log.warning("could not start a warm worker: %s", e)
+                return
+            with self._lock:
+                self._worker = worker
+
+        threading.Thread(target=start, daemon=True).start()
+
+    def take(self) -> Worker | None:
+        with self._lock:
+            worker, self._worker = self._worker, None
+        if self._enabled:
+            self._start_async()
+        return worker if worker is not None and worker.alive() else None
+
+    def close(self) -> None:
+        self._enabled = False
+        with self._lock:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.kill()
+            worker.log.unlink(missing_ok=True)
+
+
+class Host:
+    def __init__(self, workspace: Path, runs_dir: str | None = None, warm: bool = True) -> None:
+        self.workspace = workspace.resolve()
+        self.root = runs.prepare(runs.runs_root(self.workspace, runs_dir))
+        self.results = ResultStore(self.root)
+        self.results.load()
+        self.pool = WarmPool(self.root / ".staging", self.workspace, enabled=warm)
+        self.device_lock = asyncio.Lock()  # jobs on the device run one at a time
+        self.waiting = 0  # jobs queued behind the running one
+        self.listeners: list[ResultListener] = []  # one per connected session
+
+    async def profile(
+        self,
+        req: ProfileRequest,
+        progress: Callable[[str, int, int], None],
+        cancel: threading.Event,
+    ) -> Run:
+        """Queue `req` on the device and run it in a warm worker; every session hears of the result."""
+        self.waiting += 1
+        try:
+            if self.device_lock.locked():
+                progress("queued", self.waiting - 1, self.waiting)
+            await self.device_lock.acquire()
+        finally:
+            self.waiting -= 1
+        try:
+            if cancel.is_set():
+                raise OpLensError("cancelled", "the profile was cancelled before it started")
+            run = await asyncio.to_thread(profile, req, progress, cancel, self.pool.take())
+        finally:
+            self.device_lock.release()
+        self.results.add(run)
+        for listener in list(self.listeners):
+            listener(run)
+        return run
+
+    def close(self) -> None:
+        self.pool.close()

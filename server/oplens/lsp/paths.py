@@ -1,0 +1,70 @@
+"""Path mappings between a client's files and the host's (as debuggers do).
+
+An editor that is not on the host (WebSocket mode) names files by its own paths; a mapping
+`{"local": "/Users/me/proj", "host": "/home/ubuntu/proj"}` translates them both ways.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from pygls.uris import from_fs_path, to_fs_path
+
+
+@dataclass(frozen=True)
+class Mapping:
+    local: str
+    host: str
+
+
+class PathMap:
+    def __init__(self, mappings: list[Mapping] | None = None) -> None:
+        # longest prefix first, so nested mappings win over their parents
+        self._maps = sorted(mappings or [], key=lambda m: -len(m.local))
+
+    @classmethod
+    def parse(cls, raw: Any) -> PathMap:
+        """From `[{"local": ..., "host": ...}]`; raises ValueError naming a bad entry."""
+        if raw in (None, []):
+            return cls()
+        if not isinstance(raw, list):
+            raise ValueError("pathMappings must be a list of {local, host} objects")
+        maps = []
+        for i, m in enumerate(raw):
+            if not isinstance(m, dict) or not isinstance(m.get("local"), str) or not isinstance(m.get("host"), str):
+                raise ValueError(f"pathMappings[{i}] must be an object with string fields local and host")
+            maps.append(Mapping(m["local"].rstrip("/") or "/", m["host"].rstrip("/") or "/"))
+        return cls(maps)
+
+    @staticmethod
+    def _swap(path: str, src: str, dst: str) -> str | None:
+        if path == src:
+            return dst
+        if path.startswith(src.rstrip("/") + "/"):
+            return str(PurePosixPath(dst) / path[len(src.rstrip("/")) + 1 :])
+        return None
+
+    def to_host(self, path: str) -> str:
+        for m in self._maps:
+            mapped = self._swap(path, m.local, m.host)
+            if mapped is not None:
+                return mapped
+        return path
+
+    def to_local(self, path: str) -> str:
+        for m in sorted(self._maps, key=lambda m: -len(m.host)):
+            mapped = self._swap(path, m.host, m.local)
+            if mapped is not None:
+                return mapped
+        return path
+
+    def uri_to_host_path(self, uri: str) -> str:
+        path = to_fs_path(uri)
+        if path is None:
+            raise ValueError(f"not a file URI: {uri}")
+        return self.to_host(path)
+
+    def host_path_to_uri(self, path: str) -> str:
+        return from_fs_path(self.to_local(path)) or path

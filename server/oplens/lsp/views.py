@@ -1,0 +1,181 @@
+"""Runs → LSP: code lenses, inlay hints, hovers and diagnostics for one document.
+
+Pure functions of the document's current text and the runs of its functions. A run is shown
+only while the function's text is what was profiled (same source hash); if the function only
+moved (lines added above it), its lines shift with it. Otherwise its lens says `stale` and its
+hints, hovers and diagnostics are hidden rather than pointing at the wrong lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsprotocol import types as lsp
+
+from oplens.engine.errors import OpLensError
+from oplens.engine.records import LineStat, Run
+from oplens.engine.target import FunctionDef, list_functions, source_sha256
+from oplens.format import fmt_share, fmt_us
+
+PROFILE_COMMAND = "oplens.profile"
+SHOW_COMMAND = "oplens.showRun"
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A run laid over the document: `shift` maps profiled line numbers to current ones."""
+
+    run: Run
+    fresh: bool
+    shift: int = 0
+
+    def line(self, profiled_line: int) -> int:
+        return profiled_line + self.shift
+
+
+def functions_in(source: str, file: str) -> list[FunctionDef]:
+    try:
+        return list_functions(source, Path(file))
+    except OpLensError:  # a syntax error while the user types: no lenses until it parses
+        return []
+
+
+def place(runs: list[Run], source: str, functions: list[FunctionDef]) -> list[Placed]:
+    by_name = {f.qualname: f for f in functions}
+    placed = []
+    for run in runs:
+        fn = by_name.get(run.target.qualname)
+        if fn is None:
+            continue  # the function is gone or renamed: nothing to draw on
+        fresh = source_sha256(source, fn.first_line, fn.last_line) == run.target.source_sha256
+        placed.append(Placed(run, fresh, fn.first_line - run.target.first_line if fresh else 0))
+    return placed
+
+
+def _range(line: int, col: int = 0) -> lsp.Range:
+    pos = lsp.Position(line=max(line - 1, 0), character=col)
+    return lsp.Range(start=pos, end=pos)
+
+
+def totals_title(run: Run) -> str:
+    label = run.backend.device_label
+    t = run.totals
+    parts = [f"{label} {fmt_us(t.self_device_us)}"]
+    if label != "CPU":
+        parts.append(f"CPU {fmt_us(t.self_cpu_us)}")
+    parts += [f"{t.op_calls:g} ops", f"{run.config.iters} iters"]
+    return " · ".join(parts)
+
+
+def code_lenses(uri: str, source: str, functions: list[FunctionDef], placed: list[Placed]) -> list[lsp.CodeLens]:
+    lenses = []
+    by_name = {p.run.target.qualname: p for p in placed}
+    for fn in functions:
+        where = _range(fn.first_line)
+        lenses.append(
+            lsp.CodeLens(
+                range=where,
+                command=lsp.Command(title="▶ Profile", command=PROFILE_COMMAND, arguments=[{"uri": uri, "qualname": fn.qualname}]),
+            )
+        )
+        p = by_name.get(fn.qualname)
+        if p is not None:
+            title = totals_title(p.run) if p.fresh else f"stale: {totals_title(p.run)} (changed since profiled)"
+            lenses.append(
+                lsp.CodeLens(range=where, command=lsp.Command(title=title, command=SHOW_COMMAND, arguments=[{"run_id": p.run.run_id}]))
+            )
+    return lenses
+
+
+def hint_label(stat: LineStat) -> str:
+    return f"{fmt_us(stat.self_device_us)} · {fmt_share(stat.pct_device)}"
+
+
+def inlay_hints(source: str, placed: list[Placed], threshold_pct: float, first: int, last: int) -> list[lsp.InlayHint]:
+    """Hints at the end of each line (1-based `first`..`last`) that spent ≥ threshold of the device time."""
+    lines = source.splitlines()
+    hints = []
+    for p in placed:
+        if not p.fresh:
+            continue
+        for stat in p.run.lines:
+            n = p.line(stat.line)
+            if not first <= n <= last or n > len(lines) or stat.pct_device < threshold_pct:
+                continue
+            hints.append(
+                lsp.InlayHint(
+                    position=lsp.Position(line=n - 1, character=len(lines[n - 1])),
+                    label=hint_label(stat),
+                    padding_left=True,
+                    tooltip=f"Self {p.run.backend.device_label} per iteration over {p.run.config.iters} iterations",
+                )
+            )
+    return hints
+
+
+def hover(placed: list[Placed], line: int) -> lsp.Hover | None:
+    """The op breakdown of the 1-based `line`, its drill-down and its insights."""
+    for p in placed:
+        if not p.fresh:
+            continue
+        for stat in p.run.lines:
+            if p.line(stat.line) == line:
+                return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=line_markdown(p.run, stat)))
+    return None
+
+
+def line_markdown(run: Run, stat: LineStat) -> str:
+    label = run.backend.device_label
+    out = [
+        f"**OpLens** · line {stat.line}: Self {label} {fmt_us(stat.self_device_us)} ({fmt_share(stat.pct_device)})"
+        + (f", self CPU {fmt_us(stat.self_cpu_us)}" if label != "CPU" else "")
+        + f" · median {fmt_us(stat.device_spread.median)}, min {fmt_us(stat.device_spread.min)}, "
+        f"max {fmt_us(stat.device_spread.max)}" + (" · **noisy**" if stat.noisy else ""),
+        "",
+        f"| op | calls | Self {label} | Self CPU |",
+        "|---|---:|---:|---:|",
+    ]
+    for op in stat.ops[:12]:
+        out.append(f"| `{op.name}` | {op.calls:g} | {fmt_us(op.self_device_us)} | {fmt_us(op.self_cpu_us)} |")
+    if len(stat.ops) > 12:
+        out.append(f"| … {len(stat.ops) - 12} more | | | |")
+    for region in stat.compiled:
+        fused = sorted({r.line for r in region.fused})
+        if fused:
+            out.append(f"\n{region.name} fuses lines {fused[0]}–{fused[-1]} of `{region.fused[0].function}`")
+    if stat.inner:
+        out.append("\nInside helpers: " + ", ".join(
+            f"`{i.function}` line {i.line} {fmt_us(i.self_device_us)}" for i in stat.inner[:6]))
+    for ins in run.insights:
+        if ins.line == stat.line:
+            out.append(f"\n💡 {ins.message}" + (f" — {ins.evidence}" if ins.evidence else ""))
+    return "\n".join(out)
+
+
+def diagnostics(placed: list[Placed], error: OpLensError | None, file: str) -> list[lsp.Diagnostic]:
+    found = []
+    for p in placed:
+        if not p.fresh:
+            continue
+        for ins in p.run.insights:
+            found.append(
+                lsp.Diagnostic(
+                    range=_range(p.line(ins.line)),
+                    message=f"{ins.message}" + (f" ({ins.evidence})" if ins.evidence else ""),
+                    severity=lsp.DiagnosticSeverity.Hint if ins.kind == "noisy" else lsp.DiagnosticSeverity.Information,
+                    source="OpLens",
+                    code=ins.kind,
+                )
+            )
+    if error is not None and error.location.get("file") == file:
+        found.append(
+            lsp.Diagnostic(
+                range=_range(int(error.location.get("line", 1))),
+                message=f"{error.message}\n{error.detail}".strip(),
+                severity=lsp.DiagnosticSeverity.Information,
+                source="OpLens",
+                code=error.kind,
+            )
+        )
+    return found
