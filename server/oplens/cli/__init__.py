@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     if not err.is_terminal:
         err = Console(stderr=True, soft_wrap=True)  # piped: never break paths and messages mid-word
     try:
-        _check_json_dest(args.json)
+        _check_json_dest(getattr(args, "json", None))
         if args.command == "serve":
             return _serve(args, err)
         if args.command == "profile":

@@ -12,8 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from oplens.engine.errors import OpLensError
-from oplens.format import fmt_us
 from oplens.engine.records import LineStat, Run
+from oplens.format import fmt_us
 
 BAR_WIDTH = 20
 OP_ROWS = 15

@@ -38,13 +38,14 @@ class OpLensRequestError(JsonRpcException):
 
     CODE = -32803  # RequestFailed
 
-    @classmethod
-    def from_error(cls, e: OpLensError, paths: PathMap) -> OpLensRequestError:
-        data = e.to_dict()
-        if data["location"].get("file"):
-            data["location"] = {**data["location"], "uri": paths.host_path_to_uri(data["location"]["file"])}
-        data["exit_code"] = e.exit_code
-        return cls(e.message, data=data)
+
+def request_error(e: OpLensError, paths: PathMap) -> OpLensRequestError:
+    """The engine's error as an LSP error response, its location also as the client's URI."""
+    data = e.to_dict()
+    if data["location"].get("file"):
+        data["location"] = {**data["location"], "uri": paths.host_path_to_uri(data["location"]["file"])}
+    data["exit_code"] = e.exit_code
+    return OpLensRequestError(e.message, data=data)
 
 
 class Session:
@@ -135,7 +136,9 @@ class Session:
     def request(self, arg: Any) -> ProfileRequest:
         """A ProfileRequest from the command's object argument, checked field by field."""
         if not isinstance(arg, dict) or not isinstance(arg.get("uri"), str):
-            raise JsonRpcInvalidParams("oplens.profile takes one object {uri, qualname or line, args?, backend?, warmup?, iters?}")
+            raise JsonRpcInvalidParams(
+                "oplens.profile takes one object {uri, qualname or line, args?, backend?, warmup?, iters?}"
+            )
         host = self.require_host()
         path = Path(self.paths.uri_to_host_path(arg["uri"])).resolve()
         if not path.is_relative_to(host.workspace):
@@ -179,7 +182,7 @@ class Session:
             if e.kind == "user_exception":
                 self.errors[e.location.get("file", file)] = e
                 self.publish_diagnostics_for(e.location.get("file", file))
-            raise OpLensRequestError.from_error(e, self.paths) from None
+            raise request_error(e, self.paths) from None
         except asyncio.CancelledError:
             cancel.set()
             self._end_progress(token, "cancelled")

@@ -76,15 +76,16 @@ def code_lenses(uri: str, source: str, functions: list[FunctionDef], placed: lis
         lenses.append(
             lsp.CodeLens(
                 range=where,
-                command=lsp.Command(title="▶ Profile", command=PROFILE_COMMAND, arguments=[{"uri": uri, "qualname": fn.qualname}]),
+                command=lsp.Command(
+                    title="▶ Profile", command=PROFILE_COMMAND, arguments=[{"uri": uri, "qualname": fn.qualname}]
+                ),
             )
         )
         p = by_name.get(fn.qualname)
         if p is not None:
             title = totals_title(p.run) if p.fresh else f"stale: {totals_title(p.run)} (changed since profiled)"
-            lenses.append(
-                lsp.CodeLens(range=where, command=lsp.Command(title=title, command=SHOW_COMMAND, arguments=[{"run_id": p.run.run_id}]))
-            )
+            show = lsp.Command(title=title, command=SHOW_COMMAND, arguments=[{"run_id": p.run.run_id}])
+            lenses.append(lsp.CodeLens(range=where, command=show))
     return lenses
 
 

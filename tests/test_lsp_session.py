@@ -1,0 +1,231 @@
+"""The language server over stdio, driven by a real LSP client (pytest-lsp) through whole sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import make_test_lsp_client
+
+from conftest import EXAMPLE
+
+SMALL = "make_inputs(2, 64, 256)"
+
+
+async def start_client(workspace: Path, *extra: str) -> LanguageClient:
+    client = make_test_lsp_client()
+
+    @client.feature(lsp.WORKSPACE_CODE_LENS_REFRESH)
+    def lens_refresh(params: Any) -> None:
+        client.lens_refreshes = getattr(client, "lens_refreshes", 0) + 1  # type: ignore[attr-defined]
+
+    @client.feature(lsp.WORKSPACE_INLAY_HINT_REFRESH)
+    def hint_refresh(params: Any) -> None:
+        return None
+
+    await client.start_io(sys.executable, "-m", "oplens", "serve", "--stdio", *extra, cwd=str(workspace))
+    await client.initialize_session(
+        lsp.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=workspace.as_uri(),
+            workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+            initialization_options={"hintThreshold": 0.5},
+        )
+    )
+    return client
+
+
+def open_doc(client: LanguageClient, path: Path) -> str:
+    uri = path.as_uri()
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=path.read_text())
+        )
+    )
+    return uri
+
+
+def edit(client: LanguageClient, uri: str, version: int, line: int, text: str) -> None:
+    at = lsp.Position(line=line, character=0)
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[lsp.TextDocumentContentChangePartial(range=lsp.Range(start=at, end=at), text=text)],
+        )
+    )
+
+
+async def lenses(client: LanguageClient, uri: str) -> list[str]:
+    found = await client.text_document_code_lens_async(lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    return [lens.command.title for lens in found or [] if lens.command]
+
+
+async def hints(client: LanguageClient, uri: str) -> list[lsp.InlayHint]:
+    whole = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=10_000, character=0))
+    return list(
+        await client.text_document_inlay_hint_async(
+            lsp.InlayHintParams(text_document=lsp.TextDocumentIdentifier(uri=uri), range=whole)
+        )
+        or []
+    )
+
+
+async def run_command(client: LanguageClient, command: str, arg: dict[str, Any]) -> Any:
+    return await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command=command, arguments=[arg]))
+
+
+def plain(value: Any) -> Any:
+    """pygls hands unknown JSON objects over as namedtuples: back to dicts and lists."""
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def line_of(path: Path, text: str) -> int:
+    """1-based line of the first line containing `text`."""
+    return next(i for i, t in enumerate(path.read_text().splitlines(), 1) if text in t)
+
+
+@pytest_asyncio.fixture
+async def workspace(tmp_path: Path) -> Path:
+    shutil.copy(EXAMPLE, tmp_path / "rmsnorm.py")
+    (tmp_path / "bad.py").write_text("def boom(x):\n    y = x + 1\n    raise RuntimeError('no good')\n")
+    return tmp_path
+
+
+@pytest_asyncio.fixture
+async def client(workspace: Path) -> AsyncIterator[LanguageClient]:
+    c = await start_client(workspace)
+    yield c
+    await c.shutdown_session()
+
+
+async def test_profile_session_end_to_end(client: LanguageClient, workspace: Path) -> None:
+    path = workspace / "rmsnorm.py"
+    uri = open_doc(client, path)
+    titles = await lenses(client, uri)
+    assert titles.count("▶ Profile") == 5  # make_inputs, naive, fused, _compiled_for, compiled
+
+    result_note = client.protocol.wait_for_notification_async("oplens/result")  # before the trigger
+    reply = await run_command(
+        client, "oplens.profile", {"uri": uri, "qualname": "rmsnorm_naive", "args": SMALL, "warmup": 1, "iters": 3}
+    )
+    note = plain(await asyncio.wait_for(result_note, 60))
+    reply = plain(reply)
+    assert reply["qualname"] == "rmsnorm_naive" and note["run"]["run_id"] == reply["run_id"]
+    assert note["uri"] == uri and note["run"]["totals"]["op_calls"] == 6
+
+    reports = [v for vs in client.progress_reports.values() for v in vs]
+    assert isinstance(reports[0], lsp.WorkDoneProgressBegin) and isinstance(reports[-1], lsp.WorkDoneProgressEnd)
+    assert any(isinstance(r, lsp.WorkDoneProgressReport) and "iteration 3/3" in (r.message or "") for r in reports)
+
+    titles = await lenses(client, uri)
+    totals = [t for t in titles if t.startswith("CPU ")]
+    assert len(totals) == 1 and "6 ops" in totals[0] and "3 iters" in totals[0]
+
+    found = await hints(client, uri)
+    x_sq = line_of(path, "x_sq = x * x")
+    assert {h.position.line + 1 for h in found} >= {x_sq}
+    assert all("µs" in str(h.label) or "ms" in str(h.label) for h in found)
+
+    hov = await client.text_document_hover_async(
+        lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=x_sq - 1, character=4))
+    )
+    assert hov is not None and "aten::mul" in hov.contents.value  # type: ignore[union-attr]
+
+    await asyncio.sleep(0.2)
+    diags = client.diagnostics.get(uri, [])
+    assert any(d.code == "fusable_chain" and "torch.rms_norm" in d.message for d in diags)
+
+    # Lines added above the function: the same text moved, so the figures move with it.
+    edit(client, uri, 2, 0, "# a comment\n")
+    moved = await hints(client, uri)
+    assert {h.position.line + 1 for h in moved} == {h.position.line + 2 for h in found}
+
+    # The function's own text changed: the lens says stale and the hints hide.
+    edit(client, uri, 3, x_sq, "    x = x.clone()\n")
+    titles = await lenses(client, uri)
+    assert any(t.startswith("stale: CPU") for t in titles)
+    assert await hints(client, uri) == []
+
+
+async def test_restart_keeps_results(workspace: Path) -> None:
+    first = await start_client(workspace)
+    uri = open_doc(first, workspace / "rmsnorm.py")
+    await run_command(first, "oplens.profile", {"uri": uri, "qualname": "rmsnorm_fused", "args": SMALL, "warmup": 1, "iters": 2})
+    await first.shutdown_session()
+
+    second = await start_client(workspace, "--no-warm")
+    try:
+        uri = open_doc(second, workspace / "rmsnorm.py")
+        titles = await lenses(second, uri)
+        assert any(t.startswith("CPU ") and "1 ops" in t for t in titles)
+    finally:
+        await second.shutdown_session()
+
+
+async def test_user_exception_becomes_an_error_and_a_diagnostic(client: LanguageClient, workspace: Path) -> None:
+    uri = open_doc(client, workspace / "bad.py")
+    with pytest.raises(JsonRpcException) as e:
+        await run_command(client, "oplens.profile", {"uri": uri, "qualname": "boom", "args": "torch.ones(2)", "warmup": 1})
+    assert "RuntimeError: no good" in e.value.message
+    await asyncio.sleep(0.2)
+    (diag,) = [d for d in client.diagnostics.get(uri, []) if d.code == "user_exception"]
+    assert diag.range.start.line == 2 and diag.severity == lsp.DiagnosticSeverity.Information
+    # the server keeps serving
+    assert "▶ Profile" in await lenses(client, uri)
+
+
+async def test_cancel_stops_the_worker(client: LanguageClient, workspace: Path) -> None:
+    uri = open_doc(client, workspace / "rmsnorm.py")
+    task = asyncio.ensure_future(
+        run_command(client, "oplens.profile", {"uri": uri, "qualname": "rmsnorm_naive", "args": "make_inputs()", "iters": 500})
+    )
+    for _ in range(600):  # wait until the profile is under way, then cancel it from the progress UI
+        tokens = [t for t, vs in client.progress_reports.items() if any(isinstance(v, lsp.WorkDoneProgressReport) for v in vs)]
+        if tokens:
+            break
+        await asyncio.sleep(0.1)
+    client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=tokens[0]))
+    with pytest.raises(JsonRpcException) as e:
+        await asyncio.wait_for(task, 30)
+    assert "cancelled" in e.value.message
+    assert not list((workspace / ".oplens" / "runs").glob("2*"))  # no half run
+
+
+@pytest.mark.parametrize(
+    ("arg", "needle"),
+    [
+        ({}, "takes one object"),
+        ({"uri": "file:///etc/passwd.py", "qualname": "f"}, "outside the workspace"),
+        ({"uri": "WS/rmsnorm.py"}, "qualname"),
+        ({"uri": "WS/rmsnorm.py", "qualname": "rmsnorm_naive", "backend": "tpu"}, "unknown backend"),
+        ({"uri": "WS/rmsnorm.py", "qualname": "rmsnorm_naive", "iters": "many"}, "iters must be an integer"),
+        ({"uri": "WS/rmsnorm.py", "qualname": "nope"}, "has no function 'nope'"),
+    ],
+)
+async def test_bad_requests_get_errors_and_the_server_keeps_serving(
+    client: LanguageClient, workspace: Path, arg: dict[str, Any], needle: str
+) -> None:
+    if str(arg.get("uri", "")).startswith("WS/"):
+        arg = {**arg, "uri": (workspace / arg["uri"][3:]).as_uri()}
+    with pytest.raises(JsonRpcException) as e:
+        await run_command(client, "oplens.profile", arg)
+    assert needle in e.value.message
+    with pytest.raises(JsonRpcException):
+        await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command="oplens.nope", arguments=[]))
+    uri = open_doc(client, workspace / "rmsnorm.py")
+    assert "▶ Profile" in await lenses(client, uri)
