@@ -27,6 +27,7 @@ from oplens.engine.records import Run
 from oplens.lsp import views
 from oplens.lsp.host import Host
 from oplens.lsp.paths import PathMap
+from oplens.lsp.protocol import OpLensProtocol
 
 log = logging.getLogger(__name__)
 RESULT_NOTIFICATION = "oplens/result"
@@ -269,9 +270,11 @@ def _int(value: Any, default: int, name: str) -> int:
     return value
 
 
-def make_server(host_for: Callable[[Path | None], Host]) -> tuple[LanguageServer, Session]:
+def make_server(
+    host_for: Callable[[Path | None], Host], protocol_cls: type[OpLensProtocol] = OpLensProtocol
+) -> tuple[LanguageServer, Session]:
     """A fresh LanguageServer for one connection; `host_for(root)` gives the shared Host."""
-    ls = LanguageServer("oplens", __version__)
+    ls = LanguageServer("oplens", __version__, protocol_cls=protocol_cls)
     session = Session(ls, host_for)
 
     @ls.feature(lsp.INITIALIZE)
