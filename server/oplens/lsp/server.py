@@ -81,7 +81,8 @@ class Session:
         elif params.root_uri:
             root = Path(self.paths.uri_to_host_path(params.root_uri))
         self.host = self._host_for(root)
-        self.host.listeners.append(self.on_result)
+        if self.on_result not in self.host.listeners:  # a second initialize must not listen twice
+            self.host.listeners.append(self.on_result)
 
     def close(self) -> None:
         if self.host is not None and self.on_result in self.host.listeners:

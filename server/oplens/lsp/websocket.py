@@ -168,8 +168,8 @@ async def _session(ws: ServerConnection, shared: Host) -> None:
         async for message in ws:
             try:
                 protocol.handle_message(json.loads(message, object_hook=protocol.structure_message))
-            except Exception:  # a bad message is that client's problem, never the server's
-                log.exception("cannot handle a message from %s", ws.remote_address)
+            except Exception as e:  # not JSON-RPC (pygls handles errors inside handlers): that client's problem
+                log.warning("unreadable message from %s: %s", ws.remote_address, e)
     except ConnectionClosed as e:  # e.g. 1009: a message over MAX_MESSAGE
         log.warning("connection from %s closed: %s", ws.remote_address, e)
     finally:

@@ -1,0 +1,341 @@
+"""`oplens serve --ws`: the real server in a subprocess, spoken to with the real `websockets` client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from oplens.engine.errors import OpLensError
+from oplens.lsp.websocket import MAX_MESSAGE, parse_address
+
+SOURCE = '''\
+import torch
+
+
+def double(x):
+    return x * 2
+
+
+def norm(x, w):
+    return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w
+'''
+
+
+@dataclass
+class Served:
+    url: str
+    token: str
+    token_file: Path
+    workspace: Path
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One server for the module; on teardown SIGTERM must stop it cleanly (exit 0, nothing on stdout)."""
+    tmp = tmp_path_factory.mktemp("ws")
+    workspace = (tmp / "workspace").resolve()
+    workspace.mkdir()
+    (workspace / "model.py").write_text(SOURCE)
+    token_file = tmp / "private" / "ws-token"
+    out, err = tmp / "stdout", tmp / "stderr"
+    with out.open("w") as o, err.open("w") as e:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "oplens", "serve", "--ws", "127.0.0.1:0", "--token-file", str(token_file),
+             "--workspace", str(workspace), "--no-warm"],
+            stdout=o, stderr=e, stdin=subprocess.DEVNULL,
+        )
+    try:
+        url = _listening_url(proc, err)
+        yield Served(url, token_file.read_text().strip(), token_file, workspace)
+        assert proc.poll() is None, f"the server died:\n{err.read_text()}"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    assert code == 0, err.read_text()
+    assert out.read_text() == "", "stdout must stay empty: logs go to stderr"
+
+
+def _listening_url(proc: subprocess.Popen[bytes], err: Path) -> str:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        for line in err.read_text().splitlines():
+            if line.startswith("oplens: listening on ws://"):
+                return line.split("listening on ", 1)[1].strip()
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise AssertionError(f"no 'listening on' line from the server:\n{err.read_text()}")
+
+
+def run(coro: Callable[[], Awaitable[Any]]) -> Any:
+    return asyncio.run(asyncio.wait_for(coro(), timeout=30))
+
+
+class Client:
+    """A minimal LSP client: one JSON-RPC message per text frame."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.last_id = 0
+
+    async def request(self, method: str, params: Any = None) -> dict[str, Any]:
+        self.last_id += 1
+        await self.ws.send(json.dumps({"jsonrpc": "2.0", "id": self.last_id, "method": method, "params": params}))
+        while True:
+            frame = await self.ws.recv()
+            assert isinstance(frame, str), "the server must send text frames"
+            message = json.loads(frame)
+            if message.get("id") == self.last_id and "method" not in message:
+                return message  # type: ignore[no-any-return]
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        await self.ws.send(json.dumps({"jsonrpc": "2.0", "method": method, "params": params}))
+
+    async def initialize(self, workspace: Path) -> dict[str, Any]:
+        answer = await self.request(
+            "initialize", {"processId": None, "rootUri": workspace.as_uri(), "capabilities": {}}
+        )
+        await self.notify("initialized", {})
+        return answer
+
+
+def bearer(served: Served, token: str | None = None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token or served.token}"}
+
+
+def refused_status(url: str, **kwargs: Any) -> int:
+    async def attempt() -> int:
+        with pytest.raises(InvalidStatus) as caught:
+            async with connect(url, **kwargs):
+                pass
+        return caught.value.response.status_code
+
+    return run(attempt)  # type: ignore[no-any-return]
+
+
+# ---- the door -------------------------------------------------------------------------------
+
+
+def test_refuses_without_the_right_token(served: Served) -> None:
+    assert refused_status(served.url) == 401
+    assert refused_status(served.url, additional_headers=bearer(served, "not-the-token")) == 401
+    assert refused_status(f"{served.url}/?token=not-the-token") == 401
+    assert refused_status(served.url, additional_headers={"Authorization": "Bearer "}) == 401
+    assert refused_status(served.url, additional_headers={"Authorization": f"Basic {served.token}"}) == 401
+
+
+def test_refuses_browser_pages_even_with_the_token(served: Served) -> None:
+    assert refused_status(served.url, additional_headers=bearer(served), origin="http://evil.example") == 403
+    assert refused_status(f"{served.url}/?token={served.token}", origin="http://localhost:3000") == 403
+
+
+def test_token_file_is_private_and_holds_the_token(served: Served) -> None:
+    assert stat.S_IMODE(os.stat(served.token_file).st_mode) == 0o600
+    assert len(served.token) >= 32
+    assert served.token_file.read_text() == served.token + "\n"
+
+
+# ---- LSP sessions ---------------------------------------------------------------------------
+
+
+def test_initialize_with_token_in_header(served: Served) -> None:
+    async def go() -> dict[str, Any]:
+        async with connect(served.url, additional_headers=bearer(served)) as ws:
+            return await Client(ws).initialize(served.workspace)
+
+    answer = run(go)
+    assert "codeLensProvider" in answer["result"]["capabilities"]
+    assert answer["result"]["serverInfo"]["name"] == "oplens"
+
+
+def test_initialize_with_token_in_query(served: Served) -> None:
+    async def go() -> dict[str, Any]:
+        async with connect(f"{served.url}/?token={served.token}") as ws:
+            return await Client(ws).initialize(served.workspace)
+
+    assert "codeLensProvider" in run(go)["result"]["capabilities"]
+
+
+def test_two_clients_at_once(served: Served) -> None:
+    async def go() -> list[dict[str, Any]]:
+        async with connect(served.url, additional_headers=bearer(served)) as a, \
+                connect(served.url, additional_headers=bearer(served)) as b:
+            ca, cb = Client(a), Client(b)
+            first = await asyncio.gather(ca.initialize(served.workspace), cb.initialize(served.workspace))
+            uri = (served.workspace / "model.py").as_uri()
+            lenses = await asyncio.gather(
+                ca.request("textDocument/codeLens", {"textDocument": {"uri": uri}}),
+                cb.request("textDocument/codeLens", {"textDocument": {"uri": uri}}),
+            )
+            return [*first, *lenses]
+
+    answers = run(go)
+    assert all("result" in a for a in answers), answers
+    assert len(answers[2]["result"]) == len(answers[3]["result"]) == 2
+
+
+def test_exit_closes_only_that_connection(served: Served) -> None:
+    async def go() -> dict[str, Any]:
+        async with connect(served.url, additional_headers=bearer(served)) as ws:
+            client = Client(ws)
+            await client.initialize(served.workspace)
+            assert (await client.request("shutdown"))["result"] is None
+            await client.notify("exit")
+            with pytest.raises(ConnectionClosed):  # the server closes this connection ...
+                await asyncio.wait_for(ws.recv(), timeout=10)
+        async with connect(served.url, additional_headers=bearer(served)) as ws:  # ... and serves the next
+            return await Client(ws).initialize(served.workspace)
+
+    assert "codeLensProvider" in run(go)["result"]["capabilities"]
+
+
+def test_disconnect_without_shutdown_keeps_serving(served: Served) -> None:
+    async def go() -> dict[str, Any]:
+        async with connect(served.url, additional_headers=bearer(served)) as ws:
+            await Client(ws).initialize(served.workspace)
+            ws.transport.abort()  # a dropped tunnel: no close frame
+        async with connect(served.url, additional_headers=bearer(served)) as ws:
+            return await Client(ws).initialize(served.workspace)
+
+    assert "result" in run(go)
+
+
+def test_oversize_message_closes_only_that_connection(served: Served) -> None:
+    async def go() -> tuple[int | None, dict[str, Any]]:
+        async with connect(served.url, additional_headers=bearer(served)) as bystander:
+            other = Client(bystander)
+            await other.initialize(served.workspace)
+            ws = await connect(served.url, additional_headers=bearer(served), compression=None)
+            big = json.dumps({"jsonrpc": "2.0", "method": "x", "params": "a" * (MAX_MESSAGE + 1)})
+            with pytest.raises(ConnectionClosed):  # no `async with`: closing again trips the client library
+                await ws.send(big)
+                await asyncio.wait_for(ws.recv(), timeout=10)
+            code = ws.close_code
+            uri = (served.workspace / "model.py").as_uri()
+            return code, await other.request("textDocument/codeLens", {"textDocument": {"uri": uri}})
+
+    code, lenses = run(go)
+    assert code == 1009  # message too big
+    assert len(lenses["result"]) == 2
+
+
+def test_bad_messages_do_not_end_the_session(served: Served) -> None:
+    async def go() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with connect(served.url, additional_headers=bearer(served)) as ws:
+            client = Client(ws)
+            await client.initialize(served.workspace)
+            await ws.send("{not json")
+            await ws.send(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}')  # a binary frame is read too
+            bad = await client.request("textDocument/codeLens", {"textDocument": 42})
+            uri = (served.workspace / "model.py").as_uri()
+            good = await client.request("textDocument/codeLens", {"textDocument": {"uri": uri}})
+            return bad, good
+
+    bad, good = run(go)
+    assert bad["error"]["code"] == -32602  # invalid params, answered (the client does not wait forever)
+    assert len(good["result"]) == 2
+
+
+def test_code_lens_over_websocket(served: Served) -> None:
+    path = served.workspace / "lens_target.py"
+    path.write_text(SOURCE)
+
+    async def go() -> dict[str, Any]:
+        async with connect(served.url, additional_headers=bearer(served)) as ws:
+            client = Client(ws)
+            await client.initialize(served.workspace)
+            doc = {"uri": path.as_uri(), "languageId": "python", "version": 1, "text": SOURCE}
+            await client.notify("textDocument/didOpen", {"textDocument": doc})
+            return await client.request("textDocument/codeLens", {"textDocument": {"uri": path.as_uri()}})
+
+    lenses = run(go)["result"]
+    titles = sorted((lens["range"]["start"]["line"], lens["command"]["title"]) for lens in lenses)
+    assert titles == [(3, "▶ Profile"), (7, "▶ Profile")]
+    assert {lens["command"]["arguments"][0]["qualname"] for lens in lenses} == {"double", "norm"}
+
+
+# ---- addresses ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("127.0.0.1:8765", ("127.0.0.1", 8765)),
+        ("localhost:0", ("localhost", 0)),
+        ("[::1]:8765", ("::1", 8765)),
+        ("0.0.0.0:80", ("0.0.0.0", 80)),
+        ("8765", ("127.0.0.1", 8765)),
+        (":8765", ("127.0.0.1", 8765)),
+    ],
+)
+def test_parse_address(text: str, expected: tuple[str, int]) -> None:
+    assert parse_address(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "127.0.0.1", "127.0.0.1:", "host:http", "host:65536", "host:-1", "::1:8765", "h:٣"])
+def test_parse_address_refuses(text: str) -> None:
+    with pytest.raises(OpLensError) as caught:
+        parse_address(text)
+    assert caught.value.exit_code == 2
+    assert "HOST:PORT" in caught.value.message + caught.value.detail
+
+
+def test_cli_bad_address_exits_2(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "oplens", "serve", "--ws", "nowhere", "--token-file", str(tmp_path / "t"), "--no-warm"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 2
+    assert "--ws 'nowhere'" in done.stderr
+
+
+def test_cli_port_in_use_exits_2(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "oplens", "serve", "--ws", f"127.0.0.1:{port}", "--token-file", str(tmp_path / "t"),
+             "--workspace", str(tmp_path), "--no-warm"],
+            capture_output=True, text=True, timeout=60,
+        )
+    assert done.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+
+
+def test_warns_when_not_loopback(tmp_path: Path) -> None:
+    err = tmp_path / "stderr"
+    with err.open("w") as e:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "oplens", "serve", "--ws", "0.0.0.0:0", "--token-file", str(tmp_path / "t"),
+             "--workspace", str(tmp_path), "--no-warm"],
+            stdout=subprocess.DEVNULL, stderr=e, stdin=subprocess.DEVNULL,
+        )
+    try:
+        assert _listening_url(proc, err).startswith("ws://0.0.0.0:")
+        deadline = time.monotonic() + 10
+        while "WARNING" not in err.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=15) == 0
+    assert "WARNING: 0.0.0.0 is reachable from other machines" in err.read_text()
