@@ -339,3 +339,63 @@ def test_warns_when_not_loopback(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=15) == 0
     assert "WARNING: 0.0.0.0 is reachable from other machines" in err.read_text()
+
+
+# ---- two editors on one device --------------------------------------------------------------
+
+
+class ProfilingClient(Client):
+    """Answers the server's own requests (progress tokens) and keeps the notifications it hears."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        super().__init__(ws)
+        self.notes: list[dict[str, Any]] = []
+
+    async def request(self, method: str, params: Any = None) -> dict[str, Any]:
+        self.last_id += 1
+        my_id = self.last_id
+        await self.ws.send(json.dumps({"jsonrpc": "2.0", "id": my_id, "method": method, "params": params}))
+        while True:
+            message = json.loads(await self.ws.recv())
+            if "method" in message and "id" in message:  # e.g. window/workDoneProgress/create
+                await self.ws.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": None}))
+            elif "method" in message:
+                self.notes.append(message)
+            elif message.get("id") == my_id:
+                return message  # type: ignore[no-any-return]
+
+
+def test_two_clients_profile_at_once_queued_on_the_device_with_path_mappings(served: Served) -> None:
+    """Each client names the workspace by its own (local) path; jobs run one at a time."""
+    local_roots = ["/home/alice/proj", "/Users/bob/proj"]
+
+    async def session(local_root: str) -> ProfilingClient:
+        async with connect(served.url, additional_headers=bearer(served)) as ws:
+            c = ProfilingClient(ws)
+            await c.request("initialize", {
+                "processId": None, "rootUri": f"file://{local_root}",
+                "capabilities": {"window": {"workDoneProgress": True}},
+                "initializationOptions": {"pathMappings": [{"local": local_root, "host": str(served.workspace)}]},
+            })
+            await c.notify("initialized", {})
+            uri = f"file://{local_root}/model.py"
+            reply = await c.request("workspace/executeCommand", {
+                "command": "oplens.profile",
+                "arguments": [{"uri": uri, "qualname": "double", "args": "torch.ones(64)", "warmup": 1, "iters": 2}],
+            })
+            assert "result" in reply, reply
+            assert reply["result"]["uri"] == uri  # answered in the client's own path
+            c.replies = [reply]  # type: ignore[attr-defined]
+            return c
+
+    async def both() -> list[ProfilingClient]:
+        return list(await asyncio.gather(*(session(r) for r in local_roots)))
+
+    clients = asyncio.run(asyncio.wait_for(both(), timeout=120))
+    run_ids = {c.replies[0]["result"]["run_id"] for c in clients}  # type: ignore[attr-defined]
+    assert len(run_ids) == 2
+    for c, root in zip(clients, local_roots, strict=True):
+        results = [n for n in c.notes if n["method"] == "oplens/result"]
+        assert results and results[0]["params"]["uri"] == f"file://{root}/model.py"
+    messages = [n["params"]["value"].get("message", "") for c in clients for n in c.notes if n["method"] == "$/progress"]
+    assert any("waiting for the device" in m for m in messages), messages  # one of them queued behind the other
