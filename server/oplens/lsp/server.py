@@ -24,6 +24,7 @@ from oplens import __version__
 from oplens.engine import BACKENDS, DEFAULT_ITERS, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP, ProfileRequest
 from oplens.engine.errors import OpLensError
 from oplens.engine.records import Run
+from oplens.engine.summary import compare_rows
 from oplens.lsp import views
 from oplens.lsp.host import Host
 from oplens.lsp.paths import PathMap
@@ -236,21 +237,8 @@ class Session:
         shared = {k: v for k, v in arg.items() if k != "targets"}
         results = [await self.profile({**shared, **t} if isinstance(t, dict) else t) for t in arg["targets"]]
         host = self.require_host()
-        runs = [host.results.by_id(r["run_id"]) for r in results]
-        base = runs[0].totals.self_device_us if runs[0] else 0.0
-        rows = [
-            {
-                "variant": r.target.qualname,
-                "run_id": r.run_id,
-                "device_label": r.backend.device_label,
-                "self_device_us": r.totals.self_device_us,
-                "self_cpu_us": r.totals.self_cpu_us,
-                "op_calls": r.totals.op_calls,
-                "speedup": base / r.totals.self_device_us if r.totals.self_device_us > 0 else 0.0,
-            }
-            for r in runs
-            if r is not None
-        ]
+        runs = [run for r in results if (run := host.results.by_id(r["run_id"])) is not None]
+        rows = compare_rows(runs)
         return {"summary": rows}
 
     def cancel(self, token: str) -> None:
