@@ -229,3 +229,13 @@ async def test_bad_requests_get_errors_and_the_server_keeps_serving(
         await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command="oplens.nope", arguments=[]))
     uri = open_doc(client, workspace / "rmsnorm.py")
     assert "▶ Profile" in await lenses(client, uri)
+
+
+async def test_compare_returns_the_side_by_side_summary(client: LanguageClient, workspace: Path) -> None:
+    uri = open_doc(client, workspace / "rmsnorm.py")
+    targets = [{"uri": uri, "qualname": q} for q in ("rmsnorm_naive", "rmsnorm_fused")]
+    reply = plain(await run_command(client, "oplens.compare", {"targets": targets, "args": SMALL, "warmup": 1, "iters": 2}))
+    rows = reply["summary"]
+    assert [r["variant"] for r in rows] == ["rmsnorm_naive", "rmsnorm_fused"]
+    assert rows[0]["speedup"] == pytest.approx(1.0) and [r["op_calls"] for r in rows] == [6, 1]
+    assert all(r["device_label"] == "CPU" for r in rows)
