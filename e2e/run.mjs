@@ -97,6 +97,7 @@ async function waitFor(what, probe, timeoutMs, intervalMs = 500) {
       last = await probe();
       if (last) return last;
     } catch (e) {
+      if (e instanceof StepFailure) throw e; // a definite failure seen while polling: stop now
       last = e;
     }
     if (Date.now() > deadline) {
@@ -530,28 +531,29 @@ async function main() {
         if (await quickInputVisible()) {
           const widget = page.locator('.quick-input-widget');
           const text = await widget.innerText();
-          const rowsLoc = widget.locator('.quick-input-list .monaco-list-row');
+          const rowsLoc = widget.locator('.quick-input-list .monaco-list-row').filter({ visible: true });
           const rowCount = await rowsLoc.count();
           if (!picked && rowCount > 0) {
-            // A (multi-)pick of functions: tick the three variants and accept.
+            // A multi-pick of functions (rows with role=checkbox): tick the three variants and accept.
             await screenshot('compare-pick');
-            const labels = await rowsLoc.allInnerTexts();
-            log(`compare pick offers: ${labels.map((l) => l.replace(/\s+/g, ' ')).join(' | ')}`);
-            const multi = (await widget.locator('.quick-input-list .monaco-checkbox, .quick-input-list input[type=checkbox]').count()) > 0;
-            for (const name of wanted) {
-              const row = rowsLoc.filter({ hasText: new RegExp(`\\b${name}\\b`) }).first();
-              if (!(await row.count())) throw new StepFailure(`the compare picker does not offer ${name}: ${labels.join(' | ')}`);
-              if (multi) {
-                const box = row.locator('.monaco-checkbox, input[type=checkbox]').first();
-                const checked = (await box.getAttribute('aria-checked')) === 'true' || (await box.isChecked().catch(() => false));
-                if (!checked) await box.click();
-              }
-            }
-            await screenshot('compare-picked');
+            const labels = (await rowsLoc.allInnerTexts()).map((l) => l.replace(/\s+/g, ' ').trim());
+            log(`compare pick offers: ${labels.join(' | ')}`);
+            const multi = (await rowsLoc.first().getAttribute('role')) === 'checkbox';
             if (!multi) throw new StepFailure(`the compare picker is single-choice; this harness expects a multi-pick: ${text.slice(0, 300)}`);
+            for (const name of wanted) {
+              const row = rowsLoc.filter({ hasText: new RegExp(`(^|\\W)${name}(\\W|$)`) }).first();
+              if (!(await row.count())) throw new StepFailure(`the compare picker does not offer ${name}: ${labels.join(' | ')}`);
+              if ((await row.getAttribute('aria-checked')) !== 'true') await row.locator('.quick-input-list-label').first().click();
+              await waitFor(`${name} to be ticked`, async () => (await row.getAttribute('aria-checked')) === 'true', 5000, 200);
+            }
+            const ticked = [];
+            for (let i = 0; i < rowCount; i++) {
+              if ((await rowsLoc.nth(i).getAttribute('aria-checked')) === 'true') ticked.push(labels[i]);
+            }
+            log(`ticked: ${ticked.join(' | ')}`);
+            await screenshot('compare-picked');
             await page.keyboard.press('Enter');
             picked = true;
-            log('picked the three variants');
           } else if (rowCount === 0 && argsAnswered < 3) {
             const input = widget.locator('input');
             const value = await input.inputValue();
@@ -567,16 +569,22 @@ async function main() {
         const f = await findWebviewFrame('rmsnorm_fused');
         if (!f) return null;
         const body = await f.evaluate(() => document.body.innerText);
-        return body.includes('rmsnorm_compiled') && /×|\bx\b|speed-?up|faster/i.test(body) ? f : null;
+        return body.includes('rmsnorm_compiled') && /speed-?up/i.test(body) && /\d\s?×/.test(body) ? f : null;
       },
       deadline - Date.now(),
       1000,
     );
     const body = await frame.evaluate(() => document.body.innerText);
     log(`comparison: ${body.replace(/\s+/g, ' ').slice(0, 400)}`);
-    const speedups = body.match(/\d+(?:\.\d+)?\s?×/g) || [];
-    if (!speedups.length) throw new StepFailure(`the comparison shows no speed-up figures (N.N×):\n${body.slice(0, 1500)}`);
+    // One speed-up per variant (N.NN×, the baseline 1.00×): from the table's speed-up cells when
+    // the panel marks them, else from the text.
+    let speedups = (await frame.locator('td.speedup').allInnerTexts()).map((t) => t.trim());
+    if (!speedups.length) speedups = body.match(/\d+(?:\.\d+)?\s?×/g) || [];
     log(`speed-ups shown: ${speedups.join(', ')}`);
+    const figures = speedups.map((t) => Number.parseFloat(t)).filter((x) => Number.isFinite(x) && x > 0);
+    if (figures.length < wanted.length) {
+      throw new StepFailure(`the comparison should show a speed-up for each of the ${wanted.length} variants, found ${JSON.stringify(speedups)}:\n${body.slice(0, 1500)}`);
+    }
     await screenshot('compare-summary');
   });
 
