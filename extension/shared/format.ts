@@ -1,0 +1,65 @@
+/**
+ * How OpLens writes numbers for people; the same rules as `server/oplens/format.py`, so the
+ * editor's panel, status bar and the server's hints and lenses read alike.
+ */
+
+function grouped(value: number, decimals: number): string {
+  const fixed = Math.abs(value).toFixed(decimals);
+  const [whole = '0', frac] = fixed.split('.');
+  const withCommas = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  const sign = value < 0 && Number(fixed) !== 0 ? '-' : '';
+  return sign + withCommas + (frac !== undefined ? '.' + frac : '');
+}
+
+/** `1164.5` → `1.16 ms`; `125` → `125.0 µs`; `2_355_000` → `2,355.00 ms`. */
+export function fmtUs(us: number): string {
+  if (!Number.isFinite(us)) {
+    return '–';
+  }
+  if (Math.abs(us) >= 1000) {
+    return `${grouped(us / 1000, 2)} ms`;
+  }
+  return `${grouped(us, 1)} µs`;
+}
+
+/** `46.222` → `46.2 %`. */
+export function fmtShare(pct: number): string {
+  return Number.isFinite(pct) ? `${pct.toFixed(1)} %` : '–';
+}
+
+/** Call counts are means per iteration: `3` → `3`, `1.5` → `1.5`, `0.333…` → `0.33`. */
+export function fmtCount(n: number): string {
+  if (!Number.isFinite(n)) {
+    return '–';
+  }
+  if (Number.isInteger(n)) {
+    return grouped(n, 0);
+  }
+  return String(Number(n.toFixed(2)));
+}
+
+/** `6.0` → `6.0×`, `0` (no device time) → `–`. */
+export function fmtSpeedup(x: number): string {
+  return Number.isFinite(x) && x > 0 ? `${x >= 10 ? x.toFixed(1) : x.toFixed(2)}×` : '–';
+}
+
+/** The device's column label as torch.profiler writes it: `Self NEURON`, `Self CUDA`, `Self CPU`. */
+export function deviceLabel(label: string | undefined): string {
+  const clean = (label ?? '').trim().toUpperCase();
+  return clean || 'DEVICE';
+}
+
+/** The short title of a run, like the server's totals lens: `NEURON 2.36 ms · CPU 125.0 µs · 6 ops · 20 iters`. */
+export function totalsTitle(run: {
+  backend: { device_label: string };
+  totals: { self_device_us: number; self_cpu_us: number; op_calls: number };
+  config: { iters: number };
+}): string {
+  const label = deviceLabel(run.backend.device_label);
+  const parts = [`${label} ${fmtUs(run.totals.self_device_us)}`];
+  if (label !== 'CPU') {
+    parts.push(`CPU ${fmtUs(run.totals.self_cpu_us)}`);
+  }
+  parts.push(`${fmtCount(run.totals.op_calls)} ops`, `${run.config.iters} iters`);
+  return parts.join(' · ');
+}

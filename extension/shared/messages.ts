@@ -1,0 +1,81 @@
+/**
+ * Every message between the extension host and its webviews, as typed unions. Both sides import
+ * this file (the extension bundle and the browser bundles), so a message that one side sends and
+ * the other does not understand is a compile error, not a silent no-op.
+ */
+
+import type { CompareRow, Run } from './run';
+
+// ---- the results panel ----------------------------------------------------------------------
+
+/** What the results panel shows for one run. */
+export interface RunView {
+  run: Run;
+  /** The profiled file as this editor names it (after path mappings). */
+  uri: string;
+  /** The file relative to the workspace, for the header. */
+  fileLabel: string;
+  /** Current text of the run's lines, by profiled line number (for the bar chart's labels). */
+  source: Record<number, string>;
+  /** The function changed since it was profiled: line jumps are approximate. */
+  stale: boolean;
+  actions: {
+    /** A Neuron device profile exists (Open in Neuron Explorer). */
+    explorer: boolean;
+    /** A framework trace.json exists (Open trace). */
+    trace: boolean;
+  };
+}
+
+/** What the results panel shows for a comparison. */
+export interface CompareView {
+  rows: CompareRow[];
+  /** The file of each variant, by run id, for the header. */
+  files: Record<string, string>;
+  /** Failed variants, with the reason (the others are still compared). */
+  failed: { variant: string; message: string }[];
+}
+
+export type ToResultsPanel =
+  | { type: 'run'; view: RunView }
+  | { type: 'compare'; view: CompareView }
+  | { type: 'empty'; message: string }
+  | { type: 'busy'; message: string | null };
+
+export type FromResultsPanel =
+  | { type: 'ready' }
+  | { type: 'revealLine'; runId: string; line: number }
+  | { type: 'showRun'; runId: string }
+  | { type: 'openExplorer'; runId: string }
+  | { type: 'openTrace'; runId: string }
+  | { type: 'openArtifact'; runId: string; path: string }
+  | { type: 'compareWith'; runId: string }
+  | { type: 'rerun'; runId: string };
+
+// ---- the trace viewer -------------------------------------------------------------------------
+
+/**
+ * A trace.json laid out for drawing: complete events as parallel arrays (compact to post and
+ * fast to scan), one lane per process/thread, `depth` the nesting level inside its lane.
+ * Times are µs from the first event.
+ */
+export interface TraceModel {
+  title: string;
+  lanes: { name: string; depth: number }[];
+  names: string[];
+  categories: string[];
+  lane: number[];
+  depth: number[];
+  start: number[];
+  dur: number[];
+  name: number[];
+  category: number[];
+  /** Total span in µs. */
+  span: number;
+  /** Events dropped beyond the viewer's limit (the file is then only partly shown). */
+  dropped: number;
+}
+
+export type ToTraceViewer = { type: 'trace'; model: TraceModel } | { type: 'error'; message: string };
+
+export type FromTraceViewer = { type: 'ready' } | { type: 'revealLine'; line: number };

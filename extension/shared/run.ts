@@ -1,0 +1,159 @@
+/**
+ * The result of a profile (`result.json`, schema `oplens.result/1`), typed for the extension and
+ * the webview. It mirrors `server/oplens/engine/records.py` (dataclass `Run`) field for field; the
+ * extension builds it from the wire with `parseRun` (extension/src/core/parseRun.ts), which fills
+ * defaults exactly as the Python `from_dict` does. All times are microseconds per iteration.
+ */
+
+export const RUN_SCHEMA = 'oplens.result/1';
+
+/** Per-iteration distribution of one figure, in µs. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+export interface SourceRef {
+  file: string;
+  line: number;
+  function: string;
+}
+
+/** One operator name (a key_averages row), per iteration. */
+export interface OpStat {
+  name: string;
+  calls: number;
+  self_cpu_us: number;
+  self_device_us: number;
+  /** Share of the run's self device time, in %. */
+  pct: number;
+  device_spread: Spread;
+}
+
+/** A line of a same-file helper called from a target line (drill-down). */
+export interface InnerLine {
+  function: string;
+  line: number;
+  self_cpu_us: number;
+  self_device_us: number;
+}
+
+/** A `torch.compile` region called on a line, with the source lines its graph fused. */
+export interface CompiledRegion {
+  name: string;
+  calls: number;
+  self_device_us: number;
+  fused: SourceRef[];
+}
+
+export interface LineStat {
+  /** 1-based line in the profiled file. */
+  line: number;
+  self_cpu_us: number;
+  self_device_us: number;
+  pct_device: number;
+  pct_cpu: number;
+  op_calls: number;
+  ops: OpStat[];
+  device_spread: Spread;
+  cpu_spread: Spread;
+  noisy: boolean;
+  inner: InnerLine[];
+  compiled: CompiledRegion[];
+}
+
+export interface Target {
+  /** Path on the server's host. */
+  file: string;
+  qualname: string;
+  first_line: number;
+  last_line: number;
+  source_sha256: string;
+  def_line: number;
+}
+
+export type DeviceLabel = 'NEURON' | 'CUDA' | 'CPU' | string;
+
+export interface BackendInfo {
+  name: string;
+  device_label: DeviceLabel;
+  torch_version: string;
+  device_name: string;
+  requested: string;
+  note: string;
+  details: Record<string, unknown>;
+}
+
+export interface Config {
+  warmup: number;
+  iters: number;
+  args: string;
+  timeout_s: number;
+  record_shapes: boolean;
+}
+
+export interface Totals {
+  self_cpu_us: number;
+  self_device_us: number;
+  op_calls: number;
+  wall_us: Spread;
+  unattributed_device_us: number;
+}
+
+export interface Compile {
+  first_call_us: number;
+  compile_us: number;
+  graphs: number;
+}
+
+export interface Insight {
+  line: number;
+  kind: string;
+  message: string;
+  evidence: string;
+}
+
+export interface NeffNtffPair {
+  hash: string;
+  neff: string;
+  ntff: string;
+}
+
+/** Paths are relative to `run_dir` unless absolute (both on the server's host). */
+export interface Artifacts {
+  trace_json: string;
+  device_profile_dir: string;
+  neff_ntff_pairs: NeffNtffPair[];
+  worker_log: string;
+  files: string[];
+}
+
+export interface Run {
+  schema: string;
+  run_id: string;
+  run_dir: string;
+  created: string;
+  target: Target;
+  backend: BackendInfo;
+  config: Config;
+  totals: Totals;
+  lines: LineStat[];
+  ops: OpStat[];
+  insights: Insight[];
+  artifacts: Artifacts;
+  compile: Compile;
+  timings_ms: Record<string, number>;
+}
+
+/** One row of `oplens.compare`'s summary (the case study's side-by-side table). */
+export interface CompareRow {
+  variant: string;
+  run_id: string;
+  device_label: DeviceLabel;
+  self_device_us: number;
+  self_cpu_us: number;
+  op_calls: number;
+  /** Baseline (the first row) device time over this row's; 0 when this row has no device time. */
+  speedup: number;
+}

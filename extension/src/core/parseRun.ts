@@ -1,0 +1,316 @@
+/**
+ * `result.json` off the wire → a typed `Run`, checked field by field.
+ *
+ * The same rules as the Python reader (`records.from_dict`): unknown keys are ignored (a newer
+ * server's extra fields), optional fields take their defaults, and a missing or mistyped required
+ * field is an error naming the field (`RunParseError`), never a half-built record that fails later
+ * in the heat gutter or the panel.
+ */
+
+import type {
+  Artifacts,
+  BackendInfo,
+  CompareRow,
+  CompiledRegion,
+  Config,
+  InnerLine,
+  Insight,
+  LineStat,
+  NeffNtffPair,
+  OpStat,
+  Run,
+  SourceRef,
+  Spread,
+  Target,
+  Totals,
+} from '../../shared/run';
+import { RUN_SCHEMA } from '../../shared/run';
+
+export class RunParseError extends Error {
+  constructor(
+    readonly path: string,
+    problem: string,
+  ) {
+    super(`OpLens result: ${path} ${problem}`);
+    this.name = 'RunParseError';
+  }
+}
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A reader over one JSON object that knows where it is, for error messages. */
+class Reader {
+  constructor(
+    private readonly o: Obj,
+    private readonly at: string,
+  ) {}
+
+  static of(v: unknown, at: string): Reader {
+    if (!isObj(v)) {
+      throw new RunParseError(at, 'is not an object');
+    }
+    return new Reader(v, at);
+  }
+
+  where(key: string): string {
+    return this.at ? `${this.at}.${key}` : key;
+  }
+
+  has(key: string): boolean {
+    return this.o[key] !== undefined && this.o[key] !== null;
+  }
+
+  num(key: string, fallback?: number): number {
+    const v = this.o[key];
+    if (v === undefined || v === null) {
+      if (fallback === undefined) {
+        throw new RunParseError(this.where(key), 'is missing');
+      }
+      return fallback;
+    }
+    if (typeof v !== 'number' || Number.isNaN(v)) {
+      throw new RunParseError(this.where(key), `should be a number, not ${JSON.stringify(v)}`);
+    }
+    return v;
+  }
+
+  str(key: string, fallback?: string): string {
+    const v = this.o[key];
+    if (v === undefined || v === null) {
+      if (fallback === undefined) {
+        throw new RunParseError(this.where(key), 'is missing');
+      }
+      return fallback;
+    }
+    if (typeof v !== 'string') {
+      throw new RunParseError(this.where(key), `should be a string, not ${JSON.stringify(v)}`);
+    }
+    return v;
+  }
+
+  bool(key: string, fallback: boolean): boolean {
+    const v = this.o[key];
+    if (v === undefined || v === null) {
+      return fallback;
+    }
+    if (typeof v !== 'boolean') {
+      throw new RunParseError(this.where(key), `should be true or false, not ${JSON.stringify(v)}`);
+    }
+    return v;
+  }
+
+  obj<T>(key: string, read: (r: Reader) => T, fallback?: () => T): T {
+    const v = this.o[key];
+    if ((v === undefined || v === null) && fallback !== undefined) {
+      return fallback();
+    }
+    return read(Reader.of(v, this.where(key)));
+  }
+
+  list<T>(key: string, read: (r: Reader) => T, optional = true): T[] {
+    const v = this.o[key];
+    if (v === undefined || v === null) {
+      if (optional) {
+        return [];
+      }
+      throw new RunParseError(this.where(key), 'is missing');
+    }
+    if (!Array.isArray(v)) {
+      throw new RunParseError(this.where(key), 'should be a list');
+    }
+    return v.map((item, i) => read(Reader.of(item, `${this.where(key)}[${i}]`)));
+  }
+
+  strings(key: string): string[] {
+    const v = this.o[key];
+    if (v === undefined || v === null) {
+      return [];
+    }
+    if (!Array.isArray(v) || v.some((s) => typeof s !== 'string')) {
+      throw new RunParseError(this.where(key), 'should be a list of strings');
+    }
+    return v as string[];
+  }
+
+  record<T>(key: string, keep: (v: unknown) => v is T): Record<string, T> {
+    const v = this.o[key];
+    const out: Record<string, T> = {};
+    if (isObj(v)) {
+      for (const [k, item] of Object.entries(v)) {
+        if (keep(item)) {
+          out[k] = item;
+        }
+      }
+    }
+    return out;
+  }
+}
+
+const spread = (r: Reader): Spread => ({ median: r.num('median', 0), min: r.num('min', 0), max: r.num('max', 0) });
+const noSpread = (): Spread => ({ median: 0, min: 0, max: 0 });
+
+const opStat = (r: Reader): OpStat => ({
+  name: r.str('name'),
+  calls: r.num('calls'),
+  self_cpu_us: r.num('self_cpu_us'),
+  self_device_us: r.num('self_device_us'),
+  pct: r.num('pct', 0),
+  device_spread: r.obj('device_spread', spread, noSpread),
+});
+
+const innerLine = (r: Reader): InnerLine => ({
+  function: r.str('function'),
+  line: r.num('line'),
+  self_cpu_us: r.num('self_cpu_us'),
+  self_device_us: r.num('self_device_us'),
+});
+
+const sourceRef = (r: Reader): SourceRef => ({ file: r.str('file'), line: r.num('line'), function: r.str('function', '') });
+
+const compiledRegion = (r: Reader): CompiledRegion => ({
+  name: r.str('name'),
+  calls: r.num('calls'),
+  self_device_us: r.num('self_device_us'),
+  fused: r.list('fused', sourceRef),
+});
+
+const lineStat = (r: Reader): LineStat => ({
+  line: r.num('line'),
+  self_cpu_us: r.num('self_cpu_us'),
+  self_device_us: r.num('self_device_us'),
+  pct_device: r.num('pct_device'),
+  pct_cpu: r.num('pct_cpu'),
+  op_calls: r.num('op_calls'),
+  ops: r.list('ops', opStat),
+  device_spread: r.obj('device_spread', spread, noSpread),
+  cpu_spread: r.obj('cpu_spread', spread, noSpread),
+  noisy: r.bool('noisy', false),
+  inner: r.list('inner', innerLine),
+  compiled: r.list('compiled', compiledRegion),
+});
+
+const target = (r: Reader): Target => ({
+  file: r.str('file'),
+  qualname: r.str('qualname'),
+  first_line: r.num('first_line'),
+  last_line: r.num('last_line'),
+  source_sha256: r.str('source_sha256'),
+  def_line: r.num('def_line', 0),
+});
+
+const isJson = (v: unknown): v is unknown => v !== undefined;
+const isNumber = (v: unknown): v is number => typeof v === 'number';
+
+const backend = (r: Reader): BackendInfo => ({
+  name: r.str('name'),
+  device_label: r.str('device_label'),
+  torch_version: r.str('torch_version', ''),
+  device_name: r.str('device_name', ''),
+  requested: r.str('requested', ''),
+  note: r.str('note', ''),
+  details: r.record('details', isJson),
+});
+
+const config = (r: Reader): Config => ({
+  warmup: r.num('warmup'),
+  iters: r.num('iters'),
+  args: r.str('args', ''),
+  timeout_s: r.num('timeout_s', 0),
+  record_shapes: r.bool('record_shapes', true),
+});
+
+const totals = (r: Reader): Totals => ({
+  self_cpu_us: r.num('self_cpu_us'),
+  self_device_us: r.num('self_device_us'),
+  op_calls: r.num('op_calls'),
+  wall_us: r.obj('wall_us', spread, noSpread),
+  unattributed_device_us: r.num('unattributed_device_us', 0),
+});
+
+const insight = (r: Reader): Insight => ({
+  line: r.num('line'),
+  kind: r.str('kind'),
+  message: r.str('message'),
+  evidence: r.str('evidence', ''),
+});
+
+const pair = (r: Reader): NeffNtffPair => ({ hash: r.str('hash'), neff: r.str('neff'), ntff: r.str('ntff') });
+
+const artifacts = (r: Reader): Artifacts => ({
+  trace_json: r.str('trace_json', ''),
+  device_profile_dir: r.str('device_profile_dir', ''),
+  neff_ntff_pairs: r.list('neff_ntff_pairs', pair),
+  worker_log: r.str('worker_log', ''),
+  files: r.strings('files'),
+});
+
+/** A `Run` from the parsed JSON of `result.json` (or the `run` of an `oplens/result` notification). */
+export function parseRun(data: unknown): Run {
+  return readRun(Reader.of(data, ''));
+}
+
+function readRun(r: Reader): Run {
+  const schema = r.str('schema', RUN_SCHEMA);
+  if (!schema.startsWith('oplens.result/')) {
+    throw new RunParseError(r.where('schema'), `is ${JSON.stringify(schema)}, not an OpLens result`);
+  }
+  if (schema.split('/')[1] !== RUN_SCHEMA.split('/')[1]) {
+    throw new RunParseError(
+      r.where('schema'),
+      `is ${schema}; this extension reads ${RUN_SCHEMA}: update the extension or the oplens package so they match`,
+    );
+  }
+  return {
+    schema,
+    run_id: r.str('run_id', ''),
+    run_dir: r.str('run_dir', ''),
+    created: r.str('created', ''),
+    target: r.obj('target', target),
+    backend: r.obj('backend', backend),
+    config: r.obj('config', config),
+    totals: r.obj('totals', totals),
+    lines: r.list('lines', lineStat, false),
+    ops: r.list('ops', opStat, false),
+    insights: r.list('insights', insight),
+    artifacts: r.obj('artifacts', artifacts, () => artifacts(Reader.of({}, 'artifacts'))),
+    compile: r.obj(
+      'compile',
+      (c) => ({ first_call_us: c.num('first_call_us', 0), compile_us: c.num('compile_us', 0), graphs: c.num('graphs', 0) }),
+      () => ({ first_call_us: 0, compile_us: 0, graphs: 0 }),
+    ),
+    timings_ms: r.record('timings_ms', isNumber),
+  };
+}
+
+/** The `oplens/result` notification's params: `{uri, run}`. */
+export function parseResultNotification(params: unknown): { uri: string; run: Run } {
+  const r = Reader.of(params, 'params');
+  return { uri: r.str('uri'), run: r.obj('run', readRun) };
+}
+
+/** The `oplens.compare` response's summary rows. */
+export function parseCompareSummary(result: unknown): CompareRow[] {
+  return Reader.of(result, 'compare result').list(
+    'summary',
+    (r) => ({
+      variant: r.str('variant'),
+      run_id: r.str('run_id'),
+      device_label: r.str('device_label', 'DEVICE'),
+      self_device_us: r.num('self_device_us'),
+      self_cpu_us: r.num('self_cpu_us', 0),
+      op_calls: r.num('op_calls', 0),
+      speedup: r.num('speedup', 0),
+    }),
+    false,
+  );
+}
+
+/** The `oplens.profile` response: `{run_id, uri, qualname, title}`. */
+export function parseProfileResponse(result: unknown): { run_id: string; uri: string; qualname: string; title: string } {
+  const r = Reader.of(result, 'profile result');
+  return { run_id: r.str('run_id'), uri: r.str('uri'), qualname: r.str('qualname'), title: r.str('title', '') };
+}

@@ -1,0 +1,144 @@
+/**
+ * The `oplens.*` settings, typed and checked. A bad value gives a message and falls back to its
+ * default (it never stops the extension); `readSettings` takes a getter, so it runs without VS Code.
+ */
+
+import { parsePathMappings, type PathMapping } from './pathMap';
+
+export const BACKENDS = ['auto', 'cpu', 'cuda', 'neuron'] as const;
+export type Backend = (typeof BACKENDS)[number];
+export const HEAT_MODES = ['gutter', 'line', 'off'] as const;
+export type HeatMode = (typeof HEAT_MODES)[number];
+
+export interface Settings {
+  pythonPath: string;
+  backend: Backend;
+  warmup: number;
+  iterations: number;
+  timeoutSeconds: number;
+  hintThreshold: number;
+  heat: HeatMode;
+  server: { url: string; tokenFile: string };
+  pathMappings: PathMapping[];
+  explorer: { uiPort: number; apiPort: number };
+  runsDirectory: string;
+}
+
+export const DEFAULTS: Settings = {
+  pythonPath: '',
+  backend: 'auto',
+  warmup: 3,
+  iterations: 20,
+  timeoutSeconds: 300,
+  hintThreshold: 1,
+  heat: 'gutter',
+  server: { url: '', tokenFile: '' },
+  pathMappings: [],
+  explorer: { uiPort: 3001, apiPort: 3002 },
+  runsDirectory: '',
+};
+
+/** Settings whose change needs a new server (they are read at start or in `initialize`). */
+export const RESTART_KEYS = [
+  'oplens.pythonPath',
+  'oplens.server.url',
+  'oplens.server.tokenFile',
+  'oplens.pathMappings',
+  'oplens.runsDirectory',
+  'oplens.hintThreshold',
+] as const;
+
+export type Getter = (key: string) => unknown;
+
+/** `get('backend')` reads `oplens.backend`. */
+export function readSettings(get: Getter): { settings: Settings; problems: string[] } {
+  const problems: string[] = [];
+
+  const str = (key: string, fallback: string): string => {
+    const v = get(key);
+    if (v === undefined || v === null) {
+      return fallback;
+    }
+    if (typeof v !== 'string') {
+      problems.push(`oplens.${key} should be a string; using "${fallback}"`);
+      return fallback;
+    }
+    return v.trim();
+  };
+  const num = (key: string, fallback: number, min: number, max = Infinity, integer = false): number => {
+    const v = get(key);
+    if (v === undefined || v === null) {
+      return fallback;
+    }
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max || (integer && !Number.isInteger(v))) {
+      const range = max === Infinity ? `≥ ${min}` : `from ${min} to ${max}`;
+      problems.push(`oplens.${key} should be ${integer ? 'an integer' : 'a number'} ${range}; using ${fallback}`);
+      return fallback;
+    }
+    return v;
+  };
+  const oneOf = <T extends string>(key: string, allowed: readonly T[], fallback: T): T => {
+    const v = str(key, fallback);
+    if ((allowed as readonly string[]).includes(v)) {
+      return v as T;
+    }
+    problems.push(`oplens.${key} should be one of ${allowed.join(', ')}; using "${fallback}"`);
+    return fallback;
+  };
+
+  let pathMappings: PathMapping[] = [];
+  try {
+    pathMappings = parsePathMappings(get('pathMappings'));
+  } catch (e) {
+    problems.push(`${(e as Error).message}; path mappings ignored`);
+  }
+
+  const url = str('server.url', '');
+  if (url && !/^wss?:\/\//.test(url)) {
+    problems.push(`oplens.server.url should start with ws:// or wss:// (e.g. ws://localhost:8765); got "${url}"`);
+  }
+
+  const settings: Settings = {
+    pythonPath: str('pythonPath', DEFAULTS.pythonPath),
+    backend: oneOf('backend', BACKENDS, DEFAULTS.backend),
+    warmup: num('warmup', DEFAULTS.warmup, 0, Infinity, true),
+    iterations: num('iterations', DEFAULTS.iterations, 1, Infinity, true),
+    timeoutSeconds: num('timeoutSeconds', DEFAULTS.timeoutSeconds, 1),
+    hintThreshold: num('hintThreshold', DEFAULTS.hintThreshold, 0, 100),
+    heat: oneOf('heat', HEAT_MODES, DEFAULTS.heat),
+    server: { url: /^wss?:\/\//.test(url) ? url : '', tokenFile: str('server.tokenFile', '') },
+    pathMappings,
+    explorer: {
+      uiPort: num('explorer.uiPort', DEFAULTS.explorer.uiPort, 1, 65535, true),
+      apiPort: num('explorer.apiPort', DEFAULTS.explorer.apiPort, 1, 65535, true),
+    },
+    runsDirectory: str('runsDirectory', DEFAULTS.runsDirectory),
+  };
+  return { settings, problems };
+}
+
+/** The server's `initializationOptions` (read once, in `initialize`). */
+export function initializationOptions(s: Settings): Record<string, unknown> {
+  return {
+    pathMappings: s.pathMappings,
+    hintThreshold: s.hintThreshold,
+    backend: s.backend,
+    warmup: s.warmup,
+    iterations: s.iterations,
+    timeoutSeconds: s.timeoutSeconds,
+  };
+}
+
+/** The per-request options of `oplens.profile` / `oplens.compare` (so a changed setting needs no restart). */
+export function requestOptions(s: Settings): { backend: Backend; warmup: number; iters: number; timeoutSeconds: number } {
+  return { backend: s.backend, warmup: s.warmup, iters: s.iterations, timeoutSeconds: s.timeoutSeconds };
+}
+
+/** Arguments of `python -m oplens serve --stdio`. */
+export function serverArgs(s: Settings): string[] {
+  const args = ['-m', 'oplens', 'serve', '--stdio'];
+  if (s.runsDirectory) {
+    args.push('--out', s.runsDirectory);
+  }
+  return args;
+}

@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  parseCompareSummary,
+  parseProfileResponse,
+  parseResultNotification,
+  parseRun,
+  RunParseError,
+} from '../src/core/parseRun';
+import { jsonFixture } from './fixtures';
+
+type Json = Record<string, unknown>;
+
+function sample(): Json {
+  return jsonFixture<Json>('rmsnorm_naive.cpu.result.json');
+}
+
+/** A minimal run: only the fields the Python dataclasses require. */
+function minimal(): Json {
+  return {
+    target: { file: '/ws/m.py', qualname: 'f', first_line: 3, last_line: 5, source_sha256: 'abc' },
+    backend: { name: 'neuron', device_label: 'NEURON' },
+    config: { warmup: 3, iters: 20 },
+    totals: { self_cpu_us: 125, self_device_us: 2355, op_calls: 6 },
+    lines: [{ line: 4, self_cpu_us: 125, self_device_us: 2355, pct_device: 100, pct_cpu: 100, op_calls: 6 }],
+    ops: [{ name: 'aten::mul', calls: 3, self_cpu_us: 60, self_device_us: 1164.5 }],
+  };
+}
+
+describe('parseRun', () => {
+  it('reads a real result.json written by the engine', () => {
+    const run = parseRun(sample());
+    assert.equal(run.schema, 'oplens.result/1');
+    assert.equal(run.target.qualname, 'rmsnorm_naive');
+    assert.equal(run.backend.device_label, 'CPU');
+    assert.equal(run.lines.length, 6);
+    assert.deepEqual(
+      run.lines.map((l) => l.line),
+      [25, 26, 27, 28, 29, 30],
+    );
+    assert.equal(run.ops[0]?.name, 'aten::mul');
+    assert.equal(run.artifacts.trace_json, 'trace.json');
+    assert.ok(run.insights.some((i) => i.kind === 'fusable_chain'));
+    // the invariant the panel relies on: lines sum to the totals
+    const sum = run.lines.reduce((s, l) => s + l.self_device_us, 0);
+    assert.ok(Math.abs(sum - run.totals.self_device_us) < 1e-6 * run.totals.self_device_us);
+  });
+
+  it('fills optional fields with the same defaults as the Python reader', () => {
+    const run = parseRun(minimal());
+    assert.equal(run.schema, 'oplens.result/1');
+    assert.equal(run.run_id, '');
+    assert.equal(run.target.def_line, 0);
+    assert.deepEqual(run.totals.wall_us, { median: 0, min: 0, max: 0 });
+    assert.equal(run.totals.unattributed_device_us, 0);
+    assert.deepEqual(run.artifacts, { trace_json: '', device_profile_dir: '', neff_ntff_pairs: [], worker_log: '', files: [] });
+    assert.deepEqual(run.compile, { first_call_us: 0, compile_us: 0, graphs: 0 });
+    assert.equal(run.ops[0]?.pct, 0);
+    assert.equal(run.lines[0]?.noisy, false);
+    assert.deepEqual(run.lines[0]?.ops, []);
+    assert.equal(run.config.record_shapes, true);
+  });
+
+  it('ignores fields it does not know (a newer server)', () => {
+    const data = { ...minimal(), future_field: { x: 1 }, target: { ...(minimal().target as Json), extra: true } };
+    assert.doesNotThrow(() => parseRun(data));
+  });
+
+  it('names the missing required field', () => {
+    const data = minimal();
+    delete (data.target as Json).qualname;
+    assert.throws(() => parseRun(data), (e: unknown) => e instanceof RunParseError && e.path === 'target.qualname' && /is missing/.test(e.message));
+  });
+
+  it('names a mistyped field with its index', () => {
+    const data = minimal();
+    (data.lines as Json[])[0] = { ...(data.lines as Json[])[0], self_device_us: 'fast' };
+    assert.throws(() => parseRun(data), (e: unknown) => e instanceof RunParseError && e.path === 'lines[0].self_device_us');
+  });
+
+  it('requires the lines and ops lists', () => {
+    const data = minimal();
+    delete data.ops;
+    assert.throws(() => parseRun(data), /ops is missing/);
+  });
+
+  it('refuses another schema version with the fix in the message', () => {
+    assert.throws(() => parseRun({ ...minimal(), schema: 'oplens.result/2' }), /update the extension or the oplens package/);
+    assert.throws(() => parseRun({ ...minimal(), schema: 'something/1' }), /not an OpLens result/);
+  });
+
+  it('refuses what is not an object', () => {
+    assert.throws(() => parseRun(null), RunParseError);
+    assert.throws(() => parseRun([1, 2]), RunParseError);
+  });
+});
+
+describe('server messages', () => {
+  it('oplens/result: {uri, run}', () => {
+    const { uri, run } = parseResultNotification({ uri: 'file:///ws/m.py', run: minimal() });
+    assert.equal(uri, 'file:///ws/m.py');
+    assert.equal(run.target.qualname, 'f');
+  });
+
+  it('oplens/result errors point inside run', () => {
+    const bad = minimal();
+    delete bad.totals;
+    assert.throws(() => parseResultNotification({ uri: 'file:///x', run: bad }), (e: unknown) => e instanceof RunParseError && e.path === 'params.run.totals');
+  });
+
+  it('oplens.profile response', () => {
+    assert.deepEqual(parseProfileResponse({ run_id: 'r1', uri: 'file:///m.py', qualname: 'f', title: 'CPU 1.0 µs' }), {
+      run_id: 'r1',
+      uri: 'file:///m.py',
+      qualname: 'f',
+      title: 'CPU 1.0 µs',
+    });
+  });
+
+  it('oplens.compare summary, as the case study', () => {
+    const rows = parseCompareSummary({
+      summary: [
+        { variant: 'rmsnorm_naive', run_id: 'a', device_label: 'NEURON', self_device_us: 2355, self_cpu_us: 125, op_calls: 6, speedup: 1 },
+        { variant: 'rmsnorm_fused', run_id: 'b', device_label: 'NEURON', self_device_us: 403, self_cpu_us: 48, op_calls: 1, speedup: 5.84 },
+      ],
+    });
+    assert.equal(rows.length, 2);
+    assert.equal(rows[1]?.speedup, 5.84);
+    assert.throws(() => parseCompareSummary({}), /summary is missing/);
+  });
+});

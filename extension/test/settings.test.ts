@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DEFAULTS, initializationOptions, readSettings, requestOptions, serverArgs } from '../src/core/settings';
+
+function from(values: Record<string, unknown>): ReturnType<typeof readSettings> {
+  return readSettings((key) => values[key]);
+}
+
+describe('readSettings', () => {
+  it('defaults when nothing is set', () => {
+    const { settings, problems } = from({});
+    assert.deepEqual(settings, DEFAULTS);
+    assert.deepEqual(problems, []);
+  });
+
+  it('reads every key of the issue', () => {
+    const { settings, problems } = from({
+      pythonPath: ' /venv/bin/python ',
+      backend: 'neuron',
+      warmup: 5,
+      iterations: 50,
+      timeoutSeconds: 600,
+      hintThreshold: 2.5,
+      heat: 'line',
+      'server.url': 'ws://localhost:8765',
+      'server.tokenFile': '~/.oplens/ws-token',
+      pathMappings: [{ local: '/Users/me/p', host: '/home/ubuntu/p' }],
+      'explorer.uiPort': 4001,
+      'explorer.apiPort': 4002,
+      runsDirectory: '/data/runs',
+    });
+    assert.deepEqual(problems, []);
+    assert.equal(settings.pythonPath, '/venv/bin/python');
+    assert.equal(settings.backend, 'neuron');
+    assert.equal(settings.heat, 'line');
+    assert.deepEqual(settings.server, { url: 'ws://localhost:8765', tokenFile: '~/.oplens/ws-token' });
+    assert.deepEqual(settings.explorer, { uiPort: 4001, apiPort: 4002 });
+    assert.equal(settings.pathMappings.length, 1);
+  });
+
+  it('a bad value falls back to its default with a message naming it', () => {
+    const { settings, problems } = from({ backend: 'tpu', iterations: 0, warmup: 1.5, hintThreshold: 101, 'explorer.uiPort': 70000, pathMappings: 'x' });
+    assert.equal(settings.backend, 'auto');
+    assert.equal(settings.iterations, 20);
+    assert.equal(settings.warmup, 3);
+    assert.equal(settings.hintThreshold, 1);
+    assert.equal(settings.explorer.uiPort, 3001);
+    assert.deepEqual(settings.pathMappings, []);
+    assert.equal(problems.length, 6);
+    assert.ok(problems.some((p) => p.startsWith('oplens.backend should be one of auto, cpu, cuda, neuron')));
+  });
+
+  it('a server URL must be ws:// or wss://', () => {
+    const { settings, problems } = from({ 'server.url': 'http://localhost:8765' });
+    assert.equal(settings.server.url, '');
+    assert.match(problems[0] ?? '', /ws:\/\//);
+  });
+});
+
+describe('what reaches the server', () => {
+  const { settings } = from({ backend: 'cuda', warmup: 1, iterations: 7, timeoutSeconds: 60, hintThreshold: 3, pathMappings: [{ local: '/a', host: '/b' }], runsDirectory: '/r' });
+
+  it('initialization options: the keys the server reads', () => {
+    assert.deepEqual(initializationOptions(settings), {
+      pathMappings: [{ local: '/a', host: '/b' }],
+      hintThreshold: 3,
+      backend: 'cuda',
+      warmup: 1,
+      iterations: 7,
+      timeoutSeconds: 60,
+    });
+  });
+
+  it('per-request options (no restart needed)', () => {
+    assert.deepEqual(requestOptions(settings), { backend: 'cuda', warmup: 1, iters: 7, timeoutSeconds: 60 });
+  });
+
+  it('the server command line', () => {
+    assert.deepEqual(serverArgs(settings), ['-m', 'oplens', 'serve', '--stdio', '--out', '/r']);
+    assert.deepEqual(serverArgs(DEFAULTS), ['-m', 'oplens', 'serve', '--stdio']);
+  });
+});
