@@ -1,0 +1,162 @@
+/**
+ * Compare Functions…: pick two or more functions (of the open Python files), give their shared
+ * arguments once, profile them one after another with identical settings, and show the side-by-side
+ * summary with speed-ups against the first (the baseline), as in the case study.
+ */
+
+import * as vscode from 'vscode';
+import type { SettingsSource } from './config';
+import type { ArgumentMemory } from './core/argMemory';
+import { parseCompareSummary } from './core/parseRun';
+import { enclosingFunction, listFunctions, topLevelFunctionNames, type PyFunction } from './core/pySource';
+import type { RunStore } from './core/runStore';
+import { requestOptions } from './core/settings';
+import { askArguments, type Profiler } from './profiling';
+import type { ResultsPanel } from './resultsPanel';
+import type { OpLensServer } from './server';
+
+interface Candidate {
+  uri: vscode.Uri;
+  file: string;
+  fn: PyFunction;
+  functions: PyFunction[];
+}
+
+interface CandidateItem extends vscode.QuickPickItem {
+  candidate?: Candidate;
+}
+
+export class Comparer {
+  constructor(
+    private readonly server: OpLensServer,
+    private readonly store: RunStore,
+    private readonly memory: ArgumentMemory,
+    private readonly settings: SettingsSource,
+    private readonly panel: ResultsPanel,
+    private readonly profiler: Profiler,
+  ) {}
+
+  /** `baseline`: the function to compare the others with (Compare with… in the panel). */
+  async compareFunctions(baseline?: { uri: string; qualname: string }): Promise<void> {
+    const candidates = await this.candidates(baseline?.uri);
+    if (candidates.length < 2) {
+      void vscode.window.showInformationMessage('OpLens: open a Python file with two or more functions to compare.');
+      return;
+    }
+    const editor = vscode.window.activeTextEditor;
+    const atCursor =
+      baseline ??
+      (editor && editor.document.languageId === 'python'
+        ? (() => {
+            const fn = enclosingFunction(listFunctions(editor.document.getText()), editor.selection.active.line + 1);
+            return fn ? { uri: editor.document.uri.toString(), qualname: fn.qualname } : undefined;
+          })()
+        : undefined);
+    const isFirst = (c: Candidate): boolean => atCursor !== undefined && c.uri.toString() === atCursor.uri && c.fn.qualname === atCursor.qualname;
+
+    const items: CandidateItem[] = [];
+    let lastFile = '';
+    for (const c of [...candidates.filter(isFirst), ...candidates.filter((c) => !isFirst(c))]) {
+      if (c.file !== lastFile) {
+        items.push({ label: c.file, kind: vscode.QuickPickItemKind.Separator });
+        lastFile = c.file;
+      }
+      items.push({
+        label: c.fn.qualname,
+        description: isFirst(c) ? 'baseline' : `line ${c.fn.defLine}`,
+        detail: `(${c.fn.params})`,
+        picked: isFirst(c),
+        candidate: c,
+      });
+    }
+    const picked = await vscode.window.showQuickPick(items, {
+      canPickMany: true,
+      title: 'OpLens: Compare Functions',
+      placeHolder: 'Pick two or more functions; the first one listed is the baseline for the speed-ups',
+      matchOnDetail: true,
+    });
+    const chosen = (picked ?? []).map((i) => i.candidate).filter((c): c is Candidate => c !== undefined);
+    if (!picked) {
+      return;
+    }
+    if (chosen.length < 2) {
+      void vscode.window.showInformationMessage('OpLens: pick two or more functions to compare.');
+      return;
+    }
+
+    // one expression for all: the variants of one computation take the same inputs
+    const first = chosen[0] as Candidate;
+    let args = '';
+    if (chosen.some((c) => c.fn.requiredParams > 0)) {
+      const answer = await askArguments(
+        this.memory,
+        first.file,
+        first.fn.qualname,
+        first.fn,
+        topLevelFunctionNames(first.functions),
+        `OpLens: arguments for ${chosen.map((c) => c.fn.qualname).join(', ')}`,
+      );
+      if (answer === undefined) {
+        return;
+      }
+      args = answer;
+      for (const c of chosen) {
+        await this.memory.remember(c.file, c.fn.qualname, args);
+      }
+    }
+    for (const doc of vscode.workspace.textDocuments) {
+      if (doc.isDirty && chosen.some((c) => c.uri.toString() === doc.uri.toString())) {
+        await doc.save();
+      }
+    }
+
+    const options = requestOptions(this.settings.value);
+    const release = this.server.busy();
+    this.panel.busy(`Comparing ${chosen.length} functions on ${options.backend.toUpperCase()}…`);
+    try {
+      const result = await this.server.execute('oplens.compare', {
+        targets: chosen.map((c) => ({ uri: c.uri.toString(), qualname: c.fn.qualname, args })),
+        ...options,
+      });
+      const rows = parseCompareSummary(result);
+      for (const row of rows) {
+        if (!this.store.has(row.run_id)) {
+          await this.profiler.fetchRun(row.run_id);
+        }
+      }
+      const files: Record<string, string> = {};
+      for (const row of rows) {
+        const entry = this.store.get(row.run_id);
+        files[row.run_id] = entry ? vscode.workspace.asRelativePath(vscode.Uri.parse(entry.uri), false) : '';
+      }
+      this.panel.showCompare({ rows, files, failed: [] });
+    } catch (e) {
+      await this.profiler.reportFailure(e, 'the comparison', options.backend, {
+        editArguments: () => this.compareFunctions(baseline),
+      });
+    } finally {
+      this.panel.busy(null);
+      release();
+    }
+  }
+
+  /** The functions of the open Python files (the baseline's file first). */
+  private async candidates(baselineUri?: string): Promise<Candidate[]> {
+    const docs = vscode.workspace.textDocuments.filter((d) => d.languageId === 'python' && d.uri.scheme === 'file');
+    if (baselineUri && !docs.some((d) => d.uri.toString() === baselineUri)) {
+      docs.unshift(await vscode.workspace.openTextDocument(vscode.Uri.parse(baselineUri)));
+    }
+    const active = vscode.window.activeTextEditor?.document.uri.toString();
+    const firstUri = baselineUri ?? active;
+    docs.sort((a, b) => Number(b.uri.toString() === firstUri) - Number(a.uri.toString() === firstUri));
+    const out: Candidate[] = [];
+    for (const doc of docs) {
+      const functions = listFunctions(doc.getText());
+      const file = vscode.workspace.asRelativePath(doc.uri, false);
+      for (const fn of functions) {
+        out.push({ uri: doc.uri, file, fn, functions });
+      }
+    }
+    return out;
+  }
+}

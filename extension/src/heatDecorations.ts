@@ -1,0 +1,145 @@
+/**
+ * The heat gutter: for every visible Python editor, each profiled line of each fresh run gets a
+ * gutter bar and an overview-ruler mark (and, with `oplens.heat: "line"`, a faint background),
+ * coloured by its share of the function's device time (core/heat.ts). Colours follow the theme
+ * kind and are rebuilt when it changes. Runs whose function changed since they were profiled draw
+ * nothing (the server's lens says "stale").
+ */
+
+import * as vscode from 'vscode';
+import type { SettingsSource } from './config';
+import { gutterSvg, HEAT_LEVELS, heatLines, heatPalette, type ThemeKind } from './core/heat';
+import { listFunctions, placeRun, type PyFunction } from './core/pySource';
+import type { RunStore } from './core/runStore';
+import type { HeatMode } from './core/settings';
+
+function themeKind(kind: vscode.ColorThemeKind): ThemeKind {
+  switch (kind) {
+    case vscode.ColorThemeKind.Light:
+      return 'light';
+    case vscode.ColorThemeKind.HighContrast:
+      return 'highContrast';
+    case vscode.ColorThemeKind.HighContrastLight:
+      return 'highContrastLight';
+    default:
+      return 'dark';
+  }
+}
+
+export class HeatDecorations implements vscode.Disposable {
+  private types: vscode.TextEditorDecorationType[] = [];
+  private mode: HeatMode;
+  private timer: NodeJS.Timeout | undefined;
+  /** Parsed functions per document version: parsing is cheap, but not per keystroke per editor. */
+  private readonly parsed = new Map<string, { version: number; functions: PyFunction[] }>();
+  private readonly subscriptions: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly store: RunStore,
+    settings: SettingsSource,
+  ) {
+    this.mode = settings.value.heat;
+    this.rebuildTypes();
+    this.subscriptions.push(
+      store.onDidChange(() => this.schedule(0)),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.schedule(0)),
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (e.document.languageId === 'python' && this.store.forUri(e.document.uri.toString()).length > 0) {
+          this.schedule(250);
+        }
+      }),
+      vscode.workspace.onDidCloseTextDocument((doc) => this.parsed.delete(doc.uri.toString())),
+      vscode.window.onDidChangeActiveColorTheme(() => {
+        this.rebuildTypes();
+        this.schedule(0);
+      }),
+      settings.onDidChange((s) => {
+        if (s.heat !== this.mode) {
+          this.mode = s.heat;
+          this.rebuildTypes();
+          this.schedule(0);
+        }
+      }),
+    );
+  }
+
+  private rebuildTypes(): void {
+    this.types.forEach((t) => t.dispose());
+    this.types = [];
+    if (this.mode === 'off') {
+      return;
+    }
+    const palette = heatPalette(themeKind(vscode.window.activeColorTheme.kind), HEAT_LEVELS);
+    palette.forEach((colours, i) => {
+      const svg = gutterSvg(colours.gutter, i + 1, HEAT_LEVELS);
+      this.types.push(
+        vscode.window.createTextEditorDecorationType({
+          gutterIconPath: vscode.Uri.parse(`data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`),
+          gutterIconSize: 'contain',
+          overviewRulerColor: colours.ruler,
+          overviewRulerLane: vscode.OverviewRulerLane.Left,
+          isWholeLine: true,
+          ...(this.mode === 'line' ? { backgroundColor: colours.background } : {}),
+        }),
+      );
+    });
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.redraw();
+    }, delayMs);
+  }
+
+  private functionsOf(doc: vscode.TextDocument): PyFunction[] {
+    const key = doc.uri.toString();
+    const cached = this.parsed.get(key);
+    if (cached && cached.version === doc.version) {
+      return cached.functions;
+    }
+    const functions = listFunctions(doc.getText());
+    this.parsed.set(key, { version: doc.version, functions });
+    return functions;
+  }
+
+  /** Redraw every visible editor (only visible ones: a large workspace costs nothing). */
+  redraw(): void {
+    for (const editor of vscode.window.visibleTextEditors) {
+      this.draw(editor);
+    }
+  }
+
+  private draw(editor: vscode.TextEditor): void {
+    const byLevel: vscode.Range[][] = this.types.map(() => []);
+    const doc = editor.document;
+    const runs = doc.languageId === 'python' ? this.store.forUri(doc.uri.toString()) : [];
+    if (runs.length > 0 && this.types.length > 0) {
+      const text = doc.getText();
+      const functions = this.functionsOf(doc);
+      for (const { run } of runs) {
+        const placed = placeRun(text, functions, run.target);
+        if (!placed) {
+          continue; // changed since profiled: no heat rather than heat on the wrong lines
+        }
+        for (const h of heatLines(run, placed.shift, 0.001, this.types.length)) {
+          if (h.line < doc.lineCount) {
+            byLevel[h.level - 1]?.push(doc.lineAt(h.line).range);
+          }
+        }
+      }
+    }
+    this.types.forEach((type, i) => editor.setDecorations(type, byLevel[i] ?? []));
+  }
+
+  dispose(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+    }
+    this.types.forEach((t) => t.dispose());
+    this.subscriptions.forEach((d) => d.dispose());
+  }
+}

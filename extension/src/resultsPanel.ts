@@ -1,0 +1,297 @@
+/**
+ * The **OpLens results** panel: one webview beside the editor showing a run (op table, per-line
+ * bars, insights, artifacts, actions) or a comparison. The page is its own browser bundle
+ * (extension/webview/results.ts); they talk only in the messages of extension/shared/messages.ts.
+ *
+ * The page is not kept alive while hidden: when it comes back it says `ready` and gets the current
+ * view again, so a hidden panel costs no memory for a large run.
+ */
+
+import * as vscode from 'vscode';
+import type { CompareView, FromResultsPanel, RunView, ToResultsPanel } from '../shared/messages';
+import { resolveArtifact } from './core/pathMap';
+import { listFunctions, physicalLines, placeRun } from './core/pySource';
+import type { RunStore, StoredRun } from './core/runStore';
+import type { OpLensServer } from './server';
+import { webviewHtml, webviewOptions } from './webviewHtml';
+
+export const RESULTS_VIEW_TYPE = 'oplens.results';
+
+/** What the panel's buttons do (wired in extension.ts). */
+export interface ResultsActions {
+  openExplorer(runId: string): unknown;
+  openTrace(runId: string): unknown;
+  compareWith(runId: string): unknown;
+  rerun(runId: string): unknown;
+  showRun(runId: string): unknown;
+}
+
+type Showing = { kind: 'run'; runId: string } | { kind: 'compare'; view: CompareView } | undefined;
+
+export class ResultsPanel implements vscode.Disposable {
+  private panel: vscode.WebviewPanel | undefined;
+  private showing: Showing;
+  private busyMessage: string | null = null;
+  private actions: ResultsActions | undefined;
+  private readonly subscriptions: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly store: RunStore,
+    private readonly server: OpLensServer,
+    private readonly log: vscode.LogOutputChannel,
+  ) {
+    this.subscriptions.push(
+      store.onDidChange((change) => {
+        // a newer run of the function on show replaces it
+        if (change.kind !== 'added' || !this.panel || this.showing?.kind !== 'run') {
+          return;
+        }
+        const shown = this.store.get(this.showing.runId);
+        const added = change.entry;
+        if (shown && shown.uri === added.uri && shown.run.target.qualname === added.run.target.qualname && added.run.run_id !== this.showing.runId) {
+          void this.showRun(added.run.run_id, false);
+        }
+      }),
+    );
+  }
+
+  setActions(actions: ResultsActions): void {
+    this.actions = actions;
+  }
+
+  /** The run on show, if the panel shows one. */
+  get currentRunId(): string | undefined {
+    return this.showing?.kind === 'run' ? this.showing.runId : undefined;
+  }
+
+  get visible(): boolean {
+    return this.panel?.visible ?? false;
+  }
+
+  private ensurePanel(reveal: boolean): vscode.WebviewPanel {
+    if (this.panel) {
+      if (reveal) {
+        this.panel.reveal(this.panel.viewColumn ?? vscode.ViewColumn.Beside, true);
+      }
+      return this.panel;
+    }
+    const panel = vscode.window.createWebviewPanel(
+      RESULTS_VIEW_TYPE,
+      'OpLens results',
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      webviewOptions(this.extensionUri),
+    );
+    panel.webview.html = webviewHtml(panel.webview, this.extensionUri, 'results', 'OpLens results');
+    const listening = panel.webview.onDidReceiveMessage((m: FromResultsPanel) => void this.onMessage(m));
+    panel.onDidDispose(() => {
+      listening.dispose();
+      if (this.panel === panel) {
+        this.panel = undefined;
+      }
+    });
+    this.panel = panel;
+    return panel;
+  }
+
+  private post(message: ToResultsPanel): void {
+    void this.panel?.webview.postMessage(message);
+  }
+
+  /** Show run `runId` (it must be in the store); `reveal` brings the panel forward. */
+  async showRun(runId: string, reveal: boolean): Promise<void> {
+    const view = await this.runView(runId);
+    if (!view) {
+      return;
+    }
+    this.showing = { kind: 'run', runId };
+    const panel = this.ensurePanel(reveal);
+    panel.title = `OpLens: ${view.run.target.qualname}`;
+    this.post({ type: 'run', view });
+  }
+
+  showCompare(view: CompareView): void {
+    this.showing = { kind: 'compare', view };
+    const panel = this.ensurePanel(true);
+    panel.title = 'OpLens: comparison';
+    this.post({ type: 'compare', view });
+  }
+
+  /** Show Results: the panel with what it showed last, else the newest run. */
+  async reveal(): Promise<void> {
+    if (!this.showing) {
+      const newest = this.store.newest();
+      if (newest) {
+        await this.showRun(newest.run.run_id, true);
+        return;
+      }
+    }
+    this.ensurePanel(true);
+    await this.resend();
+  }
+
+  /** A profile is running (`message`) or no longer (`null`): a banner on the panel, if open. */
+  busy(message: string | null): void {
+    this.busyMessage = message;
+    this.post({ type: 'busy', message });
+  }
+
+  private async resend(): Promise<void> {
+    if (this.showing?.kind === 'run') {
+      const view = await this.runView(this.showing.runId);
+      if (view) {
+        this.post({ type: 'run', view });
+      }
+    } else if (this.showing?.kind === 'compare') {
+      this.post({ type: 'compare', view: this.showing.view });
+    } else {
+      this.post({ type: 'empty', message: 'Right-click inside a Python function → OpLens: Profile Function. Its results appear here.' });
+    }
+    this.post({ type: 'busy', message: this.busyMessage });
+  }
+
+  private async document(uri: string): Promise<vscode.TextDocument | undefined> {
+    try {
+      return await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Where run lines are now: the shift to add, or undefined when the function changed. */
+  private async placement(entry: StoredRun): Promise<{ doc?: vscode.TextDocument; shift?: number }> {
+    const doc = await this.document(entry.uri);
+    if (!doc) {
+      return {};
+    }
+    const text = doc.getText();
+    return { doc, shift: placeRun(text, listFunctions(text), entry.run.target)?.shift };
+  }
+
+  private async runView(runId: string): Promise<RunView | undefined> {
+    const entry = this.store.get(runId);
+    if (!entry) {
+      this.log.warn(`results panel: run ${runId} is not loaded`);
+      return undefined;
+    }
+    const { run } = entry;
+    const { doc, shift } = await this.placement(entry);
+    const source: Record<number, string> = {};
+    if (doc) {
+      const lines = physicalLines(doc.getText());
+      for (const stat of run.lines) {
+        const text = lines[stat.line + (shift ?? 0) - 1];
+        if (text !== undefined) {
+          source[stat.line] = text;
+        }
+      }
+    }
+    return {
+      run,
+      uri: entry.uri,
+      fileLabel: vscode.workspace.asRelativePath(vscode.Uri.parse(entry.uri), false),
+      source,
+      stale: shift === undefined,
+      actions: {
+        explorer: run.backend.name === 'neuron' && run.artifacts.device_profile_dir !== '',
+        trace: run.artifacts.trace_json !== '',
+      },
+    };
+  }
+
+  private async onMessage(m: FromResultsPanel): Promise<void> {
+    switch (m.type) {
+      case 'ready':
+        await this.resend();
+        return;
+      case 'revealLine':
+        await this.revealLine(m.runId, m.line);
+        return;
+      case 'showRun':
+        await this.actions?.showRun(m.runId);
+        return;
+      case 'openExplorer':
+        await this.actions?.openExplorer(m.runId);
+        return;
+      case 'openTrace':
+        await this.actions?.openTrace(m.runId);
+        return;
+      case 'compareWith':
+        await this.actions?.compareWith(m.runId);
+        return;
+      case 'rerun':
+        await this.actions?.rerun(m.runId);
+        return;
+      case 'openArtifact':
+        await this.openArtifact(m.runId, m.path);
+        return;
+    }
+  }
+
+  /** Jump to profiled line `line` of the run's function, where it is now. */
+  async revealLine(runId: string, line: number): Promise<void> {
+    const entry = this.store.get(runId);
+    if (!entry) {
+      return;
+    }
+    const { doc, shift } = await this.placement(entry);
+    if (!doc) {
+      void vscode.window.showWarningMessage(`OpLens: cannot open ${entry.uri}`);
+      return;
+    }
+    if (shift === undefined) {
+      vscode.window.setStatusBarMessage(`OpLens: ${entry.run.target.qualname} changed since it was profiled; the line may have moved`, 6000);
+    }
+    const n = Math.max(0, Math.min(line + (shift ?? 0) - 1, doc.lineCount - 1));
+    const range = doc.lineAt(n).range;
+    const existing = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === doc.uri.toString());
+    const editor = await vscode.window.showTextDocument(doc, {
+      viewColumn: existing?.viewColumn ?? vscode.ViewColumn.One,
+      selection: new vscode.Range(range.start, range.start),
+      preserveFocus: false,
+    });
+    editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  }
+
+  private async openArtifact(runId: string, artifact: string): Promise<void> {
+    const entry = this.store.get(runId);
+    if (!entry) {
+      return;
+    }
+    const hostPath = resolveArtifact(entry.run.run_dir, artifact);
+    const local = this.server.pathMap.toLocal(hostPath);
+    const uri = vscode.Uri.file(local);
+    let stat: vscode.FileStat;
+    try {
+      stat = await vscode.workspace.fs.stat(uri);
+    } catch {
+      const choice = await vscode.window.showWarningMessage(
+        `OpLens: ${local} is not on this machine${hostPath !== local ? ` (host path ${hostPath})` : ''}. Add a path mapping (oplens.pathMappings) or open it on the host.`,
+        'Copy Path',
+      );
+      if (choice) {
+        await vscode.env.clipboard.writeText(hostPath);
+      }
+      return;
+    }
+    if (stat.type & vscode.FileType.Directory) {
+      const inWorkspace = vscode.workspace.getWorkspaceFolder(uri) !== undefined;
+      await vscode.commands.executeCommand(inWorkspace ? 'revealInExplorer' : 'revealFileInOS', uri);
+      return;
+    }
+    if (artifact === entry.run.artifacts.trace_json) {
+      await this.actions?.openTrace(runId);
+      return;
+    }
+    if (/\.(neff|ntff|pb)$/.test(local)) {
+      await vscode.commands.executeCommand('revealInExplorer', uri);
+      return;
+    }
+    await vscode.window.showTextDocument(uri, { preview: true, viewColumn: vscode.ViewColumn.One });
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+    this.subscriptions.forEach((d) => d.dispose());
+  }
+}

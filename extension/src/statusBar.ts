@@ -1,0 +1,75 @@
+/**
+ * The status-bar item: the backend (`NEURON`, `CUDA`, `CPU`, or what `auto` chose last) and the
+ * server's state; a click opens the OpLens actions.
+ */
+
+import * as vscode from 'vscode';
+import type { SettingsSource } from './config';
+import type { RunStore } from './core/runStore';
+import { statusView } from './core/status';
+import type { OpLensServer } from './server';
+
+export const STATUS_MENU_COMMAND = 'oplens.statusMenu';
+
+export class StatusBar implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem('oplens.status', vscode.StatusBarAlignment.Left, 50);
+  private readonly subscriptions: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly server: OpLensServer,
+    private readonly settings: SettingsSource,
+    private readonly store: RunStore,
+  ) {
+    this.item.name = 'OpLens';
+    this.item.command = STATUS_MENU_COMMAND;
+    this.subscriptions.push(
+      server.onDidChangeState(() => this.update()),
+      settings.onDidChange(() => this.update()),
+      store.onDidChange(() => this.update()),
+      vscode.window.onDidChangeActiveTextEditor(() => this.update()),
+    );
+    this.update();
+  }
+
+  update(): void {
+    const connection = this.server.connection;
+    const view = statusView({
+      state: this.server.state,
+      backend: this.settings.value.backend,
+      lastDevice: this.store.newest()?.run.backend.device_label,
+      connection: this.server.describeConnection(),
+      interpreter: connection?.kind === 'stdio' ? `${connection.interpreter.command} (${connection.interpreter.origin})` : undefined,
+    });
+    this.item.text = view.text;
+    this.item.tooltip = view.tooltip;
+    this.item.backgroundColor = view.error ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+    const python = vscode.window.activeTextEditor?.document.languageId === 'python';
+    if (python || view.error || this.server.state === 'busy') {
+      this.item.show();
+    } else {
+      this.item.hide();
+    }
+  }
+
+  dispose(): void {
+    this.item.dispose();
+    this.subscriptions.forEach((d) => d.dispose());
+  }
+}
+
+/** The actions a click on the status item offers. */
+export async function statusMenu(): Promise<void> {
+  const items: (vscode.QuickPickItem & { command: string; args?: unknown[] })[] = [
+    { label: '$(flame) Profile Function', command: 'oplens.profileFunction' },
+    { label: '$(preview) Show Results', command: 'oplens.showResults' },
+    { label: '$(git-compare) Compare Functions…', command: 'oplens.compareFunctions' },
+    { label: '$(chip) Change Backend…', command: 'workbench.action.openSettings', args: ['oplens.backend'] },
+    { label: '$(clear-all) Clear Annotations', command: 'oplens.clearAnnotations' },
+    { label: '$(debug-restart) Restart Server', command: 'oplens.restartServer' },
+    { label: '$(output) Show Output', command: 'oplens.showOutput' },
+  ];
+  const picked = await vscode.window.showQuickPick(items, { placeHolder: 'OpLens' });
+  if (picked) {
+    await vscode.commands.executeCommand(picked.command, ...(picked.args ?? []));
+  }
+}
