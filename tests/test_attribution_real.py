@@ -126,3 +126,14 @@ def test_loop_lines_accumulate(models: types.ModuleType) -> None:
     assert_invariant(result, prof, 4)
     add_line = {s.line: s for s in result.lines}[fn.__code__.co_firstlineno + 2]
     assert add_line.op_calls == 3
+
+
+def test_fallback_range_for_torch_without_the_fast_one(rmsnorm: types.ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    from oplens.engine import linemarks
+
+    monkeypatch.setattr(linemarks, "Range", linemarks._SlowRange)
+    x, w = rmsnorm.make_inputs(2, 32, 64)
+    fn = rmsnorm.rmsnorm_naive
+    result, prof = profile_lines(rmsnorm, fn, fn.__code__, (x, w))
+    assert_invariant(result, prof, 4)
+    assert result.totals.op_calls == 6
