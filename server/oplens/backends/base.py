@@ -26,6 +26,8 @@ class Backend:
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         self.options = dict(options or {})
         self.note = ""
+        self.warnings: list[str] = []  # traps met while configuring (shown with the result)
+        self.details: dict[str, Any] = {}  # vendor configuration actually used
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
@@ -66,6 +68,8 @@ class Backend:
             torch_version=torch.__version__,
             device_name=self.device_name(),
             note=self.note,
+            details=dict(self.details),
+            warnings=list(self.warnings),
         )
 
     def device_name(self) -> str:

@@ -1,12 +1,18 @@
 """The Neuron backend (AWS Trainium, TorchNeuron): Self NEURON per op through PrivateUse1.
 
-Follows the documented API (DESIGN.md, "Facts about the Neuron side"):
-`NeuronConfig` passed to `torch.profiler.profile(experimental_config=...)`, activities CPU +
-PrivateUse1, `on_trace_ready=NeuronProfiler(config).export_trace`, `torch.neuron.synchronize()`.
+Follows the documented API (DESIGN.md, "Facts about the Neuron side"), line for line:
+
+    config = NeuronConfig(modes=[ProfileMode.DEVICE, ProfileMode.RUNTIME], profile_output_dir=...)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1],
+                 experimental_config=config, on_trace_ready=NeuronProfiler(config).export_trace):
+        ...; torch.neuron.synchronize()
+
+The device profile lands in the run's directory (`neuron_profile/`), so it is kept with the run.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import inspect
 import re
 from pathlib import Path
@@ -16,14 +22,27 @@ import torch
 from torch.profiler import ProfilerActivity
 
 from oplens.backends.base import Backend
+from oplens.engine.errors import bad_input
+from oplens.engine.neuron_options import DEFAULT_MODES
 from oplens.engine.records import Artifacts, NeffNtffPair
 
-INSTALL_HINT = (
-    "install TorchNeuron from the Neuron pip repository "
-    "(pip install torch-neuronx --extra-index-url https://pip.repos.neuron.amazonaws.com; "
-    "the PyPI package of that name is a stub) on a Trn2/Trn3 host"
-)
-DEFAULT_MODES = ("DEVICE", "RUNTIME")
+PROFILE_DIR = "neuron_profile"  # NeuronConfig.profile_output_dir, inside the run directory
+NEURON_PIP = "https://pip.repos.neuron.amazonaws.com"
+SETUP_GUIDE = "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/setup/pytorch/index.html"
+SYSTEM_TRACES = ("trace_info.pb", "ntrace.pb", "cpu_util.pb", "host_mem.pb")
+_NTFF = re.compile(r"^(\d+)_")  # <hash>_instid_0_vnc_0.ntff
+_NEFF = re.compile(r"(\d+)")  # neff_<hash>.neff
+
+
+def install_hint() -> str:
+    """Where TorchNeuron comes from: the Neuron pip repository, for this torch's version."""
+    version = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+    return (
+        f"TorchNeuron (torch-neuronx for PyTorch 2.13/2.14) comes from the Neuron pip repository, not PyPI (the PyPI "
+        f"package of that name is a stub): on a Trn2/Trn3 host run "
+        f"pip install 'torch-neuronx=={version}.*' --extra-index-url {NEURON_PIP} "
+        f"(or use the Neuron Deep Learning AMI, where it is installed); guide: {SETUP_GUIDE}"
+    )
 
 
 class NeuronBackend(Backend):
@@ -34,16 +53,25 @@ class NeuronBackend(Backend):
     @classmethod
     def unavailable_reason(cls) -> str | None:
         try:
-            import torch_neuronx  # noqa: F401
+            import torch_neuronx  # noqa: F401  (registers the "neuron" device with torch)
             from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode  # noqa: F401
-        except Exception as e:  # ImportError, or the PyPI stub raising on import
-            return f"torch_neuronx does not import ({type(e).__name__}: {e}); {INSTALL_HINT}"
+        except ModuleNotFoundError as e:
+            if e.name and e.name.split(".")[0] != "torch_neuronx":
+                return f"torch_neuronx needs {e.name!r}, which is missing ({e}); {install_hint()}"
+            if e.name == "torch_neuronx.profiling":
+                return "this torch_neuronx has no torch_neuronx.profiling (too old for native profiling); " + install_hint()
+            return f"torch_neuronx is not installed; {install_hint()}"
+        except Exception as e:  # the PyPI stub raises ImportError on import; a broken install raises anything
+            return f"torch_neuronx {_installed_version()}does not import ({type(e).__name__}: {e}); {install_hint()}"
         neuron = getattr(torch, "neuron", None)
         if neuron is None:
-            return "torch_neuronx imported but registered no torch.neuron device module"
+            return "torch_neuronx imported but registered no torch.neuron device module (is it TorchNeuron 2.13+?)"
         try:
             if hasattr(neuron, "is_available") and not neuron.is_available():
-                return "torch_neuronx imported but sees no NeuronCore (is this a Trn2/Trn3 host?)"
+                return (
+                    "torch_neuronx imported but sees no NeuronCore "
+                    "(is this a Trn2/Trn3 host? is another process holding the cores?)"
+                )
         except Exception as e:
             return f"torch.neuron.is_available() failed: {e}"
         return None
@@ -55,26 +83,44 @@ class NeuronBackend(Backend):
         return [ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]
 
     def synchronize(self) -> None:
-        torch.neuron.synchronize()  # type: ignore[attr-defined]
+        torch.neuron.synchronize()  # type: ignore[attr-defined]  # execution is asynchronous
 
     def neuron_config(self, run_dir: Path) -> Any:
         from torch_neuronx.profiling import NeuronConfig, ProfileMode
 
-        modes = [getattr(ProfileMode, m) for m in self.options.get("modes", DEFAULT_MODES)]
+        names = list(self.options.get("modes") or DEFAULT_MODES)
+        missing = [m for m in names if not hasattr(ProfileMode, m)]
+        if missing:
+            known = [m for m in ("DEVICE", "RUNTIME", "CPU_UTIL", "HOST_MEMORY") if hasattr(ProfileMode, m)]
+            raise bad_input(f"this torch_neuronx has no ProfileMode.{missing[0]}", f"choose from {', '.join(known)}")
         kwargs: dict[str, Any] = {
-            "modes": modes,
-            "profile_output_dir": str(run_dir / "neuron_profile"),
+            "modes": [getattr(ProfileMode, m) for m in names],
+            "profile_output_dir": str(run_dir / PROFILE_DIR),
         }
         for key in ("capture_enabled_for_nc", "max_events_per_nc", "neff_cache_dir"):
-            if self.options.get(key) is not None:
+            if self.options.get(key) is None:
+                continue
+            if _accepts(NeuronConfig, key) is not False:  # documented arguments: pass unless clearly refused
                 kwargs[key] = self.options[key]
-        if _accepts(NeuronConfig, "correlate_device_time"):
-            kwargs["correlate_device_time"] = True
-        else:
-            self.note = (
-                "this torch_neuronx's NeuronConfig has no correlate_device_time: "
-                "device time per op comes only from the device trace"
-            )
+            else:
+                self.warnings.append(f"this torch_neuronx's NeuronConfig takes no {key}: the option was ignored")
+        self.details["neuron_config"] = {**kwargs, "modes": names, "profile_output_dir": PROFILE_DIR}  # run-relative
+        # correlate_device_time (device time propagated into key_averages) is newer than the rest:
+        # pass it where this version takes it, else say where device time comes from instead.
+        accepts = _accepts(NeuronConfig, "correlate_device_time")
+        if accepts is not False:
+            try:
+                config = NeuronConfig(**kwargs, correlate_device_time=True)
+                self.details["neuron_config"]["correlate_device_time"] = True
+                return config
+            except TypeError:
+                if accepts:
+                    raise
+        self.warnings.append(
+            "this torch_neuronx's NeuronConfig has no correlate_device_time: device time per op comes only "
+            "from the device trace (ops without linked device events show 0; the NTFFs in Neuron Explorer "
+            "hold the full device timeline)"
+        )
         return NeuronConfig(**kwargs)
 
     def profiler_options(self, run_dir: Path) -> dict[str, Any]:
@@ -84,47 +130,79 @@ class NeuronBackend(Backend):
         return {"experimental_config": config, "on_trace_ready": NeuronProfiler(config).export_trace}
 
     def writes_own_trace(self) -> bool:
-        return True
+        return True  # NeuronProfiler.export_trace writes trace.json into the profile directory
 
     def artifacts(self, run_dir: Path) -> Artifacts:
-        return find_artifacts(run_dir / "neuron_profile")
+        return find_artifacts(run_dir, PROFILE_DIR)
+
+    def device_name(self) -> str:
+        count = getattr(torch.neuron, "device_count", None)  # type: ignore[attr-defined]
+        try:
+            return f"NeuronCore ({count()} visible)" if callable(count) else "NeuronCore"
+        except Exception:
+            return "NeuronCore"
 
 
-def _accepts(cls: Any, name: str) -> bool:
+def _installed_version() -> str:
+    try:
+        return importlib.metadata.version("torch-neuronx") + " "
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def _accepts(cls: Any, name: str) -> bool | None:
+    """Whether `cls(name=...)` is accepted; None where there is no signature to read (a C++ class)."""
     try:
         params = inspect.signature(cls).parameters
     except (TypeError, ValueError):
-        return False
+        return None
     return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
-def find_artifacts(out_dir: Path) -> Artifacts:
-    """The newest `<instance>_pid_<pid>/<timestamp>/` profile directory and its NEFF/NTFF pairs."""
+def find_artifacts(run_dir: Path, out_name: str = PROFILE_DIR) -> Artifacts:
+    """The profile under `run_dir/out_name`: its `<instance>_pid_<pid>/<timestamp>/` directory,
+    the system traces, the framework trace and the NEFF/NTFF pairs; paths relative to `run_dir`."""
+    out_dir = run_dir / out_name
     if not out_dir.is_dir():
         return Artifacts()
-    candidates = [p for p in out_dir.glob("*_pid_*/*") if p.is_dir()]
-    profile_dir = max(candidates, key=lambda p: p.stat().st_mtime) if candidates else out_dir
-    files = sorted(str(p.relative_to(out_dir)) for p in out_dir.rglob("*") if p.is_file())
-    trace = next((p for p in profile_dir.rglob("trace.json")), None)
+    files = sorted(p for p in out_dir.rglob("*") if p.is_file())
+    # The newest <instance>_pid_<pid>/<timestamp>/ (or <instance>_pid_<pid>/ where no timestamp level exists).
+    stamped = [p for p in out_dir.glob("*_pid_*/*") if p.is_dir()] or [p for p in out_dir.glob("*_pid_*") if p.is_dir()]
+    profile_dir = max(stamped, key=lambda p: p.stat().st_mtime) if stamped else out_dir
+    trace = next((p for p in files if p.name == "trace.json" and profile_dir in p.parents), None)
+    trace = trace or next((p for p in files if p.name == "trace.json"), None)
+
+    def rel(p: Path) -> str:
+        return str(p.relative_to(run_dir))
+
     return Artifacts(
-        trace_json=str(trace) if trace else "",
-        device_profile_dir=str(profile_dir),
-        neff_ntff_pairs=pair_neff_ntff(out_dir),
-        files=files,
+        trace_json=rel(trace) if trace else "",
+        device_profile_dir=rel(profile_dir),
+        neff_ntff_pairs=pair_neff_ntff(files, run_dir),
+        files=[rel(p) for p in files],
+        profile_output_dir=out_name,
+        system_trace_files=[rel(p) for p in files if p.name in SYSTEM_TRACES],
     )
 
 
-def pair_neff_ntff(root: Path) -> list[NeffNtffPair]:
-    """Pair `neff_<hash>.neff` with `<hash>_instid_0_vnc_0.ntff` by their shared numeric hash."""
+def pair_neff_ntff(files: list[Path], run_dir: Path) -> list[NeffNtffPair]:
+    """Pair `neff_<hash>.neff` with `<hash>_instid_0_vnc_0.ntff` (one NTFF per NeuronCore) by their hash."""
     neffs: dict[str, Path] = {}
-    for p in root.rglob("*.neff"):
-        m = re.search(r"(\d+)", p.stem)
+    for p in files:
+        m = _NEFF.search(p.stem) if p.suffix == ".neff" else None
         if m:
-            neffs[m.group(1)] = p
+            neffs.setdefault(m.group(1), p)
     pairs = []
-    for p in sorted(root.rglob("*.ntff")):
-        m = re.match(r"(\d+)_", p.name)
+    for p in files:
+        m = _NTFF.match(p.name) if p.suffix == ".ntff" else None
         if m and m.group(1) in neffs:
-            pairs.append(NeffNtffPair(hash=m.group(1), neff=str(neffs[m.group(1)]), ntff=str(p)))
+            neff = neffs[m.group(1)]
+            pairs.append(
+                NeffNtffPair(
+                    hash=m.group(1),
+                    neff=str(neff.relative_to(run_dir)),
+                    ntff=str(p.relative_to(run_dir)),
+                    ntff_bytes=p.stat().st_size,
+                )
+            )
     return pairs
-

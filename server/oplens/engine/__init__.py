@@ -6,13 +6,14 @@ send it the job, and store what comes back as a run directory. `cli` and `lsp` c
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from oplens.engine import runs
+from oplens.engine import neuron_checks, neuron_options, runs
 from oplens.engine.errors import OpLensError, bad_input
 from oplens.engine.jobs import ProgressFn, Worker, run_job
 from oplens.engine.records import Run
@@ -38,6 +39,7 @@ class ProfileRequest:
 
 
 def validate(req: ProfileRequest) -> None:
+    """Check the request (and normalise its Neuron options) before any work is spent."""
     if req.backend not in BACKENDS:
         raise bad_input(f"unknown backend {req.backend!r}", f"choose one of: {', '.join(BACKENDS)}")
     if req.warmup < 0:
@@ -46,6 +48,7 @@ def validate(req: ProfileRequest) -> None:
         raise bad_input(f"--iters must be 1 or more (got {req.iters})")
     if req.timeout_s <= 0:
         raise bad_input(f"--timeout must be positive (got {req.timeout_s:g})")
+    req.backend_options = neuron_options.normalize(req.backend_options, req.workspace)
 
 
 def profile(
@@ -84,6 +87,7 @@ def profile(
     try:
         data = run_job(worker, job, req.timeout_s, progress, cancel)
     except OpLensError as e:
+        neuron_checks.explain_failure(e, req.backend, req.backend_options)
         runs.discard(staged)
         kept = runs.keep_failed_log(root, run_id, worker.log)
         if kept is not None:
@@ -91,11 +95,21 @@ def profile(
         raise
     _keep_log(worker, staged)
     run = Run.from_dict(data)
+    run.backend.warnings += neuron_checks.run_warnings(
+        run, req.backend_options, staged, _read(staged / "worker.log"), os.environ
+    )
     run.run_id = run_id
     run.created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     run.artifacts.worker_log = "worker.log"
     runs.commit(root, staged, run)
     return run
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _keep_log(worker: Worker, staged: Path) -> None:

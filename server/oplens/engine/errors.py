@@ -18,6 +18,7 @@ EXIT_CODES = {
     "crash": 4,  # the worker died: segfault, os._exit, OOM kill
     "cancelled": 4,
     "backend_unavailable": 5,
+    "tool_failed": 4,  # an external tool OpLens runs (neuron-explorer) failed
 }
 
 

@@ -22,9 +22,11 @@ def from_profiler(prof: Any, legacy_privateuse1: bool = False) -> list[RawEvent]
     for k in results.events():
         on_device = k.device_type() != cpu
         start = k.start_ns()
+        is_async = k.is_async() or k.start_thread_id() != k.end_thread_id()
         legacy = 0
-        if legacy_privateuse1 and not on_device:
-            legacy = int(k.privateuse1_elapsed_us() * 1000)
+        if legacy_privateuse1 and not on_device and not is_async:
+            # -1 where the op has no device time of its own: count only positive times, as key_averages does
+            legacy = max(0, int(k.privateuse1_elapsed_us() * 1000))
         append(
             RawEvent(
                 name=k.name(),
@@ -34,7 +36,7 @@ def from_profiler(prof: Any, legacy_privateuse1: bool = False) -> list[RawEvent]
                 correlation_id=k.correlation_id(),
                 linked_correlation_id=k.linked_correlation_id(),
                 on_device=on_device,
-                is_async=k.is_async() or k.start_thread_id() != k.end_thread_id(),
+                is_async=is_async,
                 legacy_device_ns=legacy,
                 shapes=k.shapes(),
                 dtypes=k.dtypes(),

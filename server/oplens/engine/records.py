@@ -99,7 +99,9 @@ class BackendInfo:
     device_name: str = ""
     requested: str = ""  # what the user asked for (e.g. "auto")
     note: str = ""  # why auto chose this backend, or what a fallback means
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)  # e.g. the NeuronConfig used
+    # Traps met in this run, each naming the fix (dropped events, empty NTFFs, too little warm-up, ...)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -140,18 +142,25 @@ class Insight:
 
 @dataclass
 class NeffNtffPair:
+    """A compiled graph (NEFF) and its device trace (NTFF), paired by the hash in both names."""
+
     hash: str
-    neff: str
+    neff: str  # paths relative to the run directory
     ntff: str
+    ntff_bytes: int = 0  # 0: an empty trace (a NeuronCore that ran nothing)
 
 
 @dataclass
 class Artifacts:
+    """What a run leaves besides result.json; paths are relative to the run directory."""
+
     trace_json: str = ""
-    device_profile_dir: str = ""
+    device_profile_dir: str = ""  # Neuron: <out>/<instance>_pid_<pid>/<timestamp>
     neff_ntff_pairs: list[NeffNtffPair] = field(default_factory=list)
     worker_log: str = ""
     files: list[str] = field(default_factory=list)  # other backend files (system traces, ...)
+    profile_output_dir: str = ""  # Neuron: NeuronConfig's profile_output_dir (what Explorer ingests)
+    system_trace_files: list[str] = field(default_factory=list)  # Neuron: trace_info.pb, ntrace.pb, ...
 
 
 @dataclass

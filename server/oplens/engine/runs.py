@@ -102,3 +102,30 @@ def list_runs(root: Path) -> list[Path]:
     if not root.is_dir():
         return []
     return sorted(p for p in root.iterdir() if p.is_dir() and (p / RESULT).is_file())
+
+
+def find(root: Path, spec: str) -> Run:
+    """A stored run by directory path, run id, unique id prefix, or `latest`; its `run_dir` is where it is now."""
+    path = Path(spec).expanduser()
+    if (path / RESULT).is_file():
+        run_dir = path
+    else:
+        done = list_runs(root)
+        if spec == "latest":
+            matches = done[-1:]
+        else:
+            matches = [p for p in done if p.name == spec] or [p for p in done if p.name.startswith(spec)]
+        if len(matches) != 1:
+            recent = ", ".join(p.name for p in done[-3:]) or "none yet"
+            what = "matches several runs" if matches else "is neither a run directory nor a run id"
+            raise bad_input(
+                f"{spec!r} {what} in {root}",
+                f"give a run id or its directory (recent runs: {recent}), or `latest`; --out DIR for another runs directory",
+            )
+        run_dir = matches[0]
+    try:
+        run = load(run_dir)
+    except (OSError, ValueError) as e:
+        raise bad_input(f"cannot read {run_dir / RESULT}: {e}") from None
+    run.run_dir = str(run_dir.resolve())
+    return run

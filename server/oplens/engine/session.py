@@ -98,7 +98,7 @@ def run(job: Job, progress: Progress) -> Run:
     found = insights.find_insights(result, backend.device_label, backend.device().type != "cpu", job.iters)
     clock.lap("processing_ms")
     artifacts = backend.artifacts(stage)
-    if not backend.writes_own_trace():
+    if not backend.writes_own_trace() or not artifacts.trace_json:  # the vendor's export may write none
         prof.export_chrome_trace(str(stage / "trace.json"))
         artifacts.trace_json = "trace.json"
     clock.lap("export_ms")

@@ -1,0 +1,457 @@
+"""Open a run's Neuron profile in Neuron Explorer, reached from the user's machine through SSH.
+
+`neuron-explorer` (package aws-neuronx-tools, in /opt/aws/neuron/bin) serves a UI (port 3001)
+and the API the UI calls (3002); both must be forwarded or the page loads empty. OpLens:
+
+1. picks what to ingest: the profile directory where it holds a system trace (`trace_info.pb`),
+   else a device-only profile by its NEFF/NTFF pair (Explorer cannot ingest that as a directory);
+2. makes sure a viewer serves on the ports: one already there is reused, else OpLens starts
+   `neuron-explorer view` detached and leaves it running for later runs;
+3. ingests with `view ... --ingest-only --display-name <run id> --framework-source-root <workspace>`;
+4. returns the profile URL and the tunnel command (`ExplorerLink`).
+
+Parent side, no torch: the CLI (`oplens explorer RUN`) and the language server call
+`open_in_explorer`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from oplens.engine import runs
+from oplens.engine.errors import OpLensError, bad_input
+from oplens.engine.neuron_checks import log_warnings
+from oplens.engine.records import NeffNtffPair, Run
+
+TOOL = "neuron-explorer"
+NEURON_BIN = Path("/opt/aws/neuron/bin")
+DEFAULT_UI_PORT = 3001
+DEFAULT_API_PORT = 3002
+START_TIMEOUT_S = 60.0
+INGEST_TIMEOUT_S = 1800.0  # large profiles take minutes to process
+INSTALL_TOOLS = (
+    "install the Neuron tools (package aws-neuronx-tools: sudo apt install aws-neuronx-tools, or dnf on Amazon "
+    "Linux; the Neuron DLAMI has them) and put /opt/aws/neuron/bin on PATH"
+)
+SYSTEM_PROFILE = ("trace_info.pb", "ntrace.pb")  # what a directory ingest needs
+_STARTED: list[subprocess.Popen[bytes]] = []  # viewers this process started (polled, so none stays a zombie)
+_LOCK = threading.Lock()  # one viewer start and one state write at a time (the language server has threads)
+
+
+@dataclass
+class ExplorerLink:
+    """Where a run's profile opens, and how to reach it from the user's machine."""
+
+    run_id: str
+    display_name: str
+    url: str  # http://localhost:<ui>/profile/<display name>, through the tunnel
+    tunnel: str  # ssh -L <ui>:localhost:<ui> -L <api>:localhost:<api> <host>
+    host: str
+    ui_port: int
+    api_port: int
+    profile: str  # what was ingested: "profile directory <path>" or "NEFF/NTFF pair <hash>"
+    ingest_command: list[str] = field(default_factory=list)  # empty when it was ingested before
+    viewer: str = ""  # "started" | "already serving"
+    viewer_pid: int = 0  # the viewer OpLens started (0: it was already serving)
+    viewer_log: str = ""
+    messages: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def open_in_explorer(
+    run: Run,
+    workspace: Path,
+    ui_port: int = DEFAULT_UI_PORT,
+    api_port: int = DEFAULT_API_PORT,
+    pair: str | None = None,
+    reingest: bool = False,
+    ingest_timeout_s: float = INGEST_TIMEOUT_S,
+    start_timeout_s: float = START_TIMEOUT_S,
+) -> ExplorerLink:
+    """Ingest `run`'s Neuron profile into Neuron Explorer (starting the viewer if none serves) and
+    return its URL and tunnel command. `pair` picks one NEFF/NTFF pair by hash (prefix).
+
+    Raises `OpLensError`: bad_input (no device profile in the run, ports taken by another program),
+    backend_unavailable (no neuron-explorer), tool_failed or timeout (the tool itself failed)."""
+    _check_ports(ui_port, api_port)
+    run_dir = Path(run.run_dir)
+    run_id = run.run_id or run_dir.name
+    what = ingest_target(run, run_dir, pair)
+    display_name = f"{run_id}-{what.pair}" if pair else run_id  # one Explorer profile per chosen pair
+    tool = find_tool()
+    state = runs_state(run_dir.parent)
+    link = ExplorerLink(
+        run_id=run_id,
+        display_name=display_name,
+        url=f"http://localhost:{ui_port}/profile/{quote(display_name, safe='')}",
+        tunnel=tunnel_command(ui_port, api_port),
+        host=socket.gethostname(),
+        ui_port=ui_port,
+        api_port=api_port,
+        profile=what.profile,
+        messages=list(what.messages),
+    )
+    with _LOCK:
+        link.messages += ensure_viewer(link, tool, state.parent, start_timeout_s)
+    key = f"{ui_port}:{display_name}"
+    ingested = _load_json(state)
+    if key in ingested and not reingest:
+        link.messages.append(f"already ingested on {ingested[key]}; --reingest to process it again")
+        return link
+    link.ingest_command = [
+        str(tool), "view", *what.args, "--ingest-only", "--display-name", display_name,
+        "--framework-source-root", str(workspace.resolve()),
+    ]  # fmt: skip
+    output = _ingest(link.ingest_command, run_dir, what.profile, ingest_timeout_s)
+    link.messages += log_warnings(output, {})
+    printed = re.search(r"https?://\S+/profile/\S+", output)
+    if printed and printed.group(0).rstrip(".") != link.url:
+        link.messages.append(f"neuron-explorer printed {printed.group(0)}")
+    with _LOCK:
+        ingested = _load_json(state)
+        ingested[key] = time.strftime("%Y-%m-%d %H:%M:%S")
+        state.parent.mkdir(parents=True, exist_ok=True)
+        runs.write_json_atomic(state, ingested)
+    return link
+
+
+def tunnel_command(ui_port: int, api_port: int, host: str | None = None) -> str:
+    return f"ssh -L {ui_port}:localhost:{ui_port} -L {api_port}:localhost:{api_port} {host or socket.gethostname()}"
+
+
+def runs_state(runs_root: Path) -> Path:
+    """Which display names were ingested on which port (so a second open does not re-process)."""
+    return runs_root / ".explorer" / "ingested.json"
+
+
+def find_tool() -> Path:
+    found = shutil.which(TOOL)
+    if found:
+        return Path(found)
+    candidate = NEURON_BIN / TOOL
+    if candidate.is_file() and os.access(candidate, os.X_OK):
+        return candidate
+    raise OpLensError(
+        "backend_unavailable",
+        f"{TOOL} is not installed here (not on PATH, not in {NEURON_BIN})",
+        f"{INSTALL_TOOLS}; the run's profile stays in its run directory and can be opened later",
+    )
+
+
+# ---------------------------------------------------------------------------- what to ingest
+
+
+@dataclass
+class IngestTarget:
+    args: list[str]  # `-d DIR`, or `-n NEFF -s NTFF`
+    profile: str  # in words, for messages
+    pair: str = ""  # the pair's hash, for a device-only profile
+    messages: list[str] = field(default_factory=list)
+
+
+def ingest_target(run: Run, run_dir: Path, pair: str | None) -> IngestTarget:
+    """What to ingest: the profile directory where it holds a system trace, else one NEFF/NTFF pair."""
+    art = run.artifacts
+    pairs = art.neff_ntff_pairs
+    if not art.profile_output_dir and not pairs:
+        raise bad_input(
+            f"run {run.run_id or run_dir.name} has no Neuron profile (it ran on the {run.backend.name} backend)",
+            "Neuron Explorer shows Trainium profiles: profile with --backend neuron on a Trn2/Trn3 host",
+        )
+    if not run_dir.is_dir():
+        raise bad_input(f"the run directory {run_dir} is gone", "profile again, or give the run's new directory")
+    if pair is not None:
+        chosen = [p for p in pairs if p.hash.startswith(pair)]
+        if len(chosen) != 1:
+            hashes = ", ".join(p.hash for p in pairs) or "none"
+            raise bad_input(f"--pair {pair!r} matches {len(chosen)} NEFF/NTFF pairs of this run", f"its pairs: {hashes}")
+        return _pair_target(chosen[0], run_dir)
+    system = [f for f in art.system_trace_files if Path(f).name in SYSTEM_PROFILE]
+    if system and art.profile_output_dir:
+        profile_dir = run_dir / art.profile_output_dir
+        if not profile_dir.is_dir():
+            raise bad_input(f"the profile directory {profile_dir} is gone", "profile again")
+        return IngestTarget(["-d", str(profile_dir)], f"profile directory {profile_dir}")
+    if not pairs:
+        raise bad_input(
+            f"run {run.run_id or run_dir.name} holds neither a system trace ({' + '.join(SYSTEM_PROFILE)}) "
+            "nor a NEFF/NTFF pair",
+            "profile with --neuron-modes DEVICE,RUNTIME (the default) and see the run's warnings",
+        )
+    # Device-only: Explorer opens one pair at a time; the largest trace is most of the device time.
+    best = max(pairs, key=lambda p: p.ntff_bytes)
+    target = _pair_target(best, run_dir)
+    target.messages.append("device-only profile (no system trace): opened by its NEFF/NTFF pair")
+    if len(pairs) > 1:
+        others = ", ".join(p.hash for p in pairs if p is not best)
+        target.messages.append(f"{len(pairs)} pairs; opened {best.hash} (the largest trace); others with --pair HASH: {others}")
+    return target
+
+
+def _pair_target(pair: NeffNtffPair, run_dir: Path) -> IngestTarget:
+    neff, ntff = run_dir / pair.neff, run_dir / pair.ntff
+    for path in (neff, ntff):
+        if not path.is_file():
+            raise bad_input(f"{path} is gone", "profile again")
+    return IngestTarget(["-n", str(neff), "-s", str(ntff)], f"NEFF/NTFF pair {pair.hash}", pair.hash)
+
+
+# ---------------------------------------------------------------------------- the viewer
+
+
+@dataclass
+class PortUse:
+    port: int
+    listening: bool
+    pid: int = 0  # 0: no listener, or one this user cannot see (another user's, a container's)
+    command: str = ""
+    explorer: bool = False  # the listener is neuron-explorer (or its child)
+
+    def describe(self) -> str:
+        if self.pid:
+            return f"pid {self.pid} ({self.command[:80]})"
+        return "a program OpLens cannot see (another user's or a container's)"
+
+
+def ensure_viewer(link: ExplorerLink, tool: Path, log_dir: Path, timeout_s: float) -> list[str]:
+    """Reuse the viewer serving on the link's ports, or start one; fills link.viewer*."""
+    _reap()
+    ui, api = probe(link.ui_port), probe(link.api_port)
+    foreign = [p for p in (ui, api) if p.listening and p.pid and not p.explorer]
+    if foreign:
+        raise _ports_taken(foreign, link)
+    if ui.listening and api.listening:
+        link.viewer = "already serving"
+        if not (ui.explorer or api.explorer):
+            return [f"ports {link.ui_port}/{link.api_port} are served by {ui.describe()}: taken to be Neuron Explorer"]
+        return []
+    if ui.listening or api.listening:
+        busy = ui if ui.listening else api
+        if not busy.explorer:
+            raise _ports_taken([busy], link)
+        # A viewer that is still starting (or half up): give it the start-up time, then judge.
+        if _wait_serving(link, None, timeout_s):
+            link.viewer = "already serving"
+            return []
+        raise OpLensError(
+            "tool_failed",
+            f"neuron-explorer (pid {busy.pid}) listens on {busy.port} but nothing serves on "
+            f"{link.api_port if busy is ui else link.ui_port}",
+            f"stop it (kill {busy.pid}) and run again, so that OpLens starts a fresh viewer on both ports",
+        )
+    link.viewer_pid, link.viewer_log = start_viewer(tool, link, log_dir, timeout_s)
+    link.viewer = "started"
+    return [f"started neuron-explorer view (pid {link.viewer_pid}); it keeps running for later runs, log: {link.viewer_log}"]
+
+
+def viewer_command(tool: Path, ui_port: int, api_port: int) -> list[str]:
+    """`neuron-explorer view` serves on 3001/3002 by default. Other ports: `--port` (the UI port, as AWS's
+    own scripts pass it) and `--api-port` (not in the documented CLI: if the tool refuses it, start
+    the viewer yourself on these ports)."""
+    cmd = [str(tool), "view"]
+    if ui_port != DEFAULT_UI_PORT:
+        cmd += ["--port", str(ui_port)]
+    if api_port != DEFAULT_API_PORT:
+        cmd += ["--api-port", str(api_port)]
+    return cmd
+
+
+def start_viewer(tool: Path, link: ExplorerLink, log_dir: Path, timeout_s: float) -> tuple[int, str]:
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log = log_dir / f"neuron-explorer-{link.ui_port}.log"
+    cmd = viewer_command(tool, link.ui_port, link.api_port)
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=log_dir,
+            start_new_session=True,  # detached: it outlives this command, for later runs
+        )
+    _STARTED.append(proc)
+    if _wait_serving(link, proc, timeout_s):
+        return proc.pid, str(log)
+    code = proc.poll()
+    if code is None:  # never came up: do not leave a half-started server behind
+        _kill_group(proc)
+    ports = "" if cmd[2:] == [] else f"; it was given {' '.join(cmd[2:])}, which this neuron-explorer may not take"
+    why = (
+        f"exited with status {code}"
+        if code is not None
+        else f"did not serve on {link.ui_port} and {link.api_port} within {timeout_s:g} s"
+    )
+    raise OpLensError(
+        "tool_failed",
+        f"neuron-explorer view {why}{ports}",
+        f"start it yourself (neuron-explorer view) and run again; its log ({log}), tail:\n{_tail(log)}",
+    )
+
+
+def _wait_serving(link: ExplorerLink, proc: subprocess.Popen[bytes] | None, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            return False
+        if listening(link.ui_port) and listening(link.api_port):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _ports_taken(taken: list[PortUse], link: ExplorerLink) -> OpLensError:
+    what = "; ".join(f"port {p.port} is taken by {p.describe()}" for p in taken)
+    return bad_input(
+        f"{what}: Neuron Explorer needs it (UI on {link.ui_port}, API on {link.api_port})",
+        "stop that program, or use two free ports: oplens explorer RUN --ui-port N --api-port M "
+        "(and forward those in the tunnel)",
+    )
+
+
+def listening(port: int) -> bool:
+    """Whether something accepts connections on localhost:`port` (IPv4 or IPv6)."""
+    for family, address in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as s:
+                s.settimeout(0.5)
+                if s.connect_ex((address, port)) == 0:
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def probe(port: int) -> PortUse:
+    """Whether something listens on localhost:`port`, and which process (from /proc, where visible)."""
+    if not listening(port):
+        return PortUse(port, False)
+    pid = _listener_pid(port)
+    if not pid:
+        return PortUse(port, True)
+    return PortUse(port, True, pid, _cmdline(pid), _is_explorer(pid))
+
+
+def _listener_pid(port: int) -> int:
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            cols = line.split()
+            if len(cols) > 9 and cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                inodes.add(cols[9])
+    if not inodes:
+        return 0
+    wanted = {f"socket:[{i}]" for i in inodes}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            for fd in (proc / "fd").iterdir():
+                if os.readlink(fd) in wanted:
+                    return int(proc.name)
+        except OSError:  # another user's process, or gone
+            continue
+    return 0
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def _is_explorer(pid: int) -> bool:
+    """neuron-explorer itself or a process it started (its UI or API server)."""
+    for _ in range(4):
+        cmd = _cmdline(pid)
+        if TOOL in cmd or str(NEURON_BIN) in cmd:
+            return True
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            pid = int(stat.rsplit(")", 1)[1].split()[1])  # field 4: the parent pid
+        except (OSError, ValueError, IndexError):
+            return False
+        if pid <= 1:
+            return False
+    return False
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=5)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _reap() -> None:
+    _STARTED[:] = [p for p in _STARTED if p.poll() is None]
+
+
+# ---------------------------------------------------------------------------- ingest
+
+
+def _ingest(cmd: list[str], run_dir: Path, profile: str, timeout_s: float) -> str:
+    try:
+        done = subprocess.run(
+            cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", timeout=timeout_s, cwd=run_dir
+        )
+    except subprocess.TimeoutExpired:
+        raise OpLensError(
+            "timeout",
+            f"neuron-explorer did not finish ingesting the {profile} within {timeout_s:g} s",
+            "large profiles take long: run the command yourself, or profile fewer cores (--neuron-cores 0)\n" + " ".join(cmd),
+        ) from None
+    output = (done.stdout or "") + (done.stderr or "")
+    if done.returncode != 0:
+        raise OpLensError(
+            "tool_failed",
+            f"neuron-explorer could not ingest the {profile} (exit {done.returncode})",
+            "command: " + " ".join(cmd) + "\noutput (tail):\n" + "\n".join(output.splitlines()[-20:]),
+        )
+    return output
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def _load_json(path: Path) -> dict[str, str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _check_ports(ui_port: int, api_port: int) -> None:
+    for name, port in (("--ui-port", ui_port), ("--api-port", api_port)):
+        if not 1 <= port <= 65535:
+            raise bad_input(f"{name} {port} is not a TCP port", "give a number from 1 to 65535")
+    if ui_port == api_port:
+        raise bad_input(f"the UI and the API need two ports (both are {ui_port})", "give --ui-port and --api-port apart")
