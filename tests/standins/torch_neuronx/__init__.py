@@ -1,0 +1,50 @@
+"""STAND-IN for TorchNeuron's `torch_neuronx` (tests only): the documented surface, no device.
+
+Environment (set by the test):
+  STANDIN_PYPI_STUB=1       import fails with ImportError, as the PyPI placeholder package does
+  STANDIN_NEURON_CORES=N    NeuronCores torch.neuron reports (default 1; 0: none visible)
+  STANDIN_RECORD=PATH       append every call OpLens makes (JSON lines) to PATH
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import types
+from typing import Any
+
+if os.environ.get("STANDIN_PYPI_STUB") == "1":
+    raise ImportError(
+        "stand-in of the PyPI torch-neuronx placeholder: this package is not installable from PyPI; "
+        "install it from the Neuron repository"
+    )
+
+import torch
+
+__version__ = "2.13.0+standin"
+
+
+def record(event: str, **data: Any) -> None:
+    path = os.environ.get("STANDIN_RECORD")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"event": event, "pid": os.getpid(), **data}, default=str) + "\n")
+
+
+def _cores() -> int:
+    return int(os.environ.get("STANDIN_NEURON_CORES", "1"))
+
+
+def _synchronize(device: Any = None) -> None:
+    record("synchronize")
+
+
+_device = types.ModuleType("torch.neuron")
+_device.is_available = lambda: _cores() > 0  # type: ignore[attr-defined]
+_device.device_count = _cores  # type: ignore[attr-defined]
+_device.synchronize = _synchronize  # type: ignore[attr-defined]
+
+# What TorchNeuron does on import: PrivateUse1 becomes "neuron", with a torch.neuron module.
+if torch._C._get_privateuse1_backend_name() != "neuron":
+    torch.utils.rename_privateuse1_backend("neuron")
+torch._register_device_module("neuron", _device)

@@ -1,0 +1,423 @@
+"""The Neuron backend, against a STAND-IN of the vendor module's surface (tests/standins/).
+
+TorchNeuron cannot be installed here, so `torch_neuronx` is a stand-in that accepts the
+documented arguments and writes the documented files; it registers `torch.neuron` like the real
+one, but nothing runs on a device (tensors stay on the CPU, so device times are 0). What is tested
+is what OpLens does with it: the NeuronConfig it builds, the profiler options, the directories and
+NEFF/NTFF pairs it finds, the warnings on each documented trap, the messages when Neuron is
+missing, and `auto`'s choice. Attribution and tables are OpLens's own, never faked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from oplens import backends
+from oplens.backends.neuron import PROFILE_DIR, NeuronBackend, find_artifacts
+from oplens.cli import main as cli_main
+from oplens.engine import events, neuron_checks, neuron_options
+from oplens.engine.errors import OpLensError
+from oplens.engine.records import Artifacts, NeffNtffPair
+
+STANDINS = Path(__file__).resolve().parent / "standins"
+FAST = ["--warmup", "1", "--iters", "2"]
+TARGET = """\
+import torch
+
+
+def fn():
+    x = torch.ones(32, 32)
+    y = x * x
+    return (y @ x).sum()
+
+
+def oom():
+    raise RuntimeError("NRT: failed to allocate 6442450944 bytes of device memory (out of memory)")
+"""
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture
+def stand_in_torch_neuronx(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
+    """The stand-in importable in this process; yields its call record. Undone afterwards
+    (torch.neuron removed; the PrivateUse1 rename to "neuron" cannot be undone, and is harmless)."""
+    record = tmp_path / "standin-record.jsonl"
+    monkeypatch.setenv("STANDIN_RECORD", str(record))
+    monkeypatch.syspath_prepend(str(STANDINS))
+    _forget_stand_in()
+    yield record
+    _forget_stand_in()
+
+
+def _forget_stand_in() -> None:
+    for name in [m for m in sys.modules if m == "torch_neuronx" or m.startswith("torch_neuronx.")]:
+        del sys.modules[name]
+    sys.modules.pop("torch.neuron", None)
+    if hasattr(torch, "neuron"):
+        delattr(torch, "neuron")
+
+
+def calls(record: Path, event: str) -> list[dict[str, Any]]:
+    if not record.is_file():
+        return []
+    rows = [json.loads(line) for line in record.read_text().splitlines()]
+    return [r for r in rows if r["event"] == event]
+
+
+def oplens(cwd: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NEURON_RT_NUM_CORES") and not k.startswith("STANDIN_")}
+    full.update(env, PYTHONUNBUFFERED="1", CUDA_VISIBLE_DEVICES="")
+    return subprocess.run([sys.executable, "-m", "oplens", *argv], cwd=cwd, env=full, capture_output=True, text=True, timeout=180)
+
+
+def with_stand_in(**env: str) -> dict[str, str]:
+    return {"PYTHONPATH": str(STANDINS), **env}
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+def test_neuron_config_from_options_with_stand_in_torch_neuronx(stand_in_torch_neuronx: Path, tmp_path: Path) -> None:
+    from torch_neuronx.profiling import NeuronProfiler, ProfileMode
+
+    backend = NeuronBackend(
+        {
+            "modes": ["DEVICE", "RUNTIME", "CPU_UTIL", "HOST_MEMORY"],
+            "capture_enabled_for_nc": "0-1",
+            "max_events_per_nc": 5000,
+            "neff_cache_dir": str(tmp_path / "neffs"),
+        }
+    )
+    options = backend.profiler_options(tmp_path)
+    config = options["experimental_config"]
+    assert config.kwargs == {
+        "modes": [ProfileMode.DEVICE, ProfileMode.RUNTIME, ProfileMode.CPU_UTIL, ProfileMode.HOST_MEMORY],
+        "profile_output_dir": str(tmp_path / PROFILE_DIR),  # inside the run's (staging) directory
+        "capture_enabled_for_nc": "0-1",
+        "max_events_per_nc": 5000,
+        "neff_cache_dir": str(tmp_path / "neffs"),
+        "correlate_device_time": True,  # this stand-in's signature takes it
+    }
+    ready = options["on_trace_ready"]
+    assert isinstance(ready.__self__, NeuronProfiler) and ready.__func__ is NeuronProfiler.export_trace
+    assert ready.__self__.config is config  # one NeuronConfig for the profiler and the export
+    assert backend.activities() == [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.PrivateUse1]
+    assert backend.writes_own_trace()
+    info = backend.info()
+    assert info.details["neuron_config"]["modes"] == ["DEVICE", "RUNTIME", "CPU_UTIL", "HOST_MEMORY"]
+    assert info.details["neuron_config"]["correlate_device_time"] is True
+    assert info.warnings == []
+    assert (info.name, info.device_label) == ("neuron", "NEURON")
+
+
+def test_default_modes_are_device_and_runtime_with_stand_in_torch_neuronx(stand_in_torch_neuronx: Path, tmp_path: Path) -> None:
+    from torch_neuronx.profiling import ProfileMode
+
+    config = NeuronBackend({}).profiler_options(tmp_path)["experimental_config"]
+    assert config.kwargs["modes"] == [ProfileMode.DEVICE, ProfileMode.RUNTIME]
+    # unset options are not passed: the vendor's own defaults apply
+    assert config.kwargs["capture_enabled_for_nc"] is None and config.kwargs["neff_cache_dir"] is None
+    assert config.kwargs["max_events_per_nc"] == 1_000_000
+
+
+def test_older_stand_in_torch_neuronx_without_correlate_device_time_is_noted(
+    stand_in_torch_neuronx: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STANDIN_NO_CORRELATE", "1")
+    backend = NeuronBackend({})
+    config = backend.profiler_options(tmp_path)["experimental_config"]
+    assert "correlate_device_time" not in config.kwargs
+    assert any("no correlate_device_time" in w and "only from the device trace" in w for w in backend.info().warnings)
+
+
+def test_synchronize_calls_torch_neuron_with_stand_in_torch_neuronx(stand_in_torch_neuronx: Path) -> None:
+    import torch_neuronx  # noqa: F401  (registers torch.neuron)
+
+    NeuronBackend({}).synchronize()
+    assert len(calls(stand_in_torch_neuronx, "synchronize")) == 1
+    assert NeuronBackend({}).device() == torch.device("neuron", 0)
+
+
+# --------------------------------------------------------------------------- artifacts
+
+
+def test_export_writes_the_documented_layout_and_oplens_finds_it_with_stand_in_torch_neuronx(
+    stand_in_torch_neuronx: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STANDIN_PAIRS", "3")
+    monkeypatch.setenv("STANDIN_EMPTY_NTFFS", "1")
+    backend = NeuronBackend({"modes": ["DEVICE", "RUNTIME", "CPU_UTIL", "HOST_MEMORY"]})
+    with torch.profiler.profile(activities=backend.activities(), **backend.profiler_options(tmp_path)) as prof:
+        (torch.ones(8, 8) * 2).sum()
+    art = backend.artifacts(tmp_path)
+    exported = calls(stand_in_torch_neuronx, "export_trace")
+    assert len(exported) == 1
+    assert art.device_profile_dir == str(Path(exported[0]["directory"]).relative_to(tmp_path))
+    assert art.device_profile_dir.startswith(f"{PROFILE_DIR}/i-0standin0000000_pid_{os.getpid()}/")
+    assert art.profile_output_dir == PROFILE_DIR
+    assert art.trace_json == f"{art.device_profile_dir}/trace.json"
+    assert json.loads((tmp_path / art.trace_json).read_text())["traceEvents"]
+    assert sorted(Path(f).name for f in art.system_trace_files) == ["cpu_util.pb", "host_mem.pb", "ntrace.pb", "trace_info.pb"]
+    assert [p.hash for p in art.neff_ntff_pairs] == ["395760075800974", "395760075800975", "395760075800976"]
+    for p in art.neff_ntff_pairs:
+        assert Path(p.neff).name == f"neff_{p.hash}.neff" and Path(p.ntff).name == f"{p.hash}_instid_0_vnc_0.ntff"
+        assert not Path(p.neff).is_absolute() and (tmp_path / p.ntff).stat().st_size == p.ntff_bytes
+    assert [p.ntff_bytes > 0 for p in art.neff_ntff_pairs] == [True, True, False]
+    assert all(not Path(f).is_absolute() for f in art.files)
+    # PrivateUse1's per-op device time is -1 where an op has none: never negative device time
+    assert all(e.legacy_device_ns >= 0 for e in events.from_profiler(prof, legacy_privateuse1=True))
+
+
+def test_find_artifacts_pairs_by_hash_in_the_layout_without_a_timestamp_level(tmp_path: Path) -> None:
+    pid_dir = tmp_path / PROFILE_DIR / "i-0ade06f040a13f2bf_pid_210229"
+    pid_dir.mkdir(parents=True)
+    (pid_dir / "395760075800974_instid_0_vnc_0.ntff").write_bytes(b"x" * 10)
+    (pid_dir / "neff_395760075800974.neff").write_bytes(b"n")
+    (pid_dir / "111_instid_0_vnc_0.ntff").write_bytes(b"y")  # its NEFF is missing: no pair
+    (pid_dir / "neff_222.neff").write_bytes(b"n")  # its NTFF is missing: no pair
+    art = find_artifacts(tmp_path)
+    assert art.device_profile_dir == f"{PROFILE_DIR}/i-0ade06f040a13f2bf_pid_210229"
+    assert [(p.hash, p.ntff_bytes) for p in art.neff_ntff_pairs] == [("395760075800974", 10)]
+    assert art.trace_json == "" and art.system_trace_files == []
+    assert find_artifacts(tmp_path / "nothing") == Artifacts()
+
+
+# --------------------------------------------------------------------------- availability and auto
+
+
+def test_unavailable_reasons_with_stand_in_torch_neuronx(stand_in_torch_neuronx: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert NeuronBackend.unavailable_reason() is None
+    _forget_stand_in()
+    monkeypatch.setenv("STANDIN_NEURON_CORES", "0")
+    reason = NeuronBackend.unavailable_reason()
+    assert reason is not None and "sees no NeuronCore" in reason
+    _forget_stand_in()
+    monkeypatch.setenv("STANDIN_PYPI_STUB", "1")
+    reason = NeuronBackend.unavailable_reason()
+    assert reason is not None and "does not import (ImportError" in reason
+    assert "the PyPI package of that name is a stub" in reason and "https://pip.repos.neuron.amazonaws.com" in reason
+
+
+def test_without_torch_neuronx_the_reason_says_what_to_install_and_where() -> None:
+    _forget_stand_in()
+    reason = NeuronBackend.unavailable_reason()
+    assert reason is not None and reason.startswith("torch_neuronx is not installed")
+    version = ".".join(torch.__version__.split(".")[:2])
+    assert f"pip install 'torch-neuronx=={version}.*' --extra-index-url https://pip.repos.neuron.amazonaws.com" in reason
+    assert "Neuron Deep Learning AMI" in reason and "Trn2/Trn3" in reason
+    with pytest.raises(backends.BackendUnavailable, match="--backend cpu"):
+        backends.resolve("neuron")
+
+
+def test_auto_picks_neuron_with_stand_in_torch_neuronx(stand_in_torch_neuronx: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    chosen = backends.resolve("auto", {"modes": ["RUNTIME"]})
+    assert isinstance(chosen, NeuronBackend) and chosen.note == "auto: neuron is present"
+    assert chosen.options == {"modes": ["RUNTIME"]}
+    _forget_stand_in()
+    monkeypatch.setenv("STANDIN_NEURON_CORES", "0")
+    fallback = backends.resolve("auto")
+    assert fallback.name in ("cuda", "cpu") and "neuron: torch_neuronx imported but sees no NeuronCore" in fallback.note
+
+
+# --------------------------------------------------------------------------- options (parent side, no torch)
+
+
+def test_options_are_normalised_from_cli_and_editor_spellings(tmp_path: Path) -> None:
+    opts = neuron_options.normalize(
+        {"modes": "device, runtime,CPU_UTIL", "captureEnabledForNc": [0, 1], "maxEventsPerNc": "2000000",
+         "neffCacheDir": "neffs", "device_index": 1},
+        tmp_path,
+    )  # fmt: skip
+    assert opts == {
+        "modes": ["DEVICE", "RUNTIME", "CPU_UTIL"],
+        "capture_enabled_for_nc": "0,1",
+        "max_events_per_nc": 2_000_000,
+        "neff_cache_dir": str((tmp_path / "neffs").resolve()),
+        "device_index": 1,
+    }
+    assert neuron_options.normalize({}) == {}
+    assert neuron_options.parse_cores("0,2-4, 8") == [0, 2, 3, 4, 8]
+
+
+@pytest.mark.parametrize(
+    ("options", "needle"),
+    [
+        ({"modes": "DEVICE,TRACE"}, "unknown Neuron profile mode 'TRACE'"),
+        ({"modes": ""}, "no Neuron profile mode given"),
+        ({"capture_enabled_for_nc": "0-"}, "bad NeuronCore list"),
+        ({"capture_enabled_for_nc": "5-2"}, "bad NeuronCore range"),
+        ({"max_events_per_nc": 0}, "must be a positive whole number"),
+        ({"max_events_per_nc": "many"}, "must be a positive whole number"),
+    ],
+)
+def test_bad_options_are_bad_input(options: dict[str, Any], needle: str) -> None:
+    with pytest.raises(OpLensError) as e:
+        neuron_options.normalize(options)
+    assert e.value.kind == "bad_input" and e.value.exit_code == 2 and needle in e.value.message
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--backend", "cpu", "--neuron-modes", "DEVICE"], "the Neuron options apply to --backend neuron or auto"),
+        (["--backend", "neuron", "--neuron-modes", "DEVICE,BOGUS"], "unknown Neuron profile mode 'BOGUS'"),
+        (["--backend", "auto", "--neuron-cores", "x"], "bad NeuronCore list 'x'"),
+        (["--backend", "neuron", "--neuron-max-events", "0"], "must be a positive whole number"),
+    ],
+)
+def test_cli_neuron_options_are_checked_before_any_work(
+    argv: list[str], needle: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "t.py").write_text(TARGET)
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(["profile", "t.py::fn", *argv]) == 2
+    assert needle in flat(capsys.readouterr().err)
+    assert not (tmp_path / ".oplens" / "runs" / ".staging").exists() or not any((tmp_path / ".oplens/runs/.staging").iterdir())
+
+
+# --------------------------------------------------------------------------- the documented traps (no torch)
+
+
+def test_trap_warnings_name_the_fix(tmp_path: Path) -> None:
+    assert "use --warmup 3 or more" in neuron_checks.warmup_warnings(0)[0]
+    assert neuron_checks.warmup_warnings(3) == []
+    (w,) = neuron_checks.core_warnings({}, {"NEURON_RT_NUM_CORES": "8"})
+    assert "NEURON_RT_NUM_CORES=8" in w and "the other 7 are empty" in w and "NEURON_RT_NUM_CORES=1" in w
+    (w,) = neuron_checks.core_warnings({"capture_enabled_for_nc": "0-1"}, {"NEURON_RT_NUM_CORES": "4"})
+    assert "2 captured (--neuron-cores 0-1)" in w and "NEURON_RT_NUM_CORES=2" in w
+    assert neuron_checks.core_warnings({}, {"NEURON_RT_NUM_CORES": "1"}) == []
+    assert neuron_checks.core_warnings({}, {}) == []
+    (w,) = neuron_checks.log_warnings("x\nWARN[0000] Warning: 1,001 trace events were dropped during capture\n", {})
+    assert "dropped 1,001 trace events" in w and "raise --neuron-max-events (now 1,000,000" in w
+    assert neuron_checks.log_warnings("all fine", {}) == []
+
+
+def _pairs(run_dir: Path, sizes: list[int]) -> Artifacts:
+    pairs, files = [], []
+    for i, size in enumerate(sizes):
+        neff, ntff = f"p/neff_{i}.neff", f"p/{i}_instid_0_vnc_0.ntff"
+        (run_dir / "p").mkdir(exist_ok=True)
+        (run_dir / ntff).write_bytes(b"x" * size)
+        pairs.append(NeffNtffPair(str(i), neff, ntff, size))
+        files += [neff, ntff]
+    return Artifacts(neff_ntff_pairs=pairs, files=files)
+
+
+def test_artifact_warnings_empty_ntffs_missing_neffs_and_eager_mode(tmp_path: Path) -> None:
+    (w,) = neuron_checks.artifact_warnings(_pairs(tmp_path, [10, 0, 0]), tmp_path, {})
+    assert "2 of 3 NTFFs are empty" in w and "NEURON_RT_NUM_CORES" in w
+    (w,) = neuron_checks.artifact_warnings(_pairs(tmp_path, [0, 0]), tmp_path, {})
+    assert "every NTFF is empty" in w and "--warmup 3" in w
+    (w,) = neuron_checks.artifact_warnings(_pairs(tmp_path, [5] * 12), tmp_path, {})
+    assert "12 NEFF/NTFF pairs" in w and "eager mode" in w and 'torch.compile(backend="neuron")' in w
+    (w,) = neuron_checks.artifact_warnings(Artifacts(files=["a/1_instid_0_vnc_0.ntff"]), tmp_path, {})
+    assert "no NEFF" in w and "--neff-cache-dir" in w
+    (w,) = neuron_checks.artifact_warnings(Artifacts(), tmp_path, {})
+    assert "DEVICE mode wrote no NTFF" in w
+    assert neuron_checks.artifact_warnings(Artifacts(), tmp_path, {"modes": ["RUNTIME"]}) == []
+
+
+def test_device_out_of_memory_under_device_mode_names_the_hbm_reservation() -> None:
+    def failure(message: str) -> OpLensError:
+        return OpLensError("user_exception", message, "Traceback ...")
+
+    e = failure("fn raised: RuntimeError: NRT: failed to allocate (out of memory)")
+    neuron_checks.explain_failure(e, "neuron", {})
+    assert "reserves about 5 GB of HBM" in e.detail and "--neuron-modes RUNTIME" in e.detail
+    e = failure("fn raised: RuntimeError: CUDA out of memory")
+    neuron_checks.explain_failure(e, "auto", {})  # auto chose CUDA here: not a Neuron matter
+    assert "HBM" not in e.detail
+    e = failure("fn raised: RuntimeError: out of memory")
+    neuron_checks.explain_failure(e, "neuron", {"modes": ["RUNTIME"]})  # no DEVICE mode: nothing reserved
+    assert "HBM" not in e.detail
+    e = failure("fn raised: ValueError: bad shape")
+    neuron_checks.explain_failure(e, "neuron", {})
+    assert "HBM" not in e.detail
+
+
+# --------------------------------------------------------------------------- end to end (worker + CLI)
+
+
+def test_profile_end_to_end_with_stand_in_torch_neuronx(tmp_path: Path) -> None:
+    """The whole path a Trn2 user runs, with the vendor module faked: CLI → worker → NeuronConfig →
+    profiler → export → artifacts → traps → result.json. Device times are 0: no device here."""
+    (tmp_path / "t.py").write_text(TARGET)
+    record = tmp_path / "record.jsonl"
+    proc = oplens(
+        tmp_path, "profile", "t.py::fn", "--backend", "neuron", *FAST, "--neuron-cores", "0", "--neuron-max-events", "5000",
+        "--neff-cache-dir", "neffs", "--json", "-",
+        **with_stand_in(STANDIN_RECORD=str(record), STANDIN_PAIRS="2", STANDIN_EMPTY_NTFFS="1", STANDIN_DROPPED="1001",
+                        NEURON_RT_NUM_CORES="4"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    run = json.loads(proc.stdout)
+    run_dir = Path(run["run_dir"])
+    assert (run["backend"]["name"], run["backend"]["device_label"], run["backend"]["requested"]) == ("neuron", "NEURON", "neuron")
+    (config,) = calls(record, "NeuronConfig")
+    assert config["profile_output_dir"].endswith(f".staging/{run['run_id']}/{PROFILE_DIR}")
+    assert (config["modes"], config["capture_enabled_for_nc"], config["max_events_per_nc"]) == (["DEVICE", "RUNTIME"], "0", 5000)
+    assert config["neff_cache_dir"] == str((tmp_path / "neffs").resolve()) and config["correlate_device_time"] is True
+    assert len(calls(record, "synchronize")) >= 1 + 2  # after each warm-up run and each profiled iteration
+    assert run["backend"]["details"]["neuron_config"]["profile_output_dir"] == PROFILE_DIR  # run-relative, not .staging
+    art = run["artifacts"]
+    assert art["profile_output_dir"] == PROFILE_DIR and len(art["neff_ntff_pairs"]) == 2
+    for path in [art["trace_json"], art["device_profile_dir"], *art["system_trace_files"], art["worker_log"]]:
+        assert (run_dir / path).exists(), path  # relative to the run directory, valid after the rename
+    warnings = "\n".join(run["backend"]["warnings"])
+    for needle in ["only 1 warm-up run", "NEURON_RT_NUM_CORES=4", "1 of 2 NTFFs are empty", "dropped 1,001 trace events"]:
+        assert needle in warnings
+    # OpLens's own attribution ran on the real profile: CPU time per line, no device time (and never negative)
+    assert run["totals"]["self_device_us"] == 0 and run["totals"]["self_cpu_us"] > 0
+    assert {s["line"] for s in run["lines"]} >= {5, 6, 7}
+    assert json.loads((run_dir / "result.json").read_text())["artifacts"] == art
+    # the CLI's listing shows the profile and the warnings
+    listing = oplens(tmp_path, "profile", "t.py::fn", "--backend", "neuron", *FAST, **with_stand_in())
+    assert listing.returncode == 0, listing.stderr
+    out = flat(listing.stdout)
+    assert "Neuron profile neuron_profile/i-0standin0000000_pid_" in out and "(modes DEVICE, RUNTIME)" in out
+    assert "system traces: ntrace.pb, trace_info.pb" in out and "NEFF/NTFF 395760075800974" in out
+    assert "open in Neuron Explorer: oplens explorer" in out and "warning: only 1 warm-up run(s)" in out
+
+
+def test_device_oom_error_carries_the_hbm_hint_with_stand_in_torch_neuronx(tmp_path: Path) -> None:
+    (tmp_path / "t.py").write_text(TARGET)
+    proc = oplens(tmp_path, "profile", "t.py::oom", "--backend", "neuron", *FAST, **with_stand_in())
+    assert proc.returncode == 3, proc.stderr
+    err = flat(proc.stderr)
+    assert "failed to allocate" in err and "ProfileMode.DEVICE reserves about 5 GB of HBM" in err
+
+
+def test_neuron_backend_with_the_pypi_stub_exits_5_and_says_where_to_install(tmp_path: Path) -> None:
+    (tmp_path / "t.py").write_text(TARGET)
+    proc = oplens(tmp_path, "profile", "t.py::fn", "--backend", "neuron", *FAST, **with_stand_in(STANDIN_PYPI_STUB="1"))
+    assert proc.returncode == 5, proc.stderr
+    err = flat(proc.stderr)
+    assert "the neuron backend is unavailable: torch_neuronx" in err and "does not import (ImportError" in err
+    assert "Neuron pip repository" in err and "--extra-index-url https://pip.repos.neuron.amazonaws.com" in err
+    assert "--backend cpu" in err and "Traceback" not in err
+
+
+def test_auto_without_torch_neuronx_falls_back_and_says_so_in_the_result(tmp_path: Path) -> None:
+    (tmp_path / "t.py").write_text(TARGET)
+    proc = oplens(tmp_path, "profile", "t.py::fn", "--backend", "auto", *FAST, "--neuron-modes", "RUNTIME", "--json", "-")
+    assert proc.returncode == 0, proc.stderr
+    backend = json.loads(proc.stdout)["backend"]
+    assert (backend["name"], backend["requested"]) == ("cpu", "auto")
+    assert backend["note"].startswith("auto fell back to the CPU (neuron: torch_neuronx is not installed")
+    assert "cuda:" in backend["note"] and backend["warnings"] == []
+    assert json.loads(proc.stdout)["artifacts"]["trace_json"] == "trace.json"
