@@ -234,6 +234,16 @@ def test_auto_picks_neuron_with_stand_in_torch_neuronx(stand_in_torch_neuronx: P
     assert fallback.name in ("cuda", "cpu") and "neuron: torch_neuronx imported but sees no NeuronCore" in fallback.note
 
 
+def test_auto_falls_back_to_cuda_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    from oplens.backends.cuda import CudaBackend
+
+    _forget_stand_in()
+    monkeypatch.setattr(CudaBackend, "unavailable_reason", classmethod(lambda cls: None))  # as on a GPU host
+    chosen = backends.resolve("auto")
+    assert isinstance(chosen, CudaBackend)
+    assert chosen.note.startswith("auto: cuda is present, fell back from Neuron (neuron: torch_neuronx is not installed")
+
+
 # --------------------------------------------------------------------------- options (parent side, no torch)
 
 

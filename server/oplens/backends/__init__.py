@@ -24,12 +24,13 @@ def resolve(name: str, options: dict[str, object] | None = None) -> Backend:
     options = options or {}
     classes = _classes()
     if name == "auto":
-        skipped = []
+        skipped: list[str] = []
         for candidate in ("neuron", "cuda"):
             reason = classes[candidate].unavailable_reason()
             if reason is None:
                 backend = classes[candidate](options)
-                backend.note = f"auto: {candidate} is present"
+                why = f" ({'; '.join(skipped)})" if skipped else ""  # a fallback says what it fell back from
+                backend.note = f"auto: {candidate} is present" + (f", fell back from Neuron{why}" if skipped else "")
                 return backend
             skipped.append(f"{candidate}: {reason}")
         backend = classes["cpu"](options)
