@@ -61,10 +61,11 @@ export class Comparer {
         items.push({ label: c.file, kind: vscode.QuickPickItemKind.Separator });
         lastFile = c.file;
       }
+      // the description starts with a bracket, not a word: a label reads as a whole word beside it
       items.push({
         label: c.fn.qualname,
-        description: isFirst(c) ? 'baseline' : `line ${c.fn.defLine}`,
-        detail: `(${c.fn.params})`,
+        description: `(${c.fn.params})${isFirst(c) ? ' · baseline' : ''}`,
+        detail: `line ${c.fn.defLine}`,
         picked: isFirst(c),
         candidate: c,
       });

@@ -199,7 +199,7 @@ export async function pickFunction(functions: PyFunction[], placeHolder: string)
     return undefined;
   }
   const picked = await vscode.window.showQuickPick(
-    functions.map((fn) => ({ label: fn.qualname, description: `line ${fn.defLine}`, detail: `(${fn.params})`, fn })),
+    functions.map((fn) => ({ label: fn.qualname, description: `(${fn.params})`, detail: `line ${fn.defLine}`, fn })),
     { placeHolder, matchOnDetail: true },
   );
   return picked?.fn;

@@ -345,8 +345,9 @@ function showCompare(view: CompareView): void {
       h(
         'tr',
         { class: i === 0 ? 'baseline' : '' },
-        h('td', {}, name, i === 0 ? h('span', { class: 'tag' }, 'baseline') : null, view.files[r.run_id] ? h('div', { class: 'muted small' }, view.files[r.run_id] ?? '') : null),
-        h('td', { class: 'num' }, bar(max > 0 ? r.self_device_us / max : 0), h('span', {}, fmtUs(r.self_device_us))),
+        h('td', { class: 'variant-cell' }, name, i === 0 ? h('span', { class: 'tag' }, 'baseline') : null, view.files[r.run_id] ? h('div', { class: 'muted small' }, view.files[r.run_id] ?? '') : null),
+        h('td', { class: 'bar-cell' }, bar(max > 0 ? r.self_device_us / max : 0)),
+        h('td', { class: 'num' }, fmtUs(r.self_device_us)),
         label !== 'CPU' ? h('td', { class: 'num' }, fmtUs(r.self_cpu_us)) : null,
         h('td', { class: 'num' }, fmtCount(r.op_calls)),
         h('td', { class: 'num speedup' }, i === 0 ? '1.00×' : fmtSpeedup(r.speedup)),
@@ -360,17 +361,26 @@ function showCompare(view: CompareView): void {
       'tr',
       {},
       h('th', { scope: 'col' }, 'Variant'),
+      h('th', { scope: 'col', class: 'bar-cell', 'aria-label': `Self ${label}, as bars` }),
       h('th', { scope: 'col', class: 'num' }, `Self ${label}`),
       label !== 'CPU' ? h('th', { scope: 'col', class: 'num' }, 'Self CPU') : null,
-      h('th', { scope: 'col', class: 'num' }, 'Operator calls'),
+      h('th', { scope: 'col', class: 'num', title: 'Operator calls per iteration' }, 'Ops'),
       h('th', { scope: 'col', class: 'num' }, 'Speed-up'),
     ),
   );
+  const baseline = view.rows[0];
   const best = view.rows.slice(1).reduce<(typeof view.rows)[number] | undefined>((b, r) => (!b || r.speedup > b.speedup ? r : b), undefined);
-  const summary =
-    best && best.speedup > 0 && view.rows[0]
-      ? h('p', {}, `${best.variant} takes ${fmtUs(best.self_device_us)} of ${label} time per iteration against ${fmtUs(view.rows[0].self_device_us)} for ${view.rows[0].variant}: ${fmtSpeedup(best.speedup)} faster, in ${fmtCount(best.op_calls)} operator call${best.op_calls === 1 ? '' : 's'} instead of ${fmtCount(view.rows[0].op_calls)}.`)
-      : null;
+  let summary: HTMLElement | null = null;
+  if (baseline && best && best.speedup > 1) {
+    summary = h(
+      'p',
+      {},
+      `${best.variant} takes ${fmtUs(best.self_device_us)} of ${label} time per iteration against ${fmtUs(baseline.self_device_us)} for ${baseline.variant}: ` +
+        `${fmtSpeedup(best.speedup)} faster, in ${fmtCount(best.op_calls)} operator call${best.op_calls === 1 ? '' : 's'} instead of ${fmtCount(baseline.op_calls)}.`,
+    );
+  } else if (baseline && best) {
+    summary = h('p', {}, `No variant is faster than ${baseline.variant} here (${fmtUs(baseline.self_device_us)} of ${label} time per iteration).`);
+  }
   append(
     app,
     h('header', {}, h('h1', {}, 'Comparison ', h('span', { class: `badge device-${label.toLowerCase()}` }, label)), h('div', { class: 'sub' }, 'Per iteration, identical inputs and profiler settings; speed-ups against the first variant.')),

@@ -4,7 +4,8 @@
  * view are drawn, and events narrower than a pixel are merged, so traces of hundreds of thousands
  * of events pan and zoom smoothly. Works offline: nothing is fetched.
  *
- * Ctrl/⌘+wheel or W/S zoom, drag or A/D pan, wheel scrolls lanes, 0 resets; hover for details;
+ * Ctrl/⌘+wheel or W/S zoom, drag or A/D pan, wheel scrolls lanes, 0 fits the iterations, 9 shows
+ * everything; hover for details;
  * a click on an `oplens.line:N` range jumps to line N.
  */
 
@@ -41,6 +42,8 @@ class Timeline {
   private readonly laneY: number[] = [];
   private readonly contentHeight: number;
   private view: View;
+  /** The first view: the profiled iterations (OpLens's `oplens.iter` ranges), else everything. */
+  private readonly home: { t0: number; t1: number };
   private frame = 0;
   private search = '';
   private readonly matches: Uint8Array;
@@ -92,7 +95,8 @@ class Timeline {
     }
     this.matches = new Uint8Array(m.names.length).fill(1);
     this.colours = m.names.map((name) => this.colourFor(name));
-    this.view = { t0: 0, t1: Math.max(m.span, 1), scrollY: 0 };
+    this.home = this.fit();
+    this.view = { ...this.home, scrollY: 0 };
 
     new ResizeObserver(() => this.draw()).observe(host);
     this.bind();
@@ -120,8 +124,27 @@ class Timeline {
     this.draw();
   }
 
-  reset(): void {
-    this.view = { t0: 0, t1: Math.max(this.m.span, 1), scrollY: 0 };
+  /** The span of the iteration markers, padded; the whole trace when it has none. */
+  private fit(): { t0: number; t1: number } {
+    let lo = Infinity;
+    let hi = -Infinity;
+    const m = this.m;
+    m.name.forEach((n, i) => {
+      if (markerIteration(m.names[n] ?? '') !== undefined) {
+        lo = Math.min(lo, m.start[i] ?? 0);
+        hi = Math.max(hi, (m.start[i] ?? 0) + (m.dur[i] ?? 0));
+      }
+    });
+    if (!(hi > lo)) {
+      return { t0: 0, t1: Math.max(m.span, 1) };
+    }
+    const pad = (hi - lo) * 0.02;
+    return { t0: lo - pad, t1: hi + pad };
+  }
+
+  /** Back to the iterations; `all` shows the whole trace. */
+  reset(all = false): void {
+    this.view = all ? { t0: 0, t1: Math.max(this.m.span, 1), scrollY: 0 } : { ...this.home, scrollY: 0 };
     this.draw();
   }
 
@@ -230,6 +253,9 @@ class Timeline {
           break;
         case '0':
           this.reset();
+          break;
+        case '9':
+          this.reset(true);
           break;
         default:
           return;
@@ -424,7 +450,8 @@ class Timeline {
 function show(m: TraceModel): void {
   clear(app);
   const search = h('input', { type: 'search', placeholder: 'Highlight names…', 'aria-label': 'Highlight events by name' });
-  const reset = h('button', { type: 'button' }, 'Reset zoom');
+  const reset = h('button', { type: 'button', title: 'Back to the profiled iterations (0)' }, 'Fit iterations');
+  const whole = h('button', { type: 'button', title: 'The whole trace (9)' }, 'Whole trace');
   const info = `${m.start.length.toLocaleString()} events · ${m.lanes.length} lane${m.lanes.length === 1 ? '' : 's'} · ${fmtUs(m.span)}${m.dropped ? ` · ${m.dropped.toLocaleString()} shortest events left out` : ''}`;
   const stage = h('div', { class: 'stage' });
   app.append(
@@ -435,6 +462,7 @@ function show(m: TraceModel): void {
       h('span', { class: 'muted' }, info),
       search,
       reset,
+      whole,
       h('span', { class: 'muted hint' }, 'Ctrl/⌘+wheel or W/S zoom · drag or A/D pan · double-click fits an event · click an oplens.line range to go to the line'),
     ),
     stage,
@@ -446,6 +474,7 @@ function show(m: TraceModel): void {
   const timeline = new Timeline(m, stage);
   search.addEventListener('input', () => timeline.setSearch(search.value));
   reset.addEventListener('click', () => timeline.reset());
+  whole.addEventListener('click', () => timeline.reset(true));
 }
 
 window.addEventListener('message', (event: MessageEvent<ToTraceViewer>) => {

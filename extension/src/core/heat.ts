@@ -83,7 +83,7 @@ export function heatPalette(kind: ThemeKind, levels = HEAT_LEVELS): HeatColours[
         break;
       case 'light':
         out.push({
-          gutter: hsla(hue, 95, 45, 0.45 + 0.55 * t),
+          gutter: hsla(hue, 95, 45, 0.6 + 0.4 * t),
           ruler: hsla(hue, 95, 45, 0.5 + 0.5 * t),
           background: hsla(hue, 95, 50, 0.06 + 0.16 * t),
         });

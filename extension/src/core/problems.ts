@@ -377,7 +377,8 @@ export function describeProfileError(e: RpcError, what: string, backend: string)
         actions.push({ kind: 'revealLocation', title: 'Go to Line', uri: err.location.uri, line: err.location.line });
       }
       actions.push({ kind: 'editArguments', title: 'Edit Arguments…' }, { kind: 'showOutput', title: 'Show Traceback' });
-      return { severity: 'error', message: `OpLens: ${what} raised: ${err.message}`, detail, actions };
+      // the engine's message already names the function and the line: "f raised at m.py:4: ZeroDivisionError: ..."
+      return { severity: 'error', message: `OpLens: ${err.message}`, detail, actions };
     }
     case 'bad_input':
       return {
