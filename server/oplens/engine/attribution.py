@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from oplens.engine import stats
 from oplens.engine.records import CompiledRegion, InnerLine, LineStat, OpStat, SourceRef, Totals
@@ -61,6 +62,13 @@ class RawEvent:
     legacy_device_ns: int = 0  # device time reported on the CPU op itself (legacy PrivateUse1)
     shapes: list[list[int]] = field(default_factory=list)
     dtypes: list[str] = field(default_factory=list)
+    source: Any = None  # the profiler's own event: its input shapes are read only when needed
+
+    def inputs(self) -> tuple[list[list[int]], list[str]]:
+        """Input shapes and dtypes (read lazily: ~8 µs an event, wanted for a few dozen)."""
+        if self.shapes or self.source is None:
+            return self.shapes, self.dtypes
+        return self.source.shapes(), self.source.dtypes()
 
 
 # The context an event runs in: (iteration, target line, inner function, inner line, region).
@@ -198,7 +206,7 @@ def attribute(
             if e.name.startswith(COMPILED_REGION):
                 acc.regions.setdefault(e.name, [0, 0])[0] += 1
             if it == 0:
-                iteration_of_sequence[line].append(OpSample(e.name, e.shapes, e.dtypes))
+                iteration_of_sequence[line].append(OpSample(e.name, *e.inputs()))
 
         g = op_acc.get(e.name)
         if g is None:

@@ -7,6 +7,7 @@ Runs only in the worker process (imports torch and the user's code). Errors come
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import inspect
 import sys
@@ -26,7 +27,7 @@ from oplens.engine import events, insights
 from oplens.engine.attribution import attribute
 from oplens.engine.compiled import FusedLines
 from oplens.engine.errors import OpLensError, bad_input
-from oplens.engine.linemarks import LineMarker, code_objects
+from oplens.engine.linemarks import LineMarker, Range, code_objects
 from oplens.engine.records import Compile, Config, Run, Target
 from oplens.engine.stats import spread
 
@@ -75,26 +76,25 @@ def run(job: Job, progress: Progress) -> Run:
 
         marker = LineMarker(target_code, code_objects(module))
         wall: list[float] = []
-        enter, exit_ = torch.ops.profiler._record_function_enter_new, torch.ops.profiler._record_function_exit._RecordFunction
         with torch.profiler.profile(
             activities=backend.activities(), record_shapes=True, **backend.profiler_options(stage)
         ) as prof:
             for i in range(job.iters):
                 t0 = time.perf_counter_ns()
-                handle = enter(f"oplens.iter:{i}", None)
-                try:
-                    with marker:
-                        _call(fn, args, job.target)
-                finally:
-                    exit_(handle)
+                with Range(f"oplens.iter:{i}"), marker:
+                    _call(fn, args, job.target)
                 backend.synchronize()  # outside the iteration range: not attributed to a line
                 wall.append((time.perf_counter_ns() - t0) / 1000.0)
                 progress("profile", i + 1, job.iters)
         clock.lap("profile_ms")
 
     progress("processing", 0, 1)
-    raw = events.from_profiler(prof, legacy_privateuse1=backend.name == "neuron")
-    result = attribute(raw, job.iters, job.target.def_line, backend.device_time, fused.regions)
+    gc.disable()  # tens of thousands of small records: the collector alone took ~40 % of this step
+    try:
+        raw = events.from_profiler(prof, legacy_privateuse1=backend.name == "neuron")
+        result = attribute(raw, job.iters, job.target.def_line, backend.device_time, fused.regions)
+    finally:
+        gc.enable()
     found = insights.find_insights(result, backend.device_label, backend.device().type != "cpu", job.iters)
     clock.lap("processing_ms")
     artifacts = backend.artifacts(stage)
