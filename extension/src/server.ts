@@ -30,7 +30,7 @@ import { initializationOptions, serverArgs } from './core/settings';
 import type { ServerState } from './core/status';
 import type { Notifier } from './notify';
 import type { Interpreter, InterpreterChooser } from './python';
-import { connectWebSocket, WsConnectError } from './wsTransport';
+import { connectWebSocket, WsConnectError } from './core/wsTransport';
 
 export const RESULT_NOTIFICATION = 'oplens/result';
 const TOKEN_SECRET = 'oplens.server.token';

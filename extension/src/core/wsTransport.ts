@@ -3,6 +3,9 @@
  * JSON-RPC message per text frame, no Content-Length headers; the token goes in an
  * `Authorization: Bearer` header. Node's `ws` client sends no `Origin` header, which the server
  * requires (it refuses browser pages).
+ *
+ * Built on vscode-jsonrpc (what vscode-languageclient speaks through), not on the client itself,
+ * so it runs, and is tested, without VS Code.
  */
 
 import WebSocket from 'ws';
@@ -13,10 +16,16 @@ import {
   type Disposable,
   type Message,
   type MessageReader,
-  type MessageTransports,
   type MessageWriter,
-} from 'vscode-languageclient/node';
-import type { WsFailure } from './core/problems';
+} from 'vscode-jsonrpc/node';
+import type { WsFailure } from './problems';
+
+/** What vscode-languageclient's server options may resolve to (its `MessageTransports`). */
+export interface MessageTransports {
+  reader: MessageReader;
+  writer: MessageWriter;
+  detached?: boolean;
+}
 
 /** A connection that did not open: the socket error code or the HTTP status of the refusal. */
 export class WsConnectError extends Error {
