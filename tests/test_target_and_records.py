@@ -73,3 +73,18 @@ def test_run_round_trips_through_json() -> None:
     data = run.to_dict()
     data["future_field"] = {"x": 1}  # a newer writer's extra field is ignored
     assert Run.from_dict(data) == run
+
+
+def test_inlay_hints_respect_the_threshold_and_hide_when_stale() -> None:
+    from oplens.lsp import views
+
+    source = "def f(x):\n    a = x * 2\n    return a + 1\n"
+    target = Target("f.py", "f", 1, 3, source_sha256(source, 1, 3), 1)
+    lines = [LineStat(2, 90.0, 90.0, 90.0, 90.0, 1), LineStat(3, 10.0, 10.0, 10.0, 10.0, 1)]
+    run = Run(target, BackendInfo("cpu", "CPU"), Config(3, 20), Totals(100.0, 100.0, 2), lines, [])
+    placed = views.place([run], source, views.functions_in(source, "f.py"))
+    assert [h.label for h in views.inlay_hints(source, placed, 50.0, 1, 3)] == ["90.0 µs · 90.0 %"]
+    assert len(views.inlay_hints(source, placed, 0.0, 1, 3)) == 2
+    changed = source.replace("x * 2", "x * 3")
+    placed = views.place([run], changed, views.functions_in(changed, "f.py"))
+    assert views.inlay_hints(changed, placed, 0.0, 1, 3) == []

@@ -21,8 +21,9 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from oplens import __version__
-from oplens.engine import BACKENDS, DEFAULT_ITERS, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP, ProfileRequest
+from oplens.engine import BACKENDS, DEFAULT_ITERS, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP, ProfileRequest, runs
 from oplens.engine.errors import OpLensError
+from oplens.engine.explorer import DEFAULT_API_PORT, DEFAULT_UI_PORT, open_in_explorer
 from oplens.engine.records import Run
 from oplens.engine.summary import compare_rows
 from oplens.lsp import views
@@ -62,6 +63,7 @@ class Session:
         self.defaults: dict[str, Any] = {}
         self.errors: dict[str, OpLensError] = {}  # host file → last user exception there
         self.cancels: dict[str, threading.Event] = {}  # progress token → cancel
+        self.explorer_ports = {"uiPort": DEFAULT_UI_PORT, "apiPort": DEFAULT_API_PORT}
 
     def require_host(self) -> Host:
         if self.host is None:
@@ -76,6 +78,14 @@ class Session:
             self.show(lsp.MessageType.Warning, f"OpLens: {e}; path mappings ignored")
         self.hint_threshold = _number(opts.get("hintThreshold"), DEFAULT_HINT_THRESHOLD)
         self.defaults = {k: opts[k] for k in ("backend", "warmup", "iterations", "timeoutSeconds") if k in opts}
+        if isinstance(opts.get("neuron"), dict):  # NeuronConfig options, as the engine's backend_options
+            self.defaults["backend_options"] = opts["neuron"]
+        explorer = opts.get("explorer")
+        explorer = explorer if isinstance(explorer, dict) else {}
+        self.explorer_ports = {
+            "uiPort": int(_number(explorer.get("uiPort"), DEFAULT_UI_PORT)),
+            "apiPort": int(_number(explorer.get("apiPort"), DEFAULT_API_PORT)),
+        }
         root = None
         if params.workspace_folders:
             root = Path(self.paths.uri_to_host_path(params.workspace_folders[0].uri))
@@ -168,6 +178,7 @@ class Session:
             timeout_s=_number(merged.get("timeoutSeconds"), DEFAULT_TIMEOUT_S),
             workspace=host.workspace,
             out=str(host.root),
+            backend_options=_dict(merged.get("backend_options")),
         )
 
     async def profile(self, arg: Any) -> dict[str, Any]:
@@ -241,6 +252,21 @@ class Session:
         rows = compare_rows(runs)
         return {"summary": rows}
 
+    async def open_explorer(self, arg: Any) -> dict[str, Any]:
+        """Ingest a Neuron run into Neuron Explorer (starting the viewer if needed): its URL and tunnel."""
+        run_id = arg.get("run_id") if isinstance(arg, dict) else None
+        if not isinstance(run_id, str) or not run_id:
+            raise JsonRpcInvalidParams("oplens.openExplorer takes {run_id, uiPort?, apiPort?}")
+        host = self.require_host()
+        try:
+            run = runs.find(host.root, run_id)
+            ports = {k: _int(arg.get(k, self.explorer_ports[k]), self.explorer_ports[k], k) for k in ("uiPort", "apiPort")}
+            # the ingest can take minutes: off the event loop
+            link = await asyncio.to_thread(open_in_explorer, run, host.workspace, ports["uiPort"], ports["apiPort"])
+        except OpLensError as e:
+            raise request_error(e, self.paths) from None
+        return link.to_dict()
+
     def cancel(self, token: str) -> None:
         event = self.cancels.get(token)
         if event is not None:
@@ -249,6 +275,10 @@ class Session:
 
 def _number(value: Any, default: float) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _int(value: Any, default: int, name: str) -> int:
@@ -333,6 +363,10 @@ def make_server(
         for doc_uri in list(ls.workspace.text_documents):
             session.publish_diagnostics_for(session.paths.uri_to_host_path(doc_uri))
         session.refresh()
+
+    @ls.command("oplens.openExplorer")
+    async def open_explorer(arg: Any = None) -> dict[str, Any]:
+        return await session.open_explorer(arg)
 
     @ls.command("oplens.cancel")
     def cancel(arg: Any = None) -> None:
