@@ -421,6 +421,8 @@ async function main() {
         '--disable-background-networking', '--disable-component-update', '--disable-sync',
         '--disable-dev-shm-usage',
       ],
+      // Chromium's crash handler writes under $XDG_CONFIG_HOME/chromium whatever the profile: keep it in the temp folder
+      env: { ...process.env, XDG_CONFIG_HOME: path.join(tmpRoot, 'xdg-config'), XDG_CACHE_HOME: path.join(tmpRoot, 'xdg-cache') },
       viewport: { width: 1920, height: 1080 },
       deviceScaleFactor: 1,
       timeout: 60000,
