@@ -10,7 +10,10 @@ import type { CompareRow, Run } from './run';
 
 /** What the results panel shows for one run. */
 export interface RunView {
+  /** The run, each line's ops cut to its top few (core/runView.ts). */
   run: Run;
+  /** For each op name, the profiled line where it spends the most time (row clicks jump there). */
+  opLines: Record<string, number>;
   /** The profiled file as this editor names it (after path mappings). */
   uri: string;
   /** The file relative to the workspace, for the header. */

@@ -12,6 +12,7 @@ import type { CompareView, FromResultsPanel, RunView, ToResultsPanel } from '../
 import { resolveArtifact } from './core/pathMap';
 import { listFunctions, physicalLines, placeRun } from './core/pySource';
 import type { RunStore, StoredRun } from './core/runStore';
+import { hottestLineOfOps, trimmedForView } from './core/runView';
 import type { OpLensServer } from './server';
 import { webviewHtml, webviewOptions } from './webviewHtml';
 
@@ -187,7 +188,8 @@ export class ResultsPanel implements vscode.Disposable {
       }
     }
     return {
-      run,
+      run: trimmedForView(run),
+      opLines: hottestLineOfOps(run),
       uri: entry.uri,
       fileLabel: vscode.workspace.asRelativePath(vscode.Uri.parse(entry.uri), false),
       source,

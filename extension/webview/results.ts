@@ -43,9 +43,12 @@ function stat(label: string, value: string, note?: string): HTMLElement {
   return h('div', { class: 'stat' }, h('div', { class: 'stat-label' }, label), h('div', { class: 'stat-value' }, value), note ? h('div', { class: 'stat-note' }, note) : null);
 }
 
-function bar(fraction: number, kind = ''): HTMLElement {
-  const fill = h('div', { class: `bar-fill ${kind}` });
-  fill.style.width = `${Math.max(0, Math.min(1, fraction)) * 100}%`;
+/** A bar of `fraction` (0..1 of the largest), coloured like the heat gutter: amber → red as it grows. */
+function bar(fraction: number): HTMLElement {
+  const f = Math.max(0, Math.min(1, fraction));
+  const level = f > 0 ? Math.min(8, Math.ceil(f * 8 - 1e-9)) : 0;
+  const fill = h('div', { class: `bar-fill lvl-${level}` });
+  fill.style.width = `${f * 100}%`;
   return h('div', { class: 'bar', 'aria-hidden': 'true' }, fill);
 }
 
@@ -64,7 +67,7 @@ function showRun(view: RunView): void {
       : null,
     insights(run),
     lines(view, label, useDevice),
-    ops(run, label),
+    ops(run, label, view.opLines),
     artifacts(run),
   );
 }
@@ -198,19 +201,8 @@ function lineTooltip(l: LineStat, label: string): string {
   return parts.join('\n');
 }
 
-function ops(run: Run, label: string): HTMLElement {
+function ops(run: Run, label: string, opLines: Record<string, number>): HTMLElement {
   const deviceIsCpu = label === 'CPU';
-  // the line where each op spends the most time, for jumping from a row
-  const hottest = new Map<string, { line: number; us: number }>();
-  for (const l of run.lines) {
-    for (const o of l.ops) {
-      const us = o.self_device_us || o.self_cpu_us;
-      const best = hottest.get(o.name);
-      if (!best || us > best.us) {
-        hottest.set(o.name, { line: l.line, us });
-      }
-    }
-  }
   const columns: { key: OpKey; title: string; numeric: boolean }[] = [
     { key: 'name', title: 'Name', numeric: false },
     { key: 'calls', title: 'Calls', numeric: true },
@@ -258,7 +250,7 @@ function ops(run: Run, label: string): HTMLElement {
       rowHeight: ROW_HEIGHT,
       count: rows.length,
       spacer: () => h('tr', {}, h('td', { colspan: columns.length })),
-      render: (i) => opRow(rows[i] as OpStat, deviceIsCpu, max, hottest, run.run_id),
+      render: (i) => opRow(rows[i] as OpStat, deviceIsCpu, max, opLines, run.run_id),
     });
     count.textContent = needle ? `${rows.length} of ${run.ops.length}` : `${run.ops.length}`;
   };
@@ -276,7 +268,7 @@ function ops(run: Run, label: string): HTMLElement {
   return section('Operators (key_averages, per iteration)', h('div', { class: 'table-tools' }, filter, count), scroller);
 }
 
-function opRow(o: OpStat, deviceIsCpu: boolean, max: number, hottest: Map<string, { line: number }>, runId: string): HTMLElement {
+function opRow(o: OpStat, deviceIsCpu: boolean, max: number, opLines: Record<string, number>, runId: string): HTMLElement {
   const pctCell = h('td', { class: 'num pct' }, bar(max > 0 ? o.self_device_us / max : 0), h('span', {}, fmtShare(o.pct)));
   const row = h(
     'tr',
@@ -287,10 +279,10 @@ function opRow(o: OpStat, deviceIsCpu: boolean, max: number, hottest: Map<string
     h('td', { class: 'num' }, fmtUs(o.self_device_us)),
     pctCell,
   );
-  const where = hottest.get(o.name);
-  if (where) {
-    row.title = `${o.name}: mostly on line ${where.line} (click to go there)`;
-    activate(row, () => vscode.post({ type: 'revealLine', runId, line: where.line }));
+  const line = opLines[o.name];
+  if (line !== undefined) {
+    row.title = `${o.name}: mostly on line ${line} (click to go there)`;
+    activate(row, () => vscode.post({ type: 'revealLine', runId, line }));
   }
   return row;
 }
