@@ -72,8 +72,9 @@ class ResultStore:
 class WarmPool:
     """Keeps one worker started (torch imported) so that a profile does not pay the import.
 
-    One job per worker process: each `take()` hands the warm worker out and starts its
-    replacement in the background."""
+    One job per worker process: `take()` hands the warm worker out, and `refill()`, called when
+    the job is done, starts its replacement, so that the replacement's torch import does not
+    compete with the profile being measured."""
 
     def __init__(self, log_dir: Path, cwd: Path, enabled: bool = True) -> None:
         self._log_dir = log_dir
@@ -81,27 +82,34 @@ class WarmPool:
         self._enabled = enabled
         self._lock = threading.Lock()
         self._worker: Worker | None = None
+        self._starting = False
         if enabled:
             self._start_async()
 
     def _start_async(self) -> None:
+        self._starting = True
+
         def start() -> None:
             try:
-                worker = Worker(self._log_dir, cwd=self._cwd)
+                worker: Worker | None = Worker(self._log_dir, cwd=self._cwd)
             except OSError as e:
                 log.warning("could not start a warm worker: %s", e)
-                return
+                worker = None
             with self._lock:
-                self._worker = worker
+                self._worker, self._starting = worker, False
 
         threading.Thread(target=start, daemon=True).start()
 
     def take(self) -> Worker | None:
         with self._lock:
             worker, self._worker = self._worker, None
-        if self._enabled:
-            self._start_async()
         return worker if worker is not None and worker.alive() else None
+
+    def refill(self) -> None:
+        with self._lock:
+            missing = self._enabled and self._worker is None and not self._starting
+            if missing:
+                self._start_async()
 
     def close(self) -> None:
         self._enabled = False
@@ -143,6 +151,7 @@ class Host:
             run = await asyncio.to_thread(profile, req, progress, cancel, self.pool.take())
         finally:
             self.device_lock.release()
+            self.pool.refill()
         self.results.add(run)
         for listener in list(self.listeners):
             listener(run)

@@ -239,8 +239,10 @@ class Session:
         return report
 
     def _end_progress(self, token: str, message: str) -> None:
-        if token in self.ls.work_done_progress.tokens:
-            self.ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=message))
+        progress = self.ls.work_done_progress
+        if token in progress.tokens:
+            progress.end(token, lsp.WorkDoneProgressEnd(message=message))
+            progress.tokens.pop(token, None)  # pygls keeps ended tokens forever otherwise
 
     async def compare(self, arg: Any) -> dict[str, Any]:
         if not isinstance(arg, dict) or not isinstance(arg.get("targets"), list) or len(arg["targets"]) < 2:
