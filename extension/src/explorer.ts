@@ -32,16 +32,19 @@ export class ExplorerOpener {
     private readonly notifier: Notifier,
     private readonly profiler: Profiler,
     private readonly openTrace: (runId: string) => unknown,
+    private readonly log: vscode.LogOutputChannel,
   ) {}
 
-  /** The run to open: `runId`, else the newest Neuron run, else the newest run. */
+  /** The run to open: `runId` when it is a Neuron run, else the newest Neuron run, else `runId` or the newest run. */
   private pickRun(runId?: string): StoredRun | undefined {
-    if (runId) {
-      return this.store.get(runId);
+    const given = runId ? this.store.get(runId) : undefined;
+    if (given?.run.backend.name === 'neuron') {
+      return given;
     }
-    return this.store.newest((e) => e.run.backend.name === 'neuron') ?? this.store.newest();
+    return this.store.newest((e) => e.run.backend.name === 'neuron') ?? given ?? this.store.newest();
   }
 
+  /** `runId`: the run on show (the panel's button, or the palette with the panel open). */
   async open(runId?: string): Promise<void> {
     const entry = this.pickRun(runId);
     if (!entry) {
@@ -68,7 +71,7 @@ export class ExplorerOpener {
     try {
       const answer = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'OpLens: ingesting the profile into Neuron Explorer…', cancellable: true },
-        (_progress, token) => this.server.execute(EXPLORER_COMMAND, { run_id: run.run_id, ui_port: uiPort, api_port: apiPort }, token),
+        (_progress, token) => this.server.execute(EXPLORER_COMMAND, { run_id: run.run_id, uiPort, apiPort }, token),
       );
       record = parseExplorerRecord(answer, { uiPort, apiPort });
     } catch (e) {
@@ -79,6 +82,9 @@ export class ExplorerOpener {
         await this.profiler.reportFailure(e, `Neuron Explorer for ${run.target.qualname}`, 'neuron');
       }
       return;
+    }
+    for (const m of record.messages) {
+      this.log.info(`Neuron Explorer: ${m}`);
     }
     if (this.server.connection?.kind === 'websocket') {
       await this.openThroughTunnel(record);

@@ -52,7 +52,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const prof = profiler;
   const comparer = new Comparer(srv, store, memory, settings, panel, prof);
   const traces = new TraceViewer(context.extensionUri, store, srv, panel, log);
-  const explorer = new ExplorerOpener(srv, store, settings, notifier, prof, (runId) => traces.open(runId));
+  const explorer = new ExplorerOpener(srv, store, settings, notifier, prof, (runId) => traces.open(runId), log);
   notifier.setShared({ restartServer: () => srv.restart(0), setToken: () => srv.setToken() });
 
   const compareWith = (runId: string): Promise<void> => {

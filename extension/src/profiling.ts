@@ -94,6 +94,7 @@ export class Profiler {
       return response.run_id;
     } catch (e) {
       this.panel.busy(null);
+      release();
       await this.reportFailure(e, qualname, backend, {
         editArguments: () => this.profile(uri, qualname, { ...options, askArgs: true }),
         retryWithBackend: (b: string) => this.profile(uri, qualname, { ...options, backend: b }),

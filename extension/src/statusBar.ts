@@ -26,7 +26,7 @@ export class StatusBar implements vscode.Disposable {
       server.onDidChangeState(() => this.update()),
       settings.onDidChange(() => this.update()),
       store.onDidChange(() => this.update()),
-      vscode.window.onDidChangeActiveTextEditor(() => this.update()),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.update()),
     );
     this.update();
   }
@@ -43,7 +43,7 @@ export class StatusBar implements vscode.Disposable {
     this.item.text = view.text;
     this.item.tooltip = view.tooltip;
     this.item.backgroundColor = view.error ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
-    const python = vscode.window.activeTextEditor?.document.languageId === 'python';
+    const python = vscode.window.visibleTextEditors.some((e) => e.document.languageId === 'python');
     if (python || view.error || this.server.state === 'busy') {
       this.item.show();
     } else {

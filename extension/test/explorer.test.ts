@@ -7,6 +7,32 @@ import { jsonFixture } from './fixtures';
 const ports = { uiPort: 3001, apiPort: 3002 };
 
 describe('parseExplorerRecord', () => {
+  it("reads the server's ExplorerLink", () => {
+    // server/oplens/engine/explorer.py ExplorerLink.to_dict()
+    const r = parseExplorerRecord(
+      {
+        run_id: 'r1',
+        display_name: 'oplens-r1',
+        url: 'http://localhost:3001/profile/oplens-r1',
+        tunnel: 'ssh -L 3001:localhost:3001 -L 3002:localhost:3002 trn2-a',
+        host: 'trn2-a',
+        ui_port: 3001,
+        api_port: 3002,
+        profile: 'profile directory /ws/.oplens/runs/r1/neuron',
+        ingest_command: ['neuron-explorer', 'view'],
+        viewer: 'started',
+        viewer_pid: 4242,
+        viewer_log: '/ws/.oplens/explorer.log',
+        messages: ['started neuron-explorer view (pid 4242)'],
+      },
+      ports,
+    );
+    assert.equal(r.profileUrl, 'http://localhost:3001/profile/oplens-r1');
+    assert.equal(tunnelFor(r), 'ssh -L 3001:localhost:3001 -L 3002:localhost:3002 trn2-a');
+    assert.equal(r.host, 'trn2-a');
+    assert.deepEqual(r.messages, ['started neuron-explorer view (pid 4242)']);
+  });
+
   it('reads the snake_case record', () => {
     const r = parseExplorerRecord(
       {

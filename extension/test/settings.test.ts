@@ -68,6 +68,7 @@ describe('what reaches the server', () => {
       warmup: 1,
       iterations: 7,
       timeoutSeconds: 60,
+      explorer: { uiPort: 3001, apiPort: 3002 },
     });
   });
 

@@ -21,6 +21,8 @@ export interface ExplorerRecord {
   host: string;
   /** The ingested profile directory on the host. */
   profileDir: string;
+  /** What the server did or noticed (viewer started, ports already served, ...). */
+  messages: string[];
 }
 
 function pick(o: Record<string, unknown>, keys: string[]): unknown {
@@ -38,9 +40,10 @@ function asPort(v: unknown, fallback: number): number {
 }
 
 /**
- * The record `oplens.openExplorer` answers with. Field names are accepted in snake_case and
- * camelCase (`profile_url`/`url`, `ui_port`, `api_port`, `tunnel_command`/`tunnel`,
- * `display_name`/`name`, `host`, `profile_dir`); what is missing is derived from the ports.
+ * The record `oplens.openExplorer` answers with (the server's `ExplorerLink`: `url`, `tunnel`,
+ * `host`, `ui_port`, `api_port`, `display_name`, `messages`, ...). Field names are also accepted
+ * in camelCase and older spellings (`profile_url`, `tunnel_command`, `name`); what is missing is
+ * derived from the ports.
  */
 export function parseExplorerRecord(raw: unknown, defaults: { uiPort: number; apiPort: number }): ExplorerRecord {
   if (typeof raw !== 'object' || raw === null) {
@@ -66,6 +69,7 @@ export function parseExplorerRecord(raw: unknown, defaults: { uiPort: number; ap
     tunnelCommand: String(pick(o, ['tunnel_command', 'tunnelCommand', 'tunnel']) ?? ''),
     host: String(pick(o, ['host', 'hostname']) ?? ''),
     profileDir: String(pick(o, ['profile_dir', 'profileDir', 'device_profile_dir']) ?? ''),
+    messages: Array.isArray(o.messages) ? o.messages.filter((m): m is string => typeof m === 'string') : [],
   };
 }
 

@@ -126,6 +126,7 @@ export function initializationOptions(s: Settings): Record<string, unknown> {
     warmup: s.warmup,
     iterations: s.iterations,
     timeoutSeconds: s.timeoutSeconds,
+    explorer: { uiPort: s.explorer.uiPort, apiPort: s.explorer.apiPort },
   };
 }
 
