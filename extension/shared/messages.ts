@@ -39,6 +39,15 @@ export interface CompareView {
   failed: { variant: string; message: string }[];
 }
 
+/** What the results page keeps across reloads (VS Code hands it back to the panel serializer). */
+export interface ResultsPageState {
+  opSort: { key: 'name' | 'calls' | 'self_cpu_us' | 'self_device_us' | 'pct'; desc: boolean };
+  lineOrder: 'source' | 'time';
+  filter: string;
+  /** The run on show, restored after a window reload. */
+  runId?: string;
+}
+
 export type ToResultsPanel =
   | { type: 'run'; view: RunView }
   | { type: 'compare'; view: CompareView }

@@ -17,7 +17,7 @@ import { HeatDecorations } from './heatDecorations';
 import { Notifier } from './notify';
 import { Profiler } from './profiling';
 import { InterpreterChooser } from './python';
-import { ResultsPanel } from './resultsPanel';
+import { ResultsPanel, RESULTS_VIEW_TYPE } from './resultsPanel';
 import { OpLensServer } from './server';
 import { StatusBar, STATUS_MENU_COMMAND, statusMenu } from './statusBar';
 import { TraceViewer } from './traceViewer';
@@ -111,6 +111,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('oplens.showOutput', () => log.show()),
     vscode.commands.registerCommand('oplens.setServerToken', () => srv.setToken()),
     vscode.commands.registerCommand(STATUS_MENU_COMMAND, statusMenu),
+    vscode.window.registerWebviewPanelSerializer(RESULTS_VIEW_TYPE, panel.serializer),
   );
 
   void srv.start();

@@ -8,7 +8,7 @@
  */
 
 import * as vscode from 'vscode';
-import type { CompareView, FromResultsPanel, RunView, ToResultsPanel } from '../shared/messages';
+import type { CompareView, FromResultsPanel, ResultsPageState, RunView, ToResultsPanel } from '../shared/messages';
 import { resolveArtifact } from './core/pathMap';
 import { listFunctions, physicalLines, placeRun } from './core/pySource';
 import type { RunStore, StoredRun } from './core/runStore';
@@ -61,6 +61,18 @@ export class ResultsPanel implements vscode.Disposable {
     this.actions = actions;
   }
 
+  /** After a window reload: VS Code hands back the panel and the page's state (the run on show). */
+  readonly serializer: vscode.WebviewPanelSerializer<ResultsPageState> = {
+    deserializeWebviewPanel: async (panel, state) => {
+      if (this.panel) {
+        panel.dispose(); // one results panel
+        return;
+      }
+      this.showing = typeof state?.runId === 'string' ? { kind: 'run', runId: state.runId } : undefined;
+      this.adopt(panel);
+    },
+  };
+
   /** The run on show, if the panel shows one. */
   get currentRunId(): string | undefined {
     return this.showing?.kind === 'run' ? this.showing.runId : undefined;
@@ -83,6 +95,12 @@ export class ResultsPanel implements vscode.Disposable {
       { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
       webviewOptions(this.extensionUri),
     );
+    return this.adopt(panel);
+  }
+
+  /** Give `panel` (new, or restored after a reload) the page and its message handling. */
+  private adopt(panel: vscode.WebviewPanel): vscode.WebviewPanel {
+    panel.webview.options = webviewOptions(this.extensionUri);
     panel.webview.html = webviewHtml(panel.webview, this.extensionUri, 'results', 'OpLens results');
     const listening = panel.webview.onDidReceiveMessage((m: FromResultsPanel) => void this.onMessage(m));
     panel.onDidDispose(() => {
@@ -138,6 +156,20 @@ export class ResultsPanel implements vscode.Disposable {
   }
 
   private async resend(): Promise<void> {
+    if (this.showing?.kind === 'run' && !this.store.has(this.showing.runId)) {
+      // restored after a reload: the server still has the run on disk
+      const runId = this.showing.runId;
+      try {
+        await this.actions?.showRun(runId);
+      } catch (e) {
+        this.log.warn(`results panel: run ${runId}: ${(e as Error).message}`);
+      }
+      if (!this.store.has(runId)) {
+        this.showing = undefined;
+        this.post({ type: 'empty', message: `Run ${runId} is no longer available. Profile a function to see its results here.` });
+      }
+      return;
+    }
     if (this.showing?.kind === 'run') {
       const view = await this.runView(this.showing.runId);
       if (view) {

@@ -7,24 +7,18 @@
 
 import './results.css';
 import { deviceLabel, fmtCount, fmtShare, fmtSpeedup, fmtUs } from '../shared/format';
-import type { CompareView, FromResultsPanel, RunView, ToResultsPanel } from '../shared/messages';
+import type { CompareView, FromResultsPanel, ResultsPageState, RunView, ToResultsPanel } from '../shared/messages';
 import type { LineStat, OpStat, Run } from '../shared/run';
 import { activate, append, button, clear, h } from './dom';
 import { VirtualRows } from './virtual';
 import { channel } from './vscodeApi';
 
-type OpKey = 'name' | 'calls' | 'self_cpu_us' | 'self_device_us' | 'pct';
-type LineOrder = 'source' | 'time';
+type OpKey = ResultsPageState['opSort']['key'];
+type LineOrder = ResultsPageState['lineOrder'];
 
-interface PageState {
-  opSort: { key: OpKey; desc: boolean };
-  lineOrder: LineOrder;
-  filter: string;
-}
-
-const vscode = channel<FromResultsPanel, PageState>();
+const vscode = channel<FromResultsPanel, ResultsPageState>();
 const app = document.getElementById('app') as HTMLElement;
-const state: PageState = vscode.state() ?? { opSort: { key: 'self_device_us', desc: true }, lineOrder: 'source', filter: '' };
+const state: ResultsPageState = vscode.state() ?? { opSort: { key: 'self_device_us', desc: true }, lineOrder: 'source', filter: '' };
 let banner: HTMLElement | undefined;
 
 const ROW_HEIGHT = 24;
@@ -411,14 +405,20 @@ window.addEventListener('message', (event: MessageEvent<ToResultsPanel>) => {
   switch (m.type) {
     case 'run':
       lastRun = m.view;
+      state.runId = m.view.run.run_id;
+      save();
       showRun(m.view);
       break;
     case 'compare':
       lastRun = undefined;
+      state.runId = undefined;
+      save();
       showCompare(m.view);
       break;
     case 'empty':
       lastRun = undefined;
+      state.runId = undefined;
+      save();
       clear(app);
       app.append(h('div', { class: 'empty' }, h('h1', {}, 'OpLens results'), h('p', {}, m.message)));
       break;
