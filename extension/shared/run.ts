@@ -83,6 +83,8 @@ export interface BackendInfo {
   requested: string;
   note: string;
   details: Record<string, unknown>;
+  /** Traps met in this run, each naming its fix (dropped events, empty NTFFs, too little warm-up, ...). */
+  warnings: string[];
 }
 
 export interface Config {
@@ -114,10 +116,13 @@ export interface Insight {
   evidence: string;
 }
 
+/** A compiled graph (NEFF) and its device trace (NTFF), paired by the hash in both names. */
 export interface NeffNtffPair {
   hash: string;
   neff: string;
   ntff: string;
+  /** 0: an empty trace (a NeuronCore that ran nothing). */
+  ntff_bytes: number;
 }
 
 /** Paths are relative to `run_dir` unless absolute (both on the server's host). */
@@ -127,6 +132,10 @@ export interface Artifacts {
   neff_ntff_pairs: NeffNtffPair[];
   worker_log: string;
   files: string[];
+  /** Neuron: NeuronConfig's profile_output_dir (what Neuron Explorer ingests). */
+  profile_output_dir: string;
+  /** Neuron: trace_info.pb, ntrace.pb, ... */
+  system_trace_files: string[];
 }
 
 export interface Run {

@@ -227,7 +227,7 @@ export class ResultsPanel implements vscode.Disposable {
       source,
       stale: shift === undefined,
       actions: {
-        explorer: run.backend.name === 'neuron' && run.artifacts.device_profile_dir !== '',
+        explorer: run.backend.name === 'neuron' && (run.artifacts.device_profile_dir !== '' || run.artifacts.profile_output_dir !== ''),
         trace: run.artifacts.trace_json !== '',
       },
     };

@@ -53,7 +53,16 @@ describe('parseRun', () => {
     assert.equal(run.target.def_line, 0);
     assert.deepEqual(run.totals.wall_us, { median: 0, min: 0, max: 0 });
     assert.equal(run.totals.unattributed_device_us, 0);
-    assert.deepEqual(run.artifacts, { trace_json: '', device_profile_dir: '', neff_ntff_pairs: [], worker_log: '', files: [] });
+    assert.deepEqual(run.artifacts, {
+      trace_json: '',
+      device_profile_dir: '',
+      neff_ntff_pairs: [],
+      worker_log: '',
+      files: [],
+      profile_output_dir: '',
+      system_trace_files: [],
+    });
+    assert.deepEqual(run.backend.warnings, []);
     assert.deepEqual(run.compile, { first_call_us: 0, compile_us: 0, graphs: 0 });
     assert.equal(run.ops[0]?.pct, 0);
     assert.equal(run.lines[0]?.noisy, false);
@@ -127,5 +136,33 @@ describe('server messages', () => {
     assert.equal(rows.length, 2);
     assert.equal(rows[1]?.speedup, 5.84);
     assert.throws(() => parseCompareSummary({}), /summary is missing/);
+  });
+});
+
+describe('the TypeScript record matches records.py field for field', () => {
+  // run.full.json is a Run with every field of every dataclass filled (make_fixtures.py)
+  const full = jsonFixture<Json>('run.full.json');
+
+  /** Paths of every object key in `value` (list items as `[]`), free-form maps left out. */
+  function keyPaths(value: unknown, at = '', out = new Set<string>()): Set<string> {
+    if (Array.isArray(value)) {
+      value.forEach((v) => keyPaths(v, `${at}[]`, out));
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [k, v] of Object.entries(value)) {
+        const p = at ? `${at}.${k}` : k;
+        out.add(p);
+        if (k !== 'details' && k !== 'timings_ms') {
+          keyPaths(v, p, out);
+        }
+      }
+    }
+    return out;
+  }
+
+  it('every field Python writes is read, and nothing else is invented', () => {
+    const written = keyPaths(full);
+    const read = keyPaths(parseRun(full));
+    assert.deepEqual([...written].filter((p) => !read.has(p)), [], 'fields the extension drops');
+    assert.deepEqual([...read].filter((p) => !written.has(p)), [], 'fields the extension invents');
   });
 });

@@ -59,6 +59,7 @@ function showRun(view: RunView): void {
     view.stale
       ? h('p', { class: 'notice' }, 'This function changed since it was profiled: the lines below are those of the profiled version. Profile it again to refresh.')
       : null,
+    ...run.backend.warnings.map((w) => h('p', { class: 'notice warning' }, w)),
     insights(run),
     lines(view, label, useDevice),
     ops(run, label, view.opLines),
@@ -294,14 +295,20 @@ function artifacts(run: Run): HTMLElement {
   };
   add('Framework trace', a.trace_json, '(Chrome trace)');
   add('Device profile', a.device_profile_dir, a.neff_ntff_pairs.length ? `(${a.neff_ntff_pairs.length} NEFF/NTFF pair${a.neff_ntff_pairs.length === 1 ? '' : 's'})` : undefined);
+  if (a.profile_output_dir !== a.device_profile_dir) {
+    add('Profile output', a.profile_output_dir, '(what Neuron Explorer ingests)');
+  }
   for (const p of a.neff_ntff_pairs.slice(0, 8)) {
     add(`NEFF ${p.hash}`, p.neff);
-    add(`NTFF ${p.hash}`, p.ntff);
+    add(`NTFF ${p.hash}`, p.ntff, p.ntff_bytes === 0 ? '(empty: this NeuronCore ran nothing)' : `(${(p.ntff_bytes / 2 ** 20).toFixed(1)} MiB)`);
   }
   if (a.neff_ntff_pairs.length > 8) {
     items.push(h('li', { class: 'muted' }, `… ${a.neff_ntff_pairs.length - 8} more pairs`));
   }
   add('Worker log', a.worker_log, '(your function’s stdout and stderr)');
+  for (const f of a.system_trace_files.slice(0, 10)) {
+    add('System trace', f);
+  }
   for (const f of a.files.slice(0, 20)) {
     add('File', f);
   }

@@ -106,7 +106,7 @@ export function explorerUnavailable(run: Run): string | undefined {
       'Use Open Trace for CPU and CUDA runs, or profile with oplens.backend "neuron".'
     );
   }
-  if (!run.artifacts.device_profile_dir) {
+  if (!run.artifacts.device_profile_dir && !run.artifacts.profile_output_dir) {
     return 'this Neuron run kept no device profile (no NEFF/NTFF pair was captured); profile it again.';
   }
   return undefined;

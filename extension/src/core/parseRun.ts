@@ -213,6 +213,7 @@ const backend = (r: Reader): BackendInfo => ({
   requested: r.str('requested', ''),
   note: r.str('note', ''),
   details: r.record('details', isJson),
+  warnings: r.strings('warnings'),
 });
 
 const config = (r: Reader): Config => ({
@@ -238,7 +239,7 @@ const insight = (r: Reader): Insight => ({
   evidence: r.str('evidence', ''),
 });
 
-const pair = (r: Reader): NeffNtffPair => ({ hash: r.str('hash'), neff: r.str('neff'), ntff: r.str('ntff') });
+const pair = (r: Reader): NeffNtffPair => ({ hash: r.str('hash'), neff: r.str('neff'), ntff: r.str('ntff'), ntff_bytes: r.num('ntff_bytes', 0) });
 
 const artifacts = (r: Reader): Artifacts => ({
   trace_json: r.str('trace_json', ''),
@@ -246,6 +247,8 @@ const artifacts = (r: Reader): Artifacts => ({
   neff_ntff_pairs: r.list('neff_ntff_pairs', pair),
   worker_log: r.str('worker_log', ''),
   files: r.strings('files'),
+  profile_output_dir: r.str('profile_output_dir', ''),
+  system_trace_files: r.strings('system_trace_files'),
 });
 
 /** A `Run` from the parsed JSON of `result.json` (or the `run` of an `oplens/result` notification). */
