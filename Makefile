@@ -1,10 +1,13 @@
-# The two commands of the README: `make demo` (set up, profile the example on the CPU) and
-# `make test` (set up, lint, type-check, run every test). Both work on a fresh clone.
+# The two commands of the README: `make demo` (set up, profile the example on the CPU, build the
+# .vsix) and `make test` (set up, lint, type-check, run every test, the extension's unit tests and
+# the end-to-end test in a real VS Code). Both work on a fresh clone.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.oplens-installed
 
-.PHONY: setup demo test lint bench
+NODE_STAMP := node_modules/.oplens-installed
+
+.PHONY: setup demo test lint bench vsix ext-test e2e
 
 setup: $(STAMP)
 
@@ -17,10 +20,28 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e ".[test]"
 	touch $(STAMP)
 
-demo: setup
+$(NODE_STAMP): package-lock.json
+	npm ci --no-audit --no-fund
+	touch $(NODE_STAMP)
+
+demo: setup vsix
 	$(VENV)/bin/oplens profile examples/rmsnorm.py::rmsnorm_naive --args "make_inputs()"
 	$(VENV)/bin/oplens compare examples/rmsnorm.py::rmsnorm_naive examples/rmsnorm.py::rmsnorm_fused \
 		examples/rmsnorm.py::rmsnorm_compiled --args "make_inputs()"
+	@ls -1 oplens-*.vsix
+
+# The VS Code extension, bundled and packaged: oplens-<version>.vsix at the repository root.
+vsix: $(NODE_STAMP)
+	npm run package
+
+ext-test: $(NODE_STAMP)
+	npm run typecheck
+	npm test
+
+# A real VS Code (code-server) in headless Chromium, driving the packaged extension.
+e2e: setup vsix
+	bash e2e/install.sh
+	node e2e/run.mjs
 
 lint: setup
 	$(VENV)/bin/ruff check server tests bench
@@ -28,7 +49,10 @@ lint: setup
 
 test: lint
 	$(PY) -m pytest
+	$(MAKE) ext-test
+	$(MAKE) e2e
 
 bench: setup
 	$(PY) bench/attribution_overhead.py
 	$(PY) bench/processing.py
+	$(PY) bench/server.py
