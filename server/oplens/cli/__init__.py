@@ -30,6 +30,7 @@ from oplens.engine import (
     runs,
 )
 from oplens.engine.records import Run as RunRecord
+from oplens.engine.summary import compare_rows
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -197,7 +198,7 @@ def _compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     for i, target in enumerate(args.targets):
         expr = exprs[i] if len(exprs) > 1 else (exprs[0] if exprs else "")
         runs.append(_profile_one(args, target, expr, err))
-    summary = render.compare_rows(runs)
+    summary = compare_rows(runs)
     _emit_json(args.json, {"runs": [r.to_dict() for r in runs], "summary": summary})
     if args.json != "-":
         render.compare(out, runs, summary)

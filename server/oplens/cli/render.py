@@ -188,24 +188,6 @@ def op_table(run: Run, has_device: bool) -> Table:
     return table
 
 
-def compare_rows(runs: list[Run]) -> list[dict[str, Any]]:
-    base = runs[0].totals.self_device_us if runs else 0.0
-    return [
-        {
-            "variant": r.target.qualname,
-            "run_id": r.run_id,
-            "device_label": r.backend.device_label,
-            "self_device_us": r.totals.self_device_us,
-            "self_cpu_us": r.totals.self_cpu_us,
-            "op_calls": r.totals.op_calls,
-            "wall_median_us": r.totals.wall_us.median,
-            "compile_us": r.compile.compile_us,
-            "speedup": base / r.totals.self_device_us if r.totals.self_device_us > 0 else 0.0,
-        }
-        for r in runs
-    ]
-
-
 def compare(console: Console, runs: list[Run], rows: list[dict[str, Any]]) -> None:
     label = runs[0].backend.device_label if runs else "CPU"
     has_device = label != "CPU"
