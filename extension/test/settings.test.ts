@@ -72,6 +72,16 @@ describe('what reaches the server', () => {
     });
   });
 
+  it('Neuron options: only what the user set, checked', () => {
+    const set = from({ 'neuron.modes': ['DEVICE', 'CPU_UTIL'], 'neuron.captureEnabledForNc': '0-1', 'neuron.maxEventsPerNc': 2000000 });
+    assert.deepEqual(initializationOptions(set.settings).neuron, {
+      modes: ['DEVICE', 'CPU_UTIL'], captureEnabledForNc: '0-1', maxEventsPerNc: 2000000,
+    });
+    const bad = from({ 'neuron.modes': ['GPU'] });
+    assert.equal(initializationOptions(bad.settings).neuron, undefined);
+    assert.match(bad.problems[0] ?? '', /neuron\.modes/);
+  });
+
   it('per-request options (no restart needed)', () => {
     assert.deepEqual(requestOptions(settings), { backend: 'cuda', warmup: 1, iters: 7, timeoutSeconds: 60 });
   });

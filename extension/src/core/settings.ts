@@ -22,7 +22,12 @@ export interface Settings {
   pathMappings: PathMapping[];
   explorer: { uiPort: number; apiPort: number };
   runsDirectory: string;
+  /** NeuronConfig options (only what the user set; the server and torch_neuronx default the rest). */
+  neuron: { modes?: NeuronMode[]; captureEnabledForNc?: string; maxEventsPerNc?: number; neffCacheDir?: string };
 }
+
+export const NEURON_MODES = ['DEVICE', 'RUNTIME', 'CPU_UTIL', 'HOST_MEMORY'] as const;
+export type NeuronMode = (typeof NEURON_MODES)[number];
 
 export const DEFAULTS: Settings = {
   pythonPath: '',
@@ -36,6 +41,7 @@ export const DEFAULTS: Settings = {
   pathMappings: [],
   explorer: { uiPort: 3001, apiPort: 3002 },
   runsDirectory: '',
+  neuron: {},
 };
 
 /** Settings whose change needs a new server (they are read at start or in `initialize`). */
@@ -46,6 +52,7 @@ export const RESTART_KEYS = [
   'oplens.pathMappings',
   'oplens.runsDirectory',
   'oplens.hintThreshold',
+  'oplens.neuron',
 ] as const;
 
 export type Getter = (key: string) => unknown;
@@ -98,6 +105,29 @@ export function readSettings(get: Getter): { settings: Settings; problems: strin
     problems.push(`oplens.server.url should start with ws:// or wss:// (e.g. ws://localhost:8765); got "${url}"`);
   }
 
+  const neuron: Settings['neuron'] = {};
+  const modes = get('neuron.modes');
+  if (Array.isArray(modes) && modes.length > 0) {
+    const bad = modes.filter((m) => !(NEURON_MODES as readonly unknown[]).includes(m));
+    if (bad.length) {
+      problems.push(`oplens.neuron.modes should hold only ${NEURON_MODES.join(', ')}; using the default (DEVICE, RUNTIME)`);
+    } else {
+      neuron.modes = modes as NeuronMode[];
+    }
+  }
+  const cores = str('neuron.captureEnabledForNc', '');
+  if (cores) {
+    neuron.captureEnabledForNc = cores;
+  }
+  const maxEvents = num('neuron.maxEventsPerNc', 0, 0, Infinity, true);
+  if (maxEvents > 0) {
+    neuron.maxEventsPerNc = maxEvents;
+  }
+  const neffCache = str('neuron.neffCacheDir', '');
+  if (neffCache) {
+    neuron.neffCacheDir = neffCache;
+  }
+
   const settings: Settings = {
     pythonPath: str('pythonPath', DEFAULTS.pythonPath),
     backend: oneOf('backend', BACKENDS, DEFAULTS.backend),
@@ -113,6 +143,7 @@ export function readSettings(get: Getter): { settings: Settings; problems: strin
       apiPort: num('explorer.apiPort', DEFAULTS.explorer.apiPort, 1, 65535, true),
     },
     runsDirectory: str('runsDirectory', DEFAULTS.runsDirectory),
+    neuron,
   };
   return { settings, problems };
 }
@@ -127,6 +158,7 @@ export function initializationOptions(s: Settings): Record<string, unknown> {
     iterations: s.iterations,
     timeoutSeconds: s.timeoutSeconds,
     explorer: { uiPort: s.explorer.uiPort, apiPort: s.explorer.apiPort },
+    ...(Object.keys(s.neuron).length ? { neuron: s.neuron } : {}),
   };
 }
 
