@@ -121,7 +121,9 @@ class Session:
         return text, views.place(host.results.for_file(path), text, functions), functions
 
     def on_result(self, run: Run) -> None:
-        """A run finished (in any session): redraw what this client shows."""
+        """A run finished (in any session): redraw what this client shows. The file ran cleanly,
+        so an earlier exception there is no longer news."""
+        self.errors.pop(run.target.file, None)
         self.refresh()
         self.publish_diagnostics_for(run.target.file)
 
@@ -203,9 +205,7 @@ class Session:
             raise
         finally:
             self.cancels.pop(token, None)
-        self._end_progress(token, views.totals_title(run))
-        self.errors.pop(file, None)
-        self.publish_diagnostics_for(run.target.file)
+        self._end_progress(token, views.totals_title(run))  # diagnostics: on_result, as for every session
         payload = self.result_payload(run)
         self.ls.protocol.notify(RESULT_NOTIFICATION, payload)
         return {"run_id": run.run_id, "uri": payload["uri"], "qualname": run.target.qualname, "title": views.totals_title(run)}
