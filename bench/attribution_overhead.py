@@ -3,9 +3,11 @@
 Measured: the wall time of one call of a target function in each mode
   - "plain":  `torch.profiler.profile(activities=[CPU], record_shapes=True, with_stack=True)`, no
     markers: what a user would run by hand to get stacks (the baseline of every ratio);
-  - "oplens": `torch.profiler.profile(activities=[CPU], record_shapes=True)` with the worker's
-    per-iteration marker (`oplens.iter:<i>`) and a `LineMarker` active, as `engine/session.py`
-    runs every profiled iteration;
+  - "oplens": `torch.profiler.profile(activities=[CPU])` with the worker's per-iteration marker
+    (`oplens.iter:<i>`) and a `LineMarker` active, as `engine/session.py` runs every profiled
+    iteration (input shapes are not recorded there);
+  - "oplens_shapes" (context): the same with `record_shapes=True`, as the worker runs its last
+    warm-up call to read input shapes for the insights (and as every iteration ran before);
   - "none":   no profiler at all (context only: what profiling itself costs);
 for two workloads: (a) `bench/workloads.py::many_small_ops` (~30 lines of elementwise ops on an
 8-element tensor plus a same-file helper: the worst case, one marker per tiny op) and (b)
@@ -98,7 +100,7 @@ def make_workload(path: Path, fn_name: str, args_fn: str, iters: int, target: st
     args = getattr(module, args_fn)()
     args = args if isinstance(args, tuple) else (args,)
     codes = code_objects(module)
-    markers = {"oplens": LineMarker(fn.__code__, codes)}
+    markers = {"oplens": LineMarker(fn.__code__, codes), "oplens_shapes": LineMarker(fn.__code__, codes)}
     return Workload(fn_name, fn, args, markers, iters, target)
 
 
@@ -121,7 +123,8 @@ def measure(w: Workload, mode: str) -> tuple[float, int]:
     if mode == "none":
         return statistics.median(time_calls(w, None)), 0
     plain = mode.startswith("plain")
-    with torch.profiler.profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_stack=plain) as prof:
+    shapes = plain or mode == "oplens_shapes"
+    with torch.profiler.profile(activities=[ProfilerActivity.CPU], record_shapes=shapes, with_stack=plain) as prof:
         times = time_calls(w, None if plain else w.markers[mode])
     return statistics.median(times), len(prof.profiler.kineto_results.events())
 
@@ -160,7 +163,12 @@ def run_workload(w: Workload, rounds: int) -> WorkloadResult:
 
 
 def print_table(results: list[WorkloadResult]) -> None:
-    columns = [("oplens", "OpLens/plain"), ("plain_again", "A/A noise"), ("none", "none/plain")]
+    columns = [
+        ("oplens", "OpLens/plain"),
+        ("oplens_shapes", "with shapes/plain"),
+        ("plain_again", "A/A noise"),
+        ("none", "none/plain"),
+    ]
     columns = [c for c in columns if c[0] in results[0].ratios]
     head = f"{'workload':<15}" + "".join(f" {title:>22}" for _, title in columns) + "  target (OpLens/plain)"
     print(head)

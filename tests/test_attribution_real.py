@@ -128,6 +128,16 @@ def test_loop_lines_accumulate(models: types.ModuleType) -> None:
     assert add_line.op_calls == 3
 
 
+def test_recursion_opens_its_own_ranges(models: types.ModuleType) -> None:
+    # The marker reuses one range object per line; a recursive call must not reuse an open one.
+    fn = models.recursive
+    result, prof = profile_lines(models, fn, fn.__code__, (torch.randn(8), 3))
+    assert_invariant(result, prof, 4)
+    first = fn.__code__.co_firstlineno
+    calls = {s.line: s.op_calls for s in result.lines}
+    assert calls[first + 1] == 4 and calls[first + 3] == 3  # x * 2 in each of 4 frames; + in 3
+
+
 def test_fallback_range_for_torch_without_the_fast_one(rmsnorm: types.ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
     from oplens.engine import linemarks
 

@@ -54,6 +54,17 @@ def test_case_study_shape_on_cpu(tmp_path: Path) -> None:
     assert compiled.totals.wall_us.max < compiled.compile.first_call_us
 
 
+@pytest.mark.parametrize("warmup", [0, 1])
+def test_input_shapes_without_a_second_warmup_call(tmp_path: Path, warmup: int) -> None:
+    # Shapes come from the last of two or more warm-up calls, else from one call after the
+    # timed iterations (the timed ones record none): the insights have their sizes either way.
+    req = ProfileRequest(f"{EXAMPLE}::rmsnorm_naive", SMALL, warmup=warmup, iters=3, workspace=ROOT, out=str(tmp_path))
+    r = profile(req)
+    chain = next(i for i in r.insights if i.kind == "fusable_chain")
+    assert "intermediate" in chain.evidence and "KiB" in chain.evidence
+    assert r.totals.op_calls == 6
+
+
 def test_run_directory_is_complete_and_nothing_is_overwritten(tmp_path: Path) -> None:
     first = run(f"{DATA / 'models.py'}::no_args", tmp_path)
     second = run(f"{DATA / 'models.py'}::no_args", tmp_path)

@@ -63,3 +63,10 @@ def loop(x):
     for _ in range(3):
         x = x + 1
     return x
+
+
+def recursive(x, n):
+    y = x * 2
+    if n > 0:
+        y = y + recursive(y, n - 1)
+    return y

@@ -51,6 +51,8 @@ class LineMarker:
         # function's code, and those lines belong to the compiled region, not to markers.
         self._helpers = {c for c in file_codes if c is not target_code}
         self._previous: TraceFn = None
+        self._ranges: dict[CodeType, dict[int, Any]] = {}  # code → line → its range
+        self._depth: dict[CodeType, int] = {}  # code → frames of it running now
 
     def __enter__(self) -> LineMarker:
         self._previous = sys.gettrace()
@@ -59,6 +61,7 @@ class LineMarker:
 
     def __exit__(self, *exc: object) -> None:
         sys.settrace(self._previous)
+        self._depth.clear()  # a frame still running when tracing stops never reports its return
 
     def _on_call(self, frame: FrameType, event: str, arg: object) -> TraceFn:
         code = frame.f_code
@@ -68,6 +71,12 @@ class LineMarker:
             prefix = f"oplens.inner:{code.co_name}:"
         else:
             return None
+        # One range object per line of each code object, reused from call to call: a range
+        # costs ~0.75 µs in a profile, a quarter of it creating the object. A recursive call
+        # (the code already running) makes its own, as one object cannot be open twice.
+        depth = self._depth
+        depth[code] = depth.get(code, 0) + 1
+        cached = self._ranges.setdefault(code, {}) if depth[code] == 1 else {}
         current: Any = None  # the open range of this frame's current line
 
         def on_line(frame: FrameType, event: str, arg: object) -> TraceFn:
@@ -75,11 +84,16 @@ class LineMarker:
             if event == "line":
                 if current is not None:
                     current.__exit__(None, None, None)
-                current = Range(prefix + str(frame.f_lineno))
+                line = frame.f_lineno
+                current = cached.get(line)
+                if current is None:
+                    current = cached[line] = Range(prefix + str(line))
                 current.__enter__()
-            elif event == "return" and current is not None:
-                current.__exit__(None, None, None)
-                current = None
+            elif event == "return":  # also when the frame ends by an exception
+                if current is not None:
+                    current.__exit__(None, None, None)
+                    current = None
+                depth[code] -= 1
             return on_line
 
         return on_line

@@ -68,16 +68,25 @@ def run(job: Job, progress: Progress) -> Run:
 
     stage = Path(job.stage_dir)
     wall_warmup: list[float] = []
+    marker = LineMarker(target_code, code_objects(module))
+    # Input shapes (for the insights) come from one call of their own, profiled on the CPU:
+    # recording them costs as much as a small op, so the timed iterations go without. That
+    # call is the last warm-up one where there are two or more (the first compiles and gives
+    # the first-call time), else one after the timed iterations.
+    shapes_in_warmup = job.warmup >= 2
+    shapes_prof: Any = None
     with FusedLines() as fused:
         for i in range(job.warmup):
-            wall_warmup.append(_timed_call(fn, args, backend.synchronize, job.target))
+            if shapes_in_warmup and i == job.warmup - 1:
+                shapes_prof = _record_shapes(fn, args, marker, backend.synchronize, job.target)
+            else:
+                wall_warmup.append(_timed_call(fn, args, backend.synchronize, job.target))
             progress("warmup", i + 1, job.warmup)
         clock.lap("warmup_ms")
 
-        marker = LineMarker(target_code, code_objects(module))
         wall: list[float] = []
         with torch.profiler.profile(
-            activities=backend.activities(), record_shapes=True, **backend.profiler_options(stage)
+            activities=backend.activities(), record_shapes=False, **backend.profiler_options(stage)
         ) as prof:
             for i in range(job.iters):
                 t0 = time.perf_counter_ns()
@@ -87,12 +96,15 @@ def run(job: Job, progress: Progress) -> Run:
                 wall.append((time.perf_counter_ns() - t0) / 1000.0)
                 progress("profile", i + 1, job.iters)
         clock.lap("profile_ms")
+        progress("processing", 0, 1)
+        if shapes_prof is None:
+            shapes_prof = _record_shapes(fn, args, marker, backend.synchronize, job.target)
 
-    progress("processing", 0, 1)
     gc.disable()  # tens of thousands of small records: the collector alone took ~40 % of this step
     try:
         raw = events.from_profiler(prof, legacy_privateuse1=backend.name == "neuron")
         result = attribute(raw, job.iters, job.target.def_line, backend.device_time, fused.regions)
+        result.sequence = attribute(events.from_profiler(shapes_prof), 1, job.target.def_line).sequence
     finally:
         gc.enable()
     found = insights.find_insights(result, backend.device_label, backend.device().type != "cpu", job.iters)
@@ -142,6 +154,17 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], target: Target) -> Any:
         return fn(*args)
     except BaseException as e:  # SystemExit and KeyboardInterrupt from user code included
         raise user_error(e, target, f"{target.qualname} raised") from None
+
+
+def _record_shapes(
+    fn: Callable[..., Any], args: tuple[Any, ...], marker: LineMarker, sync: Callable[[], None], target: Target
+) -> Any:
+    """One more call, on the CPU activity only, with input shapes: what the insights read."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+        with Range("oplens.iter:0"), marker:
+            _call(fn, args, target)
+        sync()
+    return prof
 
 
 def _timed_call(fn: Callable[..., Any], args: tuple[Any, ...], sync: Callable[[], None], target: Target) -> float:
