@@ -3,12 +3,14 @@ torch's own `prof.events()` + `prof.key_averages()` on the same profile.
 
 The profile: a 50-layer `Linear(256, 256) + GELU` `nn.Sequential`, 20 iterations of forward and
 backward (`model(x).sum().backward()` on `torch.randn(32, 256)`, via
-`bench/workloads.py::train_step`), recorded as the worker records it: CPU activity,
-`record_shapes=True`, an `oplens.iter:<i>` range per iteration and a `LineMarker` active.
+`bench/workloads.py::train_step`), recorded as the worker records it: CPU activity, no input
+shapes, an `oplens.iter:<i>` range per iteration and a `LineMarker` active; plus, as the worker
+does, a one-call profile with `record_shapes=True` whose op sequence feeds the insights.
 
 Measured on that profile:
-  - OpLens: `events.from_profiler` + `attribution.attribute` + `insights.find_insights` (the
-    worker's "processing" lap), and separately `prof.export_chrome_trace` (its "export" lap);
+  - OpLens: `events.from_profiler` + `attribution.attribute` (of both profiles) +
+    `insights.find_insights` (the worker's "processing" lap), and separately
+    `prof.export_chrome_trace` (its "export" lap);
   - baseline: `prof.events()` (which builds and caches torch's `FunctionEvent`s) followed by
     `prof.key_averages()`.
 
@@ -26,9 +28,10 @@ worker's situation (it never builds torch's FunctionEvents). The other order is 
 there OpLens runs while the baseline's ~46k FunctionEvents are alive, and Python's cyclic garbage
 collector, which OpLens's allocations trigger, walks them all, so OpLens is slower.
 
-With --what-if each child also times two variants of OpLens's processing that are not OpLens's
-code: the same calls with the garbage collector disabled, and that plus an event reader that skips
-`shapes()`/`dtypes()` (what reading them lazily, for the few sampled ops, would save at most).
+OpLens's processing runs with the cyclic garbage collector disabled, as the worker runs it. With
+--what-if each child also times the main profile's processing alone with the collector disabled,
+and that plus an event reader that skips `shapes()`/`dtypes()` (what reading them lazily, for
+the few sampled ops, saves at most).
 
     .venv/bin/python bench/processing.py [--reps 4] [--what-if]
 """
@@ -88,8 +91,8 @@ def build_model() -> tuple[torch.nn.Module, torch.Tensor]:
     return torch.nn.Sequential(*layers), torch.randn(BATCH, WIDTH)
 
 
-def profile_train_steps() -> tuple[Any, int]:
-    """The worker's profiling loop (engine/session.py) around `train_step`; returns (prof, def line)."""
+def profile_train_steps() -> tuple[Any, Any, int]:
+    """The worker's profiling (engine/session.py) around `train_step`: (prof, shapes prof, def line)."""
     module = load_workloads()
     fn = module.train_step
     model, x = build_model()
@@ -98,7 +101,12 @@ def profile_train_steps() -> tuple[Any, int]:
     marker = LineMarker(fn.__code__, code_objects(module))
     enter = torch.ops.profiler._record_function_enter_new
     exit_ = torch.ops.profiler._record_function_exit._RecordFunction
-    with torch.profiler.profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+    with torch.profiler.profile(activities=[ProfilerActivity.CPU], record_shapes=True) as shapes_prof:
+        handle = enter("oplens.iter:0", None)
+        with marker:
+            fn(model, x)
+        exit_(handle)
+    with torch.profiler.profile(activities=[ProfilerActivity.CPU]) as prof:
         for i in range(ITERS):
             handle = enter(f"oplens.iter:{i}", None)
             try:
@@ -106,7 +114,7 @@ def profile_train_steps() -> tuple[Any, int]:
                     fn(model, x)
             finally:
                 exit_(handle)
-    return prof, fn.__code__.co_firstlineno
+    return prof, shapes_prof, fn.__code__.co_firstlineno
 
 
 def rss_kib() -> int:
@@ -135,14 +143,20 @@ def timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
     return value, (time.perf_counter() - t0) * 1000.0
 
 
-def measure_oplens(prof: Any, def_line: int) -> dict[str, Any]:
+def measure_oplens(prof: Any, shapes_prof: Any, def_line: int) -> dict[str, Any]:
     gc.collect()
     out: dict[str, Any] = {"peak_reset": reset_peak(), "rss_before_kib": rss_kib()}
-    raw, out["from_profiler_ms"] = timed(events.from_profiler, prof)
-    result, out["attribute_ms"] = timed(attribute, raw, ITERS, def_line, "cpu")
+    gc.disable()  # as the worker does while it reads and attributes (engine/session.py)
+    try:
+        raw, out["from_profiler_ms"] = timed(events.from_profiler, prof)
+        result, out["attribute_ms"] = timed(attribute, raw, ITERS, def_line, "cpu")
+        shapes, out["shapes_ms"] = timed(lambda: attribute(events.from_profiler(shapes_prof), 1, def_line))
+    finally:
+        gc.enable()
+    result.sequence = shapes.sequence
     found, out["insights_ms"] = timed(insights.find_insights, result, "CPU", False, ITERS)
     out["peak_kib"] = peak_kib()
-    out["total_ms"] = out["from_profiler_ms"] + out["attribute_ms"] + out["insights_ms"]
+    out["total_ms"] = out["from_profiler_ms"] + out["attribute_ms"] + out["shapes_ms"] + out["insights_ms"]
     out["events"] = len(raw)
     out["lines"] = [(s.line, round(s.op_calls, 2)) for s in result.lines]
     out["insights"] = len(found)
@@ -206,10 +220,10 @@ def oplens_gc_off(prof: Any, def_line: int, read_shapes: bool) -> float:
 
 def child(first: str, what_if: bool, out_path: Path) -> None:
     torch.set_num_threads(1)
-    prof, def_line = profile_train_steps()
+    prof, shapes_prof, def_line = profile_train_steps()
     measured: dict[str, Any] = {"first": first}
     for method in ("oplens", "baseline") if first == "oplens" else ("baseline", "oplens"):
-        measured[method] = measure_oplens(prof, def_line) if method == "oplens" else measure_baseline(prof)
+        measured[method] = measure_oplens(prof, shapes_prof, def_line) if method == "oplens" else measure_baseline(prof)
     if what_if:
         measured["what_if_ms"] = {
             "gc_off": oplens_gc_off(prof, def_line, read_shapes=True),
