@@ -194,6 +194,19 @@ def test_user_code_raises_shows_the_users_traceback(ws: Path) -> None:
     )
 
 
+def test_allocation_failure_says_out_of_memory(ws: Path) -> None:
+    line = line_of(ws / "targets.py", "LINE: alloc")
+    proc = oplens(ws, "profile", "targets.py::too_big", *FAST)
+    check(
+        proc,
+        3,
+        f"too_big raised at targets.py:{line}",
+        "out of memory: try smaller inputs (--args)",
+        f'targets.py", line {line}, in too_big',
+        user_traceback=True,
+    )
+
+
 def test_importing_the_module_raises(tmp_path: Path) -> None:
     (tmp_path / "bad_import.py").write_text(
         "import torch\n\nraise RuntimeError('broken at import')\n\n\ndef f():\n    return torch.ones(2)\n"
@@ -236,8 +249,9 @@ def processes_in(cwd: Path) -> list[int]:
     [
         ("segfault", "segmentation fault (SIGSEGV)"),
         ("exit7", "exited with status 7"),
+        ("oom_killed", "killed (SIGKILL), most often by the kernel's out-of-memory killer"),
     ],
-    ids=["sigsegv", "os-exit-7"],
+    ids=["sigsegv", "os-exit-7", "sigkill-as-the-oom-killer-sends"],
 )
 def test_worker_dies(ws: Path, qualname: str, why: str) -> None:
     proc = oplens(ws, "profile", f"targets.py::{qualname}", *FAST)

@@ -287,4 +287,16 @@ def user_error(exc: BaseException, target: Target | None, what: str, file: str =
     detail = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames))
     detail += "".join(traceback.format_exception_only(type(exc), exc))
     where = f" at {Path(location['file']).name}:{location['line']}" if location else ""
-    return OpLensError("user_exception", f"{what}{where}: {type(exc).__name__}: {exc}", detail, location)
+    message = f"{what}{where}: {type(exc).__name__}: {exc}"
+    if _out_of_memory(exc):
+        message += "\nout of memory: try smaller inputs (--args)"
+    return OpLensError("user_exception", message, detail, location)
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """A failed allocation on any device (torch.OutOfMemoryError is CUDA's; the CPU allocator
+    raises a RuntimeError, vendors word theirs alike)."""
+    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
+        return True
+    text = str(exc).lower()
+    return "out of memory" in text or "can't allocate memory" in text or "failed to allocate" in text

@@ -34,3 +34,11 @@ def segfault():
 
 def exit7():
     os._exit(7)
+
+
+def too_big():
+    return torch.empty(1 << 50)  # LINE: alloc
+
+
+def oom_killed():
+    os.kill(os.getpid(), signal.SIGKILL)  # what the kernel's out-of-memory killer sends
