@@ -1,0 +1,205 @@
+"""The `oplens` commands `profile` (one function), `compare` (several) and `explorer` (open a run).
+
+A thin layer: arguments → `engine.profile` (or `engine.explorer`) → a renderer (rich, or `--json`).
+`serve` is parsed here for `--help` but runs from `oplens.cli.serve` without this module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from oplens import __version__
+from oplens.cli import render, serve
+from oplens.cli.progress import progress_display
+from oplens.engine import (
+    BACKENDS,
+    DEFAULT_ITERS,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_WARMUP,
+    OpLensError,
+    ProfileRequest,
+    Run,
+    explorer,
+    profile,
+    runs,
+)
+from oplens.engine.records import Run as RunRecord
+from oplens.engine.summary import compare_rows
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="oplens",
+        description="Per-line self device time (NEURON / CUDA / CPU) for a PyTorch function.",
+    )
+    parser.add_argument("--version", action="version", version=f"oplens {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--backend", default="cpu", choices=BACKENDS, help="where to run (default: cpu)")
+        p.add_argument("--warmup", type=int, default=DEFAULT_WARMUP, help="unprofiled runs first (compiles)")
+        p.add_argument("--iters", type=int, default=DEFAULT_ITERS, help="profiled iterations")
+        p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per function")
+        p.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
+        p.add_argument("--json", metavar="PATH", help="write the result.json object to PATH ('-': stdout)")
+        n = p.add_argument_group("Neuron (with --backend neuron or auto)")
+        n.add_argument("--neuron-modes", metavar="MODES",
+                       help="profile modes, comma-separated: DEVICE, RUNTIME, CPU_UTIL, HOST_MEMORY (default: DEVICE,RUNTIME; "
+                            "DEVICE reserves ~5 GB of HBM on Trn2)")
+        n.add_argument("--neuron-cores", metavar="LIST", help="NeuronCores to capture, e.g. 0 or 0,1 or 0-3 (default: all)")
+        n.add_argument("--neuron-max-events", type=int, metavar="N",
+                       help="trace events kept per NeuronCore (runtime default 1,000,000); raise it when events are dropped")
+        n.add_argument("--neff-cache-dir", metavar="DIR", help="where the compiled NEFFs are kept (so each pairs with its NTFF)")
+
+    p = sub.add_parser("profile", help="profile one function line by line")
+    p.add_argument("target", help="FILE::QUALNAME (fn, Class.method, outer.inner) or FILE:LINE")
+    p.add_argument("--args", default="", metavar="EXPR",
+                   help="positional arguments as a Python expression, evaluated in the module with torch")
+    common(p)
+
+    c = sub.add_parser("compare", help="profile several functions and compare them side by side")
+    c.add_argument("targets", nargs="+", help="FILE::QUALNAME ... (the first is the baseline)")
+    c.add_argument("--args", action="append", default=[], metavar="EXPR",
+                   help="arguments for every target, or once per target in order")
+    common(c)
+
+    e = sub.add_parser("explorer", help="open a Neuron run in Neuron Explorer; prints the link and the SSH tunnel command")
+    e.add_argument("run", help="a run id (or its start, or `latest`) in the runs directory, or a run directory")
+    e.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
+    e.add_argument("--workspace", metavar="DIR", help="the source root Explorer links to (default: .)")
+    e.add_argument("--ui-port", type=int, default=explorer.DEFAULT_UI_PORT, help="Explorer's UI port (default: 3001)")
+    e.add_argument("--api-port", type=int, default=explorer.DEFAULT_API_PORT, help="Explorer's API port (default: 3002)")
+    e.add_argument("--pair", metavar="HASH", help="open this NEFF/NTFF pair (by its hash) instead of the whole profile")
+    e.add_argument("--reingest", action="store_true", help="process the profile again even if it was ingested before")
+    e.add_argument("--timeout", type=float, default=explorer.INGEST_TIMEOUT_S, help="seconds for the ingest (default: 1800)")
+    e.add_argument("--json", metavar="PATH", help="write the link as JSON to PATH ('-': stdout)")
+
+    serve.add_arguments(sub.add_parser("serve", help=serve.HELP))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    out = Console()
+    if not out.is_terminal:
+        out = Console(width=140)  # piped: wide enough for the source beside the figures
+    err = Console(stderr=True)
+    if not err.is_terminal:
+        err = Console(stderr=True, soft_wrap=True)  # piped: never break paths and messages mid-word
+    try:
+        _check_json_dest(getattr(args, "json", None))
+        if args.command == "serve":
+            return serve.run(args)
+        if args.command == "explorer":
+            return _explorer(args, out)
+        if args.command == "profile":
+            run = _profile_one(args, args.target, args.args, err)
+            _emit_json(args.json, run.to_dict())
+            if args.json != "-":
+                render.profile(out, run)
+        else:
+            return _compare(args, out, err)
+    except OpLensError as e:
+        render.error(err, e)
+        return e.exit_code
+    except KeyboardInterrupt:
+        err.print("oplens: interrupted")
+        return 130
+    return 0
+
+
+def _request(args: argparse.Namespace, target: str, expr: str) -> ProfileRequest:
+    return ProfileRequest(
+        target=target,
+        args=expr,
+        backend=args.backend,
+        warmup=args.warmup,
+        iters=args.iters,
+        timeout_s=args.timeout,
+        workspace=Path.cwd(),
+        out=args.out,
+        backend_options=_neuron_options(args),
+    )
+
+
+def _neuron_options(args: argparse.Namespace) -> dict[str, Any]:
+    given = {
+        "modes": args.neuron_modes,
+        "capture_enabled_for_nc": args.neuron_cores,
+        "max_events_per_nc": args.neuron_max_events,
+        "neff_cache_dir": args.neff_cache_dir,
+    }
+    given = {k: v for k, v in given.items() if v is not None}
+    if given and args.backend not in ("neuron", "auto"):
+        raise OpLensError(
+            "bad_input",
+            f"the Neuron options apply to --backend neuron or auto, not {args.backend}",
+            "add --backend neuron (on a Trainium host), or drop the --neuron-*/--neff-cache-dir options",
+        )
+    return given
+
+
+def _explorer(args: argparse.Namespace, out: Console) -> int:
+    _check_json_dest(args.json)
+    workspace = Path(args.workspace or ".").resolve()
+    run = runs.find(runs.runs_root(workspace, args.out), args.run)
+    link = explorer.open_in_explorer(
+        run, workspace, args.ui_port, args.api_port, pair=args.pair, reingest=args.reingest, ingest_timeout_s=args.timeout
+    )
+    _emit_json(args.json, link.to_dict())
+    if args.json != "-":
+        render.explorer(out, link)
+    return 0
+
+
+def _profile_one(args: argparse.Namespace, target: str, expr: str, err: Console) -> RunRecord:
+    with progress_display(err, target) as on_progress:
+        return profile(_request(args, target, expr), progress=on_progress)
+
+
+def _compare(args: argparse.Namespace, out: Console, err: Console) -> int:
+    exprs: list[str] = args.args
+    if len(exprs) not in (0, 1, len(args.targets)):
+        raise OpLensError(
+            "bad_input",
+            f"{len(exprs)} --args for {len(args.targets)} targets",
+            "give --args once (shared by every target) or once per target, in the same order",
+        )
+    runs: list[Run] = []
+    for i, target in enumerate(args.targets):
+        expr = exprs[i] if len(exprs) > 1 else (exprs[0] if exprs else "")
+        runs.append(_profile_one(args, target, expr, err))
+    summary = compare_rows(runs)
+    _emit_json(args.json, {"runs": [r.to_dict() for r in runs], "summary": summary})
+    if args.json != "-":
+        render.compare(out, runs, summary)
+    return 0
+
+
+def _check_json_dest(dest: str | None) -> None:
+    """Fail before the work, not after it, when --json cannot be written."""
+    if not dest or dest == "-":
+        return
+    folder = Path(dest).resolve().parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK) or Path(dest).is_dir():
+        raise OpLensError("bad_input", f"cannot write --json {dest}", "give a file in an existing, writable folder, or '-'")
+
+
+def _emit_json(dest: str | None, data: Any) -> None:
+    if not dest:
+        return
+    text = json.dumps(data, indent=1)
+    if dest == "-":
+        sys.stdout.write(text + "\n")
+        return
+    try:
+        Path(dest).write_text(text + "\n", encoding="utf-8")
+    except OSError as e:
+        raise OpLensError("bad_input", f"cannot write --json {dest}: {e.strerror or e}") from None
