@@ -1,6 +1,7 @@
 """`oplens serve`: the language server over stdio (the default) or WebSocket.
 
-Imports only argparse until it knows the mode: `profile`'s rich and engine are not for it.
+Imports only argparse until it knows the mode: the stdio path answers `initialize` before the
+LSP stack is imported (oplens.lsp.early), so nothing else may be loaded first.
 """
 
 from __future__ import annotations
@@ -35,14 +36,13 @@ def main(argv: list[str]) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from oplens import lsp
+    from oplens import lsp  # light: the LSP stack itself is imported by the mode that needs it
 
     lsp.configure_logging(args.log_level, args.log_file)
     workspace = Path(args.workspace).resolve() if args.workspace else None
     if args.ws:
         return _serve_websocket(args, workspace or Path.cwd())
-    lsp.serve_stdio(workspace, args.out, warm=not args.no_warm)
-    return 0
+    return lsp.serve_stdio(workspace, args.out, warm=not args.no_warm)
 
 
 def _serve_websocket(args: argparse.Namespace, workspace: Path) -> int:
