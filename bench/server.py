@@ -18,7 +18,10 @@ server's requests for those are answered at once by the reader thread).
      (target <= 0.3 s, absolute), next to a bare interpreter start `python -c "import json"`
      (spawn to exit) and, as a diagnostic floor, `python -c "import pygls.lsp.server"` (what any
      pygls 2 server imports), rotated in order each round.
-  3. Idle RSS (VmRSS of /proc/<pid>/status) of the server 0.5 s after initialize with --no-warm
+     Beside it, *ready*: spawn to the answer of a first request after `initialized` (a method the
+     server does not know). The server answers `initialize` before its LSP stack is imported
+     (oplens.lsp.early), so a request waits for that import: this is when lenses can come.
+  3. Idle RSS (VmRSS of /proc/<pid>/status) of the server 0.5 s after it is ready with --no-warm
      (target <= 60 MB, absolute); with the warm worker ready, the server's own RSS and the worker's.
   4. RSS growth of the server over consecutive profiles of a tiny function (warm-up 1, iters 2):
      RSS after profile 5 (warmed) against RSS after the last (target <= 10 % after 100). Each
@@ -34,6 +37,7 @@ Noisy shared machine: every time comes with its baseline from the same run, and 
 a relative target is the ratio. Absolute targets (start-up, RSS) are reported as measured.
 
     .venv/bin/python bench/server.py [--rounds 3] [--starts 7] [--profiles 100] [--with-cold]
+    .venv/bin/python bench/server.py --only startup [--starts 7]     # start-up and idle RSS alone, ~15 s
 
 Writes bench/results/server.json.
 """
@@ -405,14 +409,16 @@ BARE = ["-c", "import json"]
 FLOOR = ["-c", "import pygls.lsp.server"]  # what any pygls 2 server imports (lsprotocol.types, cattrs)
 
 
-def one_start(ws: Path, log: Path) -> tuple[float, int]:
-    """Seconds from spawn to the initialize response, and the idle RSS (kB) just after."""
+def one_start(ws: Path, log: Path) -> tuple[float, float, int]:
+    """Seconds from spawn to the initialize response and to the answer of a first request after it
+    (the whole server is up), and the idle RSS (kB) 0.5 s after that."""
     wire = Wire(ws, warm=False, log=log)
     try:
         at = wire.initialize(ws)
-        elapsed = at - wire.started
+        _, rid = wire.request("oplens/bench.ready", {})  # unknown: answered -32601 once pygls handles requests
+        ready, _ = wire.response(rid, 60)
         time.sleep(0.5)
-        return elapsed, rss_kb(wire.proc.pid)
+        return at - wire.started, ready - wire.started, rss_kb(wire.proc.pid)
     finally:
         wire.close()
 
@@ -422,12 +428,14 @@ def bench_startup(base: Path, starts: int, log: Path) -> dict[str, Any]:
     one_start(ws, log)  # unmeasured: page cache, .oplens/runs created
     timed_run([PY, *FLOOR], ws)
     times: dict[str, list[float]] = {"server": [], "bare": [], "floor": []}
+    ready: list[float] = []
     rss: list[int] = []
     order = ["server", "bare", "floor"]
     for i in range(starts):
         for kind in order[i % 3:] + order[:i % 3]:  # rotate the order each round
             if kind == "server":
-                elapsed, kb = one_start(ws, log)
+                elapsed, up, kb = one_start(ws, log)
+                ready.append(up)
                 rss.append(kb)
             else:
                 elapsed = timed_run([PY, *(BARE if kind == "bare" else FLOOR)], ws)[0]
@@ -436,9 +444,11 @@ def bench_startup(base: Path, starts: int, log: Path) -> dict[str, Any]:
     result: dict[str, Any] = {
         "starts": starts,
         "server_to_initialize_s": times["server"],
+        "server_to_ready_s": ready,
         "bare_interpreter_s": times["bare"],
         "pygls_import_floor_s": times["floor"],
         "median_server_s": med["server"],
+        "median_ready_s": median(ready),
         "median_bare_s": med["bare"],
         "median_floor_s": med["floor"],
         "ratio_to_bare": med["server"] / med["bare"],
@@ -516,6 +526,26 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
 
+def startup_rows(start: dict[str, Any]) -> list[tuple[str, ...]]:
+    return [
+        ("start-up (spawn -> initialize response)", f"{start['median_server_s']:.3f} s",
+         f"bare {start['median_bare_s']:.3f} s", f"{start['ratio_to_bare']:.1f}", "<= 0.3 s (abs.)",
+         verdict(start["meets_target"])),
+        ("  ready (spawn -> answer to a first request)", f"{start['median_ready_s']:.3f} s", "", "", "(diagnostic)", ""),
+        ("  vs. importing pygls.lsp.server alone", "", f"floor {start['median_floor_s']:.3f} s",
+         f"{start['ratio_to_floor']:.2f}", "(diagnostic)", ""),
+        ("idle RSS, --no-warm", f"{start['median_idle_rss_no_warm_mb']:.1f} MB", "", "", "<= 60 MB (abs.)",
+         verdict(start["rss_meets_target"])),
+    ]
+
+
+def render_rows(rows: list[tuple[str, ...]]) -> str:
+    head = ("measure", "OpLens", "baseline", "ratio", "target", "")
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [head, *rows]]
+    return "\n".join(lines)
+
+
 def table(res: dict[str, Any]) -> str:
     lat, start, rss, gro = res["latency"], res["startup"], res["warm_rss"], res["growth"]
     script_profile, worker_profile = lat["script_laps_ms_median"]["profile_ms"], lat["worker_laps_ms_median"]["profile_ms"]
@@ -524,13 +554,7 @@ def table(res: dict[str, Any]) -> str:
          f"script {lat['median_script_s']:.2f} s", f"{lat['ratio']:.3f}", "ratio <= 0.5", verdict(lat["meets_target"])),
         ("  of which the 20 profiled iterations", f"{worker_profile / 1000:.2f} s",
          f"script {script_profile / 1000:.2f} s", f"{lat['profile_phase_ratio']:.2f}", "(diagnostic)", ""),
-        ("start-up (spawn -> initialize response)", f"{start['median_server_s']:.3f} s",
-         f"bare {start['median_bare_s']:.3f} s", f"{start['ratio_to_bare']:.1f}", "<= 0.3 s (abs.)",
-         verdict(start["meets_target"])),
-        ("  vs. importing pygls.lsp.server alone", "", f"floor {start['median_floor_s']:.3f} s",
-         f"{start['ratio_to_floor']:.2f}", "(diagnostic)", ""),
-        ("idle RSS, --no-warm", f"{start['median_idle_rss_no_warm_mb']:.1f} MB", "", "", "<= 60 MB (abs.)",
-         verdict(start["rss_meets_target"])),
+        *startup_rows(start),
         ("idle RSS, warm: server process", f"{rss['server_kb'] / 1024:.1f} MB", "", "", "", ""),
         ("idle RSS, warm: worker process", f"{rss['worker_kb'] / 1024:.1f} MB", "", "", "", ""),
         (f"server RSS growth, profile 5 -> {gro['profiles_done']}", f"{gro['growth_pct']:+.2f} %",
@@ -539,16 +563,13 @@ def table(res: dict[str, Any]) -> str:
     ]
     if "cold" in lat:
         cold = lat["cold"]
-        rows[2:2] = [
+        rows[2:2] = [  # after the latency rows
             ("  --no-warm server, same profile (cold)", f"{cold['median_s']:.2f} s", f"script {lat['median_script_s']:.2f} s",
              f"{cold['ratio_to_script']:.2f}", "(diagnostic)", ""),
             ("    its 20 profiled iterations", f"{cold['worker_laps_ms_median']['profile_ms'] / 1000:.2f} s",
              f"script {script_profile / 1000:.2f} s", f"{cold['profile_phase_ratio_to_script']:.2f}", "(diagnostic)", ""),
         ]
-    head = ("measure", "OpLens", "baseline", "ratio", "target", "")
-    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [head, *rows]]
-    return "\n".join(lines)
+    return render_rows(rows)
 
 
 def notes(res: dict[str, Any], budget_s: float) -> list[str]:
@@ -584,8 +605,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="the growth measure also stops when the whole run reaches this (it gets at least 60 s)")
     p.add_argument("--with-cold", action="store_true",
                    help="also time a --no-warm server's profile in each latency round (diagnostic, ~+10 s a round)")
+    p.add_argument("--only", choices=["startup"],
+                   help="run one part alone: start-up and idle RSS (--out defaults to bench/results/server-startup.json)")
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args(argv)
+    if args.only == "startup" and args.out == RESULTS:
+        args.out = RESULTS.with_name("server-startup.json")
 
     t0 = time.perf_counter()
     res: dict[str, Any] = {"machine_before": machine()}
@@ -594,6 +619,8 @@ def main(argv: list[str] | None = None) -> int:
         log = base / "server-stderr.log"
         res["startup"] = bench_startup(base, args.starts, log)
         print(f"start-up done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+        if args.only == "startup":
+            return startup_only(res, log, args.out, t0)
         res["latency"], res["warm_rss"] = bench_latency(base, args.rounds, log, args.with_cold)
         print(f"latency done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
         budget = min(args.growth_budget_s, max(60.0, args.total_budget_s - (time.perf_counter() - t0)))
@@ -608,6 +635,19 @@ def main(argv: list[str] | None = None) -> int:
     for line in notes(res, res["growth"]["budget_s"]):
         print("note: " + line)
     print(f"wrote {args.out}")
+    return 0
+
+
+def startup_only(res: dict[str, Any], log: Path, out: Path, t0: float) -> int:
+    res["server_stderr"] = log.read_text(errors="replace")[-4000:] if log.exists() else ""
+    res["machine_after"] = machine()
+    res["total_s"] = time.perf_counter() - t0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(res, indent=1))
+    print(render_rows(startup_rows(res["startup"])))
+    before, after = res["machine_before"]["loadavg"], res["machine_after"]["loadavg"]
+    print(f"note: load average {before[0]:.2f} before, {after[0]:.2f} after; total {res['total_s']:.0f} s")
+    print(f"wrote {out}")
     return 0
 
 
