@@ -48,7 +48,7 @@ export const PREFLIGHT_SCRIPT = [
   'try:',
   '    import oplens',
   '    out["oplens"] = getattr(oplens, "__version__", "?")',
-  '    import oplens.lsp',
+  '    import oplens.lsp.server  # the server and its LSP stack (pygls); oplens.lsp alone imports neither',
   'except Exception as e:',
   '    out["oplens_error"] = f"{type(e).__name__}: {e}"',
   'print(json.dumps(out))',
