@@ -399,3 +399,45 @@ def test_two_clients_profile_at_once_queued_on_the_device_with_path_mappings(ser
         assert results and results[0]["params"]["uri"] == f"file://{root}/model.py"
     messages = [n["params"]["value"].get("message", "") for c in clients for n in c.notes if n["method"] == "$/progress"]
     assert any("waiting for the device" in m for m in messages), messages  # one of them queued behind the other
+
+
+def test_a_profile_runs_when_its_client_leaves_before_answering_for_the_progress_token(served: Served) -> None:
+    """pygls would wait forever for the answer to window/workDoneProgress/create; the run must
+    still happen and be there for the next client (a dropped SSH tunnel loses nothing)."""
+    path = served.workspace / "left_target.py"
+    path.write_text(SOURCE)
+    uri = path.as_uri()
+
+    async def leave_while_asked() -> None:
+        async with connect(served.url, additional_headers=bearer(served)) as ws:
+            c = Client(ws)
+            await c.request("initialize", {"processId": None, "rootUri": served.workspace.as_uri(),
+                                           "capabilities": {"window": {"workDoneProgress": True}}})
+            await c.notify("initialized", {})
+            await ws.send(json.dumps({"jsonrpc": "2.0", "id": 99, "method": "workspace/executeCommand", "params": {
+                "command": "oplens.profile",
+                "arguments": [{"uri": uri, "qualname": "double", "args": "torch.ones(8)", "warmup": 1, "iters": 2}],
+            }}))
+            while json.loads(await ws.recv()).get("method") != "window/workDoneProgress/create":
+                pass
+        # gone without an answer
+
+    async def later_client_sees_the_run() -> list[str]:
+        async with connect(served.url, additional_headers=bearer(served)) as ws:
+            c = Client(ws)
+            await c.initialize(served.workspace)
+            doc = {"uri": uri, "languageId": "python", "version": 1, "text": SOURCE}
+            await c.notify("textDocument/didOpen", {"textDocument": doc})
+            while True:
+                lenses = (await c.request("textDocument/codeLens", {"textDocument": {"uri": uri}}))["result"]
+                titles = [lens["command"]["title"] for lens in lenses if lens["range"]["start"]["line"] == 3]
+                if any("2 iters" in t for t in titles):
+                    return titles
+                await asyncio.sleep(0.3)
+
+    async def both() -> list[str]:
+        await leave_while_asked()
+        return await later_client_sees_the_run()
+
+    titles = asyncio.run(asyncio.wait_for(both(), timeout=120))
+    assert any(t.startswith("CPU ") and "2 iters" in t for t in titles), titles

@@ -64,6 +64,8 @@ class Session:
         self.errors: dict[str, OpLensError] = {}  # host file → last user exception there
         self.cancels: dict[str, threading.Event] = {}  # progress token → cancel
         self.explorer_ports = {"uiPort": DEFAULT_UI_PORT, "apiPort": DEFAULT_API_PORT}
+        self.closed = False  # the client has gone (a WebSocket connection ended) or shut down
+        self.asking: set[asyncio.Future[Any]] = set()  # our requests the client has not answered yet
 
     def require_host(self) -> Host:
         if self.host is None:
@@ -96,8 +98,13 @@ class Session:
             self.host.listeners.append(self.on_result)
 
     def close(self) -> None:
+        """The client has gone: stop listening, and stop waiting for its answers (pygls would wait
+        forever), so that a profile it asked for still runs and is there when it comes back."""
+        self.closed = True
         if self.host is not None and self.on_result in self.host.listeners:
             self.host.listeners.remove(self.on_result)
+        for asking in list(self.asking):
+            asking.cancel()
 
     # ---- drawing ----------------------------------------------------------------------
 
@@ -218,7 +225,16 @@ class Session:
         window = self.ls.client_capabilities.window
         if not (window and window.work_done_progress):
             return lambda stage, done, total: None
-        await self.ls.work_done_progress.create_async(token)
+        asking = asyncio.ensure_future(self.ls.work_done_progress.create_async(token))
+        self.asking.add(asking)
+        try:
+            await asking
+        except asyncio.CancelledError:
+            if not self.closed:
+                raise
+            return lambda stage, done, total: None  # the client left while asked for the token: run anyway
+        finally:
+            self.asking.discard(asking)
         self.ls.work_done_progress.begin(
             token, lsp.WorkDoneProgressBegin(title=f"OpLens: {title}", cancellable=True, message="starting", percentage=0)
         )
