@@ -266,7 +266,15 @@ async function clickMenuItem(labelRe) {
   if (idx < 0) {
     throw new StepFailure(`no context menu item matching ${labelRe}; the menu has: ${labels.filter(Boolean).join(' | ')}`);
   }
-  await items.nth(idx).click();
+  // VS Code's menu now and then ignores a click that comes right after it opened (seen in CI: the
+  // item highlighted, the menu still open): a menu that stays open did not run the command.
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    await items.nth(idx).click();
+    const closed = await contextMenu().first().waitFor({ state: 'hidden', timeout: 3000 }).then(() => true, () => false);
+    if (closed) return;
+    log(`the context menu is still open after clicking ${labels[idx].trim()} (attempt ${attempt})`);
+  }
+  throw new StepFailure(`the context menu did not take the click on ${labels[idx].trim()}`);
 }
 
 async function quickInputVisible() {
