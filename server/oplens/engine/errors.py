@@ -7,6 +7,7 @@ traceback (`detail`), trimmed to the user's frames.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,12 @@ EXIT_CODES = {
     "backend_unavailable": 5,
     "tool_failed": 4,  # an external tool OpLens runs (neuron-explorer) failed
 }
+
+# How allocators word a failed allocation: CUDA's and the Neuron runtime's "out of memory", the
+# CPU allocator's "can't allocate memory", XLA's RESOURCE_EXHAUSTED, ...
+OUT_OF_MEMORY = re.compile(
+    r"out of memory|can't allocate memory|\bOOM\b|RESOURCE_EXHAUSTED|failed to allocate|insufficient (device )?memory", re.I
+)
 
 
 @dataclass

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from oplens.engine.errors import OpLensError
+from oplens.engine.errors import OUT_OF_MEMORY, OpLensError
 from oplens.engine.neuron_options import DEFAULT_MAX_EVENTS_PER_NC, modes_of, parse_cores
 from oplens.engine.records import Artifacts, Run
 
@@ -21,9 +21,7 @@ MIN_WARMUP = 3  # the first runs compile: "run 3+ forward passes before starting
 MANY_NEFFS = 10  # beyond this many graphs, the function most likely ran in eager mode (one NEFF per op)
 HBM_NOTE = "ProfileMode.DEVICE reserves about 5 GB of HBM on Trn2/Trn3 for its hardware notifications"
 _DROPPED = re.compile(r"([\d,]+) trace events were dropped")
-_DEVICE_OOM = re.compile(
-    r"out of memory|\bOOM\b|RESOURCE_EXHAUSTED|failed to allocate|insufficient (device )?memory|\bHBM\b", re.I
-)
+_DEVICE_OOM = re.compile(OUT_OF_MEMORY.pattern + r"|\bHBM\b", re.I)
 
 
 def run_warnings(run: Run, options: Mapping[str, Any], run_dir: Path, log_text: str, env: Mapping[str, str]) -> list[str]:

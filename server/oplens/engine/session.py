@@ -26,7 +26,7 @@ from oplens import backends
 from oplens.engine import events, insights
 from oplens.engine.attribution import attribute
 from oplens.engine.compiled import FusedLines
-from oplens.engine.errors import OpLensError, bad_input
+from oplens.engine.errors import OUT_OF_MEMORY, OpLensError, bad_input
 from oplens.engine.linemarks import LineMarker, Range, code_objects
 from oplens.engine.records import Compile, Config, Run, Target
 from oplens.engine.stats import spread
@@ -298,5 +298,4 @@ def _out_of_memory(exc: BaseException) -> bool:
     raises a RuntimeError, vendors word theirs alike)."""
     if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
         return True
-    text = str(exc).lower()
-    return "out of memory" in text or "can't allocate memory" in text or "failed to allocate" in text
+    return OUT_OF_MEMORY.search(str(exc)) is not None
