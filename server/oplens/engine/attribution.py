@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from oplens.engine import stats
@@ -95,11 +96,24 @@ class _Node:
 
 @dataclass
 class OpSample:
-    """The first occurrence of a top-level op on a line: its shapes, for insights."""
+    """The first occurrence of a top-level op on a line, for insights. Its input shapes are read
+    when an insight asks: most samples are never looked at (and the worker's timed profile has
+    no shapes to read; its samples are replaced by those of the shapes call)."""
 
     name: str
-    shapes: list[list[int]]
-    dtypes: list[str]
+    event: RawEvent
+
+    @cached_property
+    def inputs(self) -> tuple[list[list[int]], list[str]]:
+        return self.event.inputs()
+
+    @property
+    def shapes(self) -> list[list[int]]:
+        return self.inputs[0]
+
+    @property
+    def dtypes(self) -> list[str]:
+        return self.inputs[1]
 
 
 @dataclass
@@ -206,7 +220,7 @@ def attribute(
             if e.name.startswith(COMPILED_REGION):
                 acc.regions.setdefault(e.name, [0, 0])[0] += 1
             if it == 0:
-                iteration_of_sequence[line].append(OpSample(e.name, *e.inputs()))
+                iteration_of_sequence[line].append(OpSample(e.name, e))
 
         g = op_acc.get(e.name)
         if g is None:
