@@ -52,7 +52,7 @@ from typing import Any
 import torch
 from torch.profiler import ProfilerActivity
 
-from oplens.engine.linemarks import LineMarker, Range, code_objects
+from oplens.worker.linemarks import LineMarker, Range, code_objects
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"

@@ -60,9 +60,10 @@ import torch
 from torch._C._autograd import DeviceType
 from torch.profiler import ProfilerActivity
 
-from oplens.engine import events, insights
-from oplens.engine.attribution import RawEvent, attribute
-from oplens.engine.linemarks import LineMarker, code_objects
+from oplens.analysis import insights
+from oplens.analysis.attribution import RawEvent, attribute
+from oplens.worker import events
+from oplens.worker.linemarks import LineMarker, code_objects
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"

@@ -228,7 +228,7 @@ def rss_kb(pid: int) -> int:
 
 
 def worker_children(pid: int) -> list[int]:
-    """The server's worker processes (`python -m oplens.engine.worker FD`)."""
+    """The server's worker processes (`python -m oplens.worker FD`)."""
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -237,7 +237,7 @@ def worker_children(pid: int) -> list[int]:
             stat = Path(f"/proc/{entry.name}/stat").read_text()
             if int(stat.rsplit(")", 1)[1].split()[1]) != pid:
                 continue
-            if b"oplens.engine.worker" in Path(f"/proc/{entry.name}/cmdline").read_bytes():
+            if b"oplens.worker" in Path(f"/proc/{entry.name}/cmdline").read_bytes():
                 found.append(int(entry.name))
         except (OSError, ValueError, IndexError):
             continue
@@ -267,7 +267,7 @@ def wait_warm(wire: Wire, timeout: float = 120) -> tuple[int, float]:
 
 def is_worker(pid: int) -> bool:
     try:
-        return b"oplens.engine.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        return b"oplens.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
 

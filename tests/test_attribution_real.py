@@ -18,9 +18,9 @@ import pytest
 import torch
 
 from conftest import DATA, EXAMPLE
-from oplens.engine import events
-from oplens.engine.attribution import Attribution, attribute
-from oplens.engine.linemarks import LineMarker, code_objects
+from oplens.analysis.attribution import Attribution, attribute
+from oplens.worker import events
+from oplens.worker.linemarks import LineMarker, code_objects
 
 ENTER = torch.ops.profiler._record_function_enter_new
 EXIT = torch.ops.profiler._record_function_exit._RecordFunction
@@ -139,7 +139,7 @@ def test_recursion_opens_its_own_ranges(models: types.ModuleType) -> None:
 
 
 def test_fallback_range_for_torch_without_the_fast_one(rmsnorm: types.ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
-    from oplens.engine import linemarks
+    from oplens.worker import linemarks
 
     monkeypatch.setattr(linemarks, "Range", linemarks._SlowRange)
     x, w = rmsnorm.make_inputs(2, 32, 64)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from oplens.engine.attribution import RawEvent, attribute
+from oplens.analysis.attribution import RawEvent, attribute
 
 T = 1  # the profiled thread
 

@@ -9,14 +9,16 @@ import pytest
 
 from conftest import DATA, EXAMPLE, ROOT
 from oplens.engine import ProfileRequest, profile
-from oplens.engine.records import Run
 from oplens.engine.runs import list_runs, load
+from oplens.records.job import TargetSpec
+from oplens.records.run import Run
 
 SMALL = "make_inputs(2, 64, 256)"
+NAIVE = TargetSpec.parse(f"{EXAMPLE}::rmsnorm_naive")
 
 
 def run(target: str, out: Path, args: str = "", **kw: object) -> Run:
-    req = ProfileRequest(target=target, args=args, warmup=2, iters=5, workspace=ROOT, out=str(out), **kw)  # type: ignore[arg-type]
+    req = ProfileRequest(target=TargetSpec.parse(target), args=args, warmup=2, iters=5, workspace=ROOT, out=str(out), **kw)  # type: ignore[arg-type]
     return profile(req)
 
 
@@ -27,7 +29,7 @@ def body_lines(r: Run) -> list[int]:
 def test_case_study_shape_on_cpu(tmp_path: Path) -> None:
     stages: list[str] = []
     naive = profile(
-        ProfileRequest(f"{EXAMPLE}::rmsnorm_naive", SMALL, warmup=2, iters=5, workspace=ROOT, out=str(tmp_path)),
+        ProfileRequest(NAIVE, SMALL, warmup=2, iters=5, workspace=ROOT, out=str(tmp_path)),
         progress=lambda stage, done, total: stages.append(stage),
     )
     assert {"warmup", "profile", "processing"} <= set(stages)
@@ -58,7 +60,7 @@ def test_case_study_shape_on_cpu(tmp_path: Path) -> None:
 def test_input_shapes_without_a_second_warmup_call(tmp_path: Path, warmup: int) -> None:
     # Shapes come from the last of two or more warm-up calls, else from one call after the
     # timed iterations (the timed ones record none): the insights have their sizes either way.
-    req = ProfileRequest(f"{EXAMPLE}::rmsnorm_naive", SMALL, warmup=warmup, iters=3, workspace=ROOT, out=str(tmp_path))
+    req = ProfileRequest(NAIVE, SMALL, warmup=warmup, iters=3, workspace=ROOT, out=str(tmp_path))
     r = profile(req)
     chain = next(i for i in r.insights if i.kind == "fusable_chain")
     assert "intermediate" in chain.evidence and "KiB" in chain.evidence

@@ -23,10 +23,11 @@ from typing import Any
 
 import pytest
 
-from oplens.backends.neuron import PROFILE_DIR, find_artifacts
-from oplens.engine import explorer, runs
-from oplens.engine.errors import OpLensError
-from oplens.engine.records import BackendInfo, Config, Run, Target, Totals
+from oplens.backends.neuron import explorer
+from oplens.backends.neuron.artifacts import PROFILE_DIR, find_artifacts
+from oplens.engine import runs
+from oplens.records.errors import OpLensError
+from oplens.records.run import BackendInfo, Config, Run, Target, Totals
 
 STANDINS = Path(__file__).resolve().parent / "standins"
 

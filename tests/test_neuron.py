@@ -21,12 +21,16 @@ from typing import Any
 import pytest
 import torch
 
-from oplens import backends
-from oplens.backends.neuron import PROFILE_DIR, NeuronBackend, find_artifacts
+from oplens.backends import resolve as backends
+from oplens.backends.neuron import checks as neuron_checks
+from oplens.backends.neuron import options as neuron_options
+from oplens.backends.neuron.artifacts import PROFILE_DIR, find_artifacts
+from oplens.backends.neuron.device import NeuronBackend
+from oplens.backends.neuron.options import NeuronOptions
 from oplens.cli import main as cli_main
-from oplens.engine import events, neuron_checks, neuron_options
-from oplens.engine.errors import OpLensError
-from oplens.engine.records import Artifacts, NeffNtffPair
+from oplens.records.errors import OpLensError
+from oplens.records.run import Artifacts, NeffNtffPair
+from oplens.worker import events
 
 STANDINS = Path(__file__).resolve().parent / "standins"
 FAST = ["--warmup", "1", "--iters", "2"]
@@ -96,12 +100,12 @@ def test_neuron_config_from_options_with_stand_in_torch_neuronx(stand_in_torch_n
     from torch_neuronx.profiling import NeuronProfiler, ProfileMode
 
     backend = NeuronBackend(
-        {
-            "modes": ["DEVICE", "RUNTIME", "CPU_UTIL", "HOST_MEMORY"],
-            "capture_enabled_for_nc": "0-1",
-            "max_events_per_nc": 5000,
-            "neff_cache_dir": str(tmp_path / "neffs"),
-        }
+        NeuronOptions(
+            modes=["DEVICE", "RUNTIME", "CPU_UTIL", "HOST_MEMORY"],
+            capture_enabled_for_nc="0-1",
+            max_events_per_nc=5000,
+            neff_cache_dir=str(tmp_path / "neffs"),
+        )
     )
     options = backend.profiler_options(tmp_path)
     config = options["experimental_config"]
@@ -128,7 +132,7 @@ def test_neuron_config_from_options_with_stand_in_torch_neuronx(stand_in_torch_n
 def test_default_modes_are_device_and_runtime_with_stand_in_torch_neuronx(stand_in_torch_neuronx: Path, tmp_path: Path) -> None:
     from torch_neuronx.profiling import ProfileMode
 
-    config = NeuronBackend({}).profiler_options(tmp_path)["experimental_config"]
+    config = NeuronBackend().profiler_options(tmp_path)["experimental_config"]
     assert config.kwargs["modes"] == [ProfileMode.DEVICE, ProfileMode.RUNTIME]
     # unset options are not passed: the vendor's own defaults apply
     assert config.kwargs["capture_enabled_for_nc"] is None and config.kwargs["neff_cache_dir"] is None
@@ -139,7 +143,7 @@ def test_older_stand_in_torch_neuronx_without_correlate_device_time_is_noted(
     stand_in_torch_neuronx: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("STANDIN_NO_CORRELATE", "1")
-    backend = NeuronBackend({})
+    backend = NeuronBackend()
     config = backend.profiler_options(tmp_path)["experimental_config"]
     assert "correlate_device_time" not in config.kwargs
     assert any("no correlate_device_time" in w and "only from the device trace" in w for w in backend.info().warnings)
@@ -148,9 +152,9 @@ def test_older_stand_in_torch_neuronx_without_correlate_device_time_is_noted(
 def test_synchronize_calls_torch_neuron_with_stand_in_torch_neuronx(stand_in_torch_neuronx: Path) -> None:
     import torch_neuronx  # noqa: F401  (registers torch.neuron)
 
-    NeuronBackend({}).synchronize()
+    NeuronBackend().synchronize()
     assert len(calls(stand_in_torch_neuronx, "synchronize")) == 1
-    assert NeuronBackend({}).device() == torch.device("neuron", 0)
+    assert NeuronBackend().device() == torch.device("neuron", 0)
 
 
 # --------------------------------------------------------------------------- artifacts
@@ -161,7 +165,7 @@ def test_export_writes_the_documented_layout_and_oplens_finds_it_with_stand_in_t
 ) -> None:
     monkeypatch.setenv("STANDIN_PAIRS", "3")
     monkeypatch.setenv("STANDIN_EMPTY_NTFFS", "1")
-    backend = NeuronBackend({"modes": ["DEVICE", "RUNTIME", "CPU_UTIL", "HOST_MEMORY"]})
+    backend = NeuronBackend(NeuronOptions(modes=["DEVICE", "RUNTIME", "CPU_UTIL", "HOST_MEMORY"]))
     with torch.profiler.profile(activities=backend.activities(), **backend.profiler_options(tmp_path)) as prof:
         (torch.ones(8, 8) * 2).sum()
     art = backend.artifacts(tmp_path)
@@ -225,9 +229,9 @@ def test_without_torch_neuronx_the_reason_says_what_to_install_and_where() -> No
 
 
 def test_auto_picks_neuron_with_stand_in_torch_neuronx(stand_in_torch_neuronx: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    chosen = backends.resolve("auto", {"modes": ["RUNTIME"]})
+    chosen = backends.resolve("auto", {"neuron": NeuronOptions(modes=["RUNTIME"])})
     assert isinstance(chosen, NeuronBackend) and chosen.note == "auto: neuron is present"
-    assert chosen.options == {"modes": ["RUNTIME"]}
+    assert chosen.options == NeuronOptions(modes=["RUNTIME"])
     _forget_stand_in()
     monkeypatch.setenv("STANDIN_NEURON_CORES", "0")
     fallback = backends.resolve("auto")
@@ -247,20 +251,21 @@ def test_auto_falls_back_to_cuda_and_says_why(monkeypatch: pytest.MonkeyPatch) -
 # --------------------------------------------------------------------------- options (parent side, no torch)
 
 
-def test_options_are_normalised_from_cli_and_editor_spellings(tmp_path: Path) -> None:
-    opts = neuron_options.normalize(
-        {"modes": "device, runtime,CPU_UTIL", "captureEnabledForNc": [0, 1], "maxEventsPerNc": "2000000",
-         "neffCacheDir": "neffs", "device_index": 1},
+def test_options_are_parsed_into_the_typed_record(tmp_path: Path) -> None:
+    opts = neuron_options.parse(
+        {"modes": "device, runtime,CPU_UTIL", "capture_enabled_for_nc": [0, 1], "max_events_per_nc": "2000000",
+         "neff_cache_dir": "neffs", "device_index": 1},
         tmp_path,
     )  # fmt: skip
-    assert opts == {
-        "modes": ["DEVICE", "RUNTIME", "CPU_UTIL"],
-        "capture_enabled_for_nc": "0,1",
-        "max_events_per_nc": 2_000_000,
-        "neff_cache_dir": str((tmp_path / "neffs").resolve()),
-        "device_index": 1,
-    }
-    assert neuron_options.normalize({}) == {}
+    assert opts == NeuronOptions(
+        modes=["DEVICE", "RUNTIME", "CPU_UTIL"],
+        capture_enabled_for_nc="0,1",
+        max_events_per_nc=2_000_000,
+        neff_cache_dir=str((tmp_path / "neffs").resolve()),
+        device_index=1,
+    )
+    assert neuron_options.parse({}) == NeuronOptions()
+    assert neuron_options.parse({"capture_enabled_for_nc": "", "neff_cache_dir": None}) == NeuronOptions()
     assert neuron_options.parse_cores("0,2-4, 8") == [0, 2, 3, 4, 8]
 
 
@@ -273,11 +278,13 @@ def test_options_are_normalised_from_cli_and_editor_spellings(tmp_path: Path) ->
         ({"capture_enabled_for_nc": "5-2"}, "bad NeuronCore range"),
         ({"max_events_per_nc": 0}, "must be a positive whole number"),
         ({"max_events_per_nc": "many"}, "must be a positive whole number"),
+        ({"maxEventsPerNc": 5}, "unknown Neuron option 'maxEventsPerNc'"),
+        ({"device_index": -1}, "the NeuronCore index must be 0 or more"),
     ],
 )
 def test_bad_options_are_bad_input(options: dict[str, Any], needle: str) -> None:
     with pytest.raises(OpLensError) as e:
-        neuron_options.normalize(options)
+        neuron_options.parse(options)
     assert e.value.kind == "bad_input" and e.value.exit_code == 2 and needle in e.value.message
 
 
@@ -306,15 +313,15 @@ def test_cli_neuron_options_are_checked_before_any_work(
 def test_trap_warnings_name_the_fix(tmp_path: Path) -> None:
     assert "use --warmup 3 or more" in neuron_checks.warmup_warnings(0)[0]
     assert neuron_checks.warmup_warnings(3) == []
-    (w,) = neuron_checks.core_warnings({}, {"NEURON_RT_NUM_CORES": "8"})
+    (w,) = neuron_checks.core_warnings(NeuronOptions(), {"NEURON_RT_NUM_CORES": "8"})
     assert "NEURON_RT_NUM_CORES=8" in w and "the other 7 are empty" in w and "NEURON_RT_NUM_CORES=1" in w
-    (w,) = neuron_checks.core_warnings({"capture_enabled_for_nc": "0-1"}, {"NEURON_RT_NUM_CORES": "4"})
+    (w,) = neuron_checks.core_warnings(NeuronOptions(capture_enabled_for_nc="0-1"), {"NEURON_RT_NUM_CORES": "4"})
     assert "2 captured (--neuron-cores 0-1)" in w and "NEURON_RT_NUM_CORES=2" in w
-    assert neuron_checks.core_warnings({}, {"NEURON_RT_NUM_CORES": "1"}) == []
-    assert neuron_checks.core_warnings({}, {}) == []
-    (w,) = neuron_checks.log_warnings("x\nWARN[0000] Warning: 1,001 trace events were dropped during capture\n", {})
+    assert neuron_checks.core_warnings(NeuronOptions(), {"NEURON_RT_NUM_CORES": "1"}) == []
+    assert neuron_checks.core_warnings(NeuronOptions(), {}) == []
+    (w,) = neuron_checks.log_warnings("x\nWARN[0000] Warning: 1,001 trace events were dropped during capture\n", NeuronOptions())
     assert "dropped 1,001 trace events" in w and "raise --neuron-max-events (now 1,000,000" in w
-    assert neuron_checks.log_warnings("all fine", {}) == []
+    assert neuron_checks.log_warnings("all fine", NeuronOptions()) == []
 
 
 def _pairs(run_dir: Path, sizes: list[int]) -> Artifacts:
@@ -329,17 +336,17 @@ def _pairs(run_dir: Path, sizes: list[int]) -> Artifacts:
 
 
 def test_artifact_warnings_empty_ntffs_missing_neffs_and_eager_mode(tmp_path: Path) -> None:
-    (w,) = neuron_checks.artifact_warnings(_pairs(tmp_path, [10, 0, 0]), tmp_path, {})
+    (w,) = neuron_checks.artifact_warnings(_pairs(tmp_path, [10, 0, 0]), tmp_path, NeuronOptions())
     assert "2 of 3 NTFFs are empty" in w and "NEURON_RT_NUM_CORES" in w
-    (w,) = neuron_checks.artifact_warnings(_pairs(tmp_path, [0, 0]), tmp_path, {})
+    (w,) = neuron_checks.artifact_warnings(_pairs(tmp_path, [0, 0]), tmp_path, NeuronOptions())
     assert "every NTFF is empty" in w and "--warmup 3" in w
-    (w,) = neuron_checks.artifact_warnings(_pairs(tmp_path, [5] * 12), tmp_path, {})
+    (w,) = neuron_checks.artifact_warnings(_pairs(tmp_path, [5] * 12), tmp_path, NeuronOptions())
     assert "12 NEFF/NTFF pairs" in w and "eager mode" in w and 'torch.compile(backend="neuron")' in w
-    (w,) = neuron_checks.artifact_warnings(Artifacts(files=["a/1_instid_0_vnc_0.ntff"]), tmp_path, {})
+    (w,) = neuron_checks.artifact_warnings(Artifacts(files=["a/1_instid_0_vnc_0.ntff"]), tmp_path, NeuronOptions())
     assert "no NEFF" in w and "--neff-cache-dir" in w
-    (w,) = neuron_checks.artifact_warnings(Artifacts(), tmp_path, {})
+    (w,) = neuron_checks.artifact_warnings(Artifacts(), tmp_path, NeuronOptions())
     assert "DEVICE mode wrote no NTFF" in w
-    assert neuron_checks.artifact_warnings(Artifacts(), tmp_path, {"modes": ["RUNTIME"]}) == []
+    assert neuron_checks.artifact_warnings(Artifacts(), tmp_path, NeuronOptions(modes=["RUNTIME"])) == []
 
 
 def test_device_out_of_memory_under_device_mode_names_the_hbm_reservation() -> None:
@@ -347,16 +354,16 @@ def test_device_out_of_memory_under_device_mode_names_the_hbm_reservation() -> N
         return OpLensError("user_exception", message, "Traceback ...")
 
     e = failure("fn raised: RuntimeError: NRT: failed to allocate (out of memory)")
-    neuron_checks.explain_failure(e, "neuron", {})
+    neuron_checks.explain_failure(e, "neuron", NeuronOptions())
     assert "reserves about 5 GB of HBM" in e.detail and "--neuron-modes RUNTIME" in e.detail
     e = failure("fn raised: RuntimeError: CUDA out of memory")
-    neuron_checks.explain_failure(e, "auto", {})  # auto chose CUDA here: not a Neuron matter
+    neuron_checks.explain_failure(e, "auto", NeuronOptions())  # auto chose CUDA here: not a Neuron matter
     assert "HBM" not in e.detail
     e = failure("fn raised: RuntimeError: out of memory")
-    neuron_checks.explain_failure(e, "neuron", {"modes": ["RUNTIME"]})  # no DEVICE mode: nothing reserved
+    neuron_checks.explain_failure(e, "neuron", NeuronOptions(modes=["RUNTIME"]))  # no DEVICE mode: nothing reserved
     assert "HBM" not in e.detail
     e = failure("fn raised: ValueError: bad shape")
-    neuron_checks.explain_failure(e, "neuron", {})
+    neuron_checks.explain_failure(e, "neuron", NeuronOptions())
     assert "HBM" not in e.detail
 
 

@@ -8,18 +8,20 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA
-from oplens.engine.errors import OpLensError
-from oplens.engine.records import BackendInfo, Config, LineStat, OpStat, Run, Spread, Target, Totals
-from oplens.engine.target import resolve, source_sha256, split_target
+from oplens.engine.targets import resolve, source_sha256
+from oplens.records.errors import OpLensError
+from oplens.records.job import TargetSpec
+from oplens.records.run import BackendInfo, Config, LineStat, OpStat, Run, Spread, Target, Totals
 
 MODELS = DATA / "models.py"
 
 
-def test_split_target() -> None:
-    assert split_target("a/b.py::Cls.fn") == ("a/b.py", "Cls.fn", None)
-    assert split_target("a/b.py:12") == ("a/b.py", None, 12)
+def test_target_spec_parse() -> None:
+    assert TargetSpec.parse("a/b.py::Cls.fn") == TargetSpec("a/b.py", qualname="Cls.fn")
+    assert TargetSpec.parse("a/b.py:12") == TargetSpec("a/b.py", line=12)
+    assert str(TargetSpec.parse("a/b.py:12")) == "a/b.py:12"
     with pytest.raises(OpLensError) as e:
-        split_target("a/b.py")
+        TargetSpec.parse("a/b.py")
     assert e.value.exit_code == 2 and "FILE::FUNCTION" in e.value.detail
 
 

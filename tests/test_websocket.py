@@ -20,8 +20,8 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from oplens.engine.errors import OpLensError
 from oplens.lsp.websocket import MAX_MESSAGE, parse_address
+from oplens.records.errors import OpLensError
 
 SOURCE = '''\
 import torch

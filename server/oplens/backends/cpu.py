@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from oplens.backends.base import Backend
+from oplens.backends.device import Backend
+from oplens.backends.spec import NoOptions
 
 
-class CpuBackend(Backend):
+class CpuBackend(Backend[NoOptions]):
     name = "cpu"
     device_label = "CPU"
     device_time = "cpu"

@@ -5,13 +5,15 @@ from __future__ import annotations
 import torch
 from torch.profiler import ProfilerActivity
 
-from oplens.backends.base import Backend
+from oplens.backends.device import Backend
+from oplens.backends.spec import CudaOptions
 
 
-class CudaBackend(Backend):
+class CudaBackend(Backend[CudaOptions]):
     name = "cuda"
     device_label = "CUDA"
     device_time = "linked"
+    options_type = CudaOptions
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
@@ -22,7 +24,7 @@ class CudaBackend(Backend):
         return None
 
     def device(self) -> torch.device:
-        return torch.device("cuda", int(self.options.get("device_index", 0) or 0))
+        return torch.device("cuda", self.options.device_index)
 
     def activities(self) -> list[ProfilerActivity]:
         return [ProfilerActivity.CPU, ProfilerActivity.CUDA]

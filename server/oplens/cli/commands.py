@@ -1,7 +1,8 @@
-"""The `oplens` commands `profile` (one function), `compare` (several) and `explorer` (open a run).
+"""The `oplens` commands `profile` (one function), `compare` (several), and each backend's own
+commands on a stored run (from the backend registry: Neuron's `explorer`).
 
-A thin layer: arguments → `engine.profile` (or `engine.explorer`) → a renderer (rich, or `--json`).
-`serve` is parsed here for `--help` but runs from `oplens.cli.serve` without this module.
+A thin layer: arguments → `engine.profile` (or the backend's command) → a renderer (rich, or
+`--json`). `serve` is parsed here for `--help` but runs from `oplens.cli.serve` without this module.
 """
 
 from __future__ import annotations
@@ -16,22 +17,15 @@ from typing import Any
 from rich.console import Console
 
 from oplens import __version__
+from oplens.backends import registry
+from oplens.backends.spec import BackendCommand, CommandContext
 from oplens.cli import render, serve
 from oplens.cli.progress import progress_display
-from oplens.engine import (
-    BACKENDS,
-    DEFAULT_ITERS,
-    DEFAULT_TIMEOUT_S,
-    DEFAULT_WARMUP,
-    OpLensError,
-    ProfileRequest,
-    Run,
-    explorer,
-    profile,
-    runs,
-)
-from oplens.engine.records import Run as RunRecord
-from oplens.engine.summary import compare_rows
+from oplens.engine import BACKENDS, DEFAULT_ITERS, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP, ProfileRequest, profile, runs
+from oplens.engine.compare import compare_rows
+from oplens.records.errors import OpLensError
+from oplens.records.job import TargetSpec
+from oplens.records.run import Run
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,14 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per function")
         p.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
         p.add_argument("--json", metavar="PATH", help="write the result.json object to PATH ('-': stdout)")
-        n = p.add_argument_group("Neuron (with --backend neuron or auto)")
-        n.add_argument("--neuron-modes", metavar="MODES",
-                       help="profile modes, comma-separated: DEVICE, RUNTIME, CPU_UTIL, HOST_MEMORY (default: DEVICE,RUNTIME; "
-                            "DEVICE reserves ~5 GB of HBM on Trn2)")
-        n.add_argument("--neuron-cores", metavar="LIST", help="NeuronCores to capture, e.g. 0 or 0,1 or 0-3 (default: all)")
-        n.add_argument("--neuron-max-events", type=int, metavar="N",
-                       help="trace events kept per NeuronCore (runtime default 1,000,000); raise it when events are dropped")
-        n.add_argument("--neff-cache-dir", metavar="DIR", help="where the compiled NEFFs are kept (so each pairs with its NTFF)")
+        for spec in registry.SPECS.values():
+            spec.add_cli_options(p)
 
     p = sub.add_parser("profile", help="profile one function line by line")
     p.add_argument("target", help="FILE::QUALNAME (fn, Class.method, outer.inner) or FILE:LINE")
@@ -70,16 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="arguments for every target, or once per target in order")
     common(c)
 
-    e = sub.add_parser("explorer", help="open a Neuron run in Neuron Explorer; prints the link and the SSH tunnel command")
-    e.add_argument("run", help="a run id (or its start, or `latest`) in the runs directory, or a run directory")
-    e.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
-    e.add_argument("--workspace", metavar="DIR", help="the source root Explorer links to (default: .)")
-    e.add_argument("--ui-port", type=int, default=explorer.DEFAULT_UI_PORT, help="Explorer's UI port (default: 3001)")
-    e.add_argument("--api-port", type=int, default=explorer.DEFAULT_API_PORT, help="Explorer's API port (default: 3002)")
-    e.add_argument("--pair", metavar="HASH", help="open this NEFF/NTFF pair (by its hash) instead of the whole profile")
-    e.add_argument("--reingest", action="store_true", help="process the profile again even if it was ingested before")
-    e.add_argument("--timeout", type=float, default=explorer.INGEST_TIMEOUT_S, help="seconds for the ingest (default: 1800)")
-    e.add_argument("--json", metavar="PATH", help="write the link as JSON to PATH ('-': stdout)")
+    for _, cmd in registry.commands():
+        e = sub.add_parser(cmd.name, help=cmd.help)
+        e.add_argument("run", help="a run id (or its start, or `latest`) in the runs directory, or a run directory")
+        e.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
+        e.add_argument("--workspace", metavar="DIR", help="the workspace (source root) of the run (default: .)")
+        e.add_argument("--json", metavar="PATH", help="write the answer as JSON to PATH ('-': stdout)")
+        cmd.add_arguments(e)
+        e.set_defaults(backend_command=cmd)
 
     serve.add_arguments(sub.add_parser("serve", help=serve.HELP))
     return parser
@@ -97,8 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         _check_json_dest(getattr(args, "json", None))
         if args.command == "serve":
             return serve.run(args)
-        if args.command == "explorer":
-            return _explorer(args, out)
+        if getattr(args, "backend_command", None) is not None:
+            return _backend_command(args.backend_command, args, out)
         if args.command == "profile":
             run = _profile_one(args, args.target, args.args, err)
             _emit_json(args.json, run.to_dict())
@@ -116,8 +102,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _request(args: argparse.Namespace, target: str, expr: str) -> ProfileRequest:
+    given = {name: spec.cli_options(args) for name, spec in registry.SPECS.items()}
     return ProfileRequest(
-        target=target,
+        target=TargetSpec.parse(target),
         args=expr,
         backend=args.backend,
         warmup=args.warmup,
@@ -125,41 +112,22 @@ def _request(args: argparse.Namespace, target: str, expr: str) -> ProfileRequest
         timeout_s=args.timeout,
         workspace=Path.cwd(),
         out=args.out,
-        backend_options=_neuron_options(args),
+        backend_options=registry.parse_options(args.backend, given, Path.cwd(), strict=True),
     )
 
 
-def _neuron_options(args: argparse.Namespace) -> dict[str, Any]:
-    given = {
-        "modes": args.neuron_modes,
-        "capture_enabled_for_nc": args.neuron_cores,
-        "max_events_per_nc": args.neuron_max_events,
-        "neff_cache_dir": args.neff_cache_dir,
-    }
-    given = {k: v for k, v in given.items() if v is not None}
-    if given and args.backend not in ("neuron", "auto"):
-        raise OpLensError(
-            "bad_input",
-            f"the Neuron options apply to --backend neuron or auto, not {args.backend}",
-            "add --backend neuron (on a Trainium host), or drop the --neuron-*/--neff-cache-dir options",
-        )
-    return given
-
-
-def _explorer(args: argparse.Namespace, out: Console) -> int:
+def _backend_command(cmd: BackendCommand, args: argparse.Namespace, out: Console) -> int:
     _check_json_dest(args.json)
     workspace = Path(args.workspace or ".").resolve()
     run = runs.find(runs.runs_root(workspace, args.out), args.run)
-    link = explorer.open_in_explorer(
-        run, workspace, args.ui_port, args.api_port, pair=args.pair, reingest=args.reingest, ingest_timeout_s=args.timeout
-    )
-    _emit_json(args.json, link.to_dict())
+    answer = cmd.run_cli(run, args, CommandContext(workspace))
+    _emit_json(args.json, answer.data)
     if args.json != "-":
-        render.explorer(out, link)
+        render.command_output(out, answer.text)
     return 0
 
 
-def _profile_one(args: argparse.Namespace, target: str, expr: str, err: Console) -> RunRecord:
+def _profile_one(args: argparse.Namespace, target: str, expr: str, err: Console) -> Run:
     with progress_display(err, target) as on_progress:
         return profile(_request(args, target, expr), progress=on_progress)
 

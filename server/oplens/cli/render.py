@@ -11,14 +11,13 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from oplens.engine.errors import OpLensError
-from oplens.engine.explorer import ExplorerLink
-from oplens.engine.records import LineStat, Run
-from oplens.format import fmt_us
+from oplens.backends import registry
+from oplens.records.errors import OpLensError
+from oplens.records.format import fmt_us
+from oplens.records.run import LineStat, Run
 
 BAR_WIDTH = 20
 OP_ROWS = 15
-PAIR_ROWS = 5
 
 
 def _bar(share: float) -> Text:
@@ -86,52 +85,18 @@ def warnings(console: Console, run: Run) -> None:
 
 
 def artifacts(console: Console, run: Run) -> None:
-    """The device profile a run left (Neuron): where it is, what it holds, how to open it."""
-    art = run.artifacts
-    if not (art.profile_output_dir or art.neff_ntff_pairs):
-        return
-    config = run.backend.details.get("neuron_config", {})
-    modes = ", ".join(config.get("modes", [])) if isinstance(config, dict) else ""
-    console.print(
-        f"[bold]Neuron profile[/] {escape(art.device_profile_dir or art.profile_output_dir)}"
-        + (f"  (modes {escape(modes)})" if modes else ""),
-        highlight=False,
-    )
-    if art.system_trace_files:
-        names = ", ".join(sorted({Path(f).name for f in art.system_trace_files}))
-        console.print(f"  system traces: {escape(names)}", highlight=False)
-    pairs = art.neff_ntff_pairs
-    for pair in pairs[:PAIR_ROWS]:
-        size = _fmt_bytes(pair.ntff_bytes) if pair.ntff_bytes else "empty"
-        console.print(
-            f"  NEFF/NTFF {pair.hash}: {escape(Path(pair.neff).name)} ↔ {escape(Path(pair.ntff).name)} ({size})",
-            highlight=False,
-        )
-    if len(pairs) > PAIR_ROWS:
-        console.print(f"  [dim]… {len(pairs) - PAIR_ROWS} more pairs (see --json)[/]")
-    if not pairs:
-        console.print("  NEFF/NTFF pairs: none", highlight=False)
-    if art.trace_json:
-        console.print(f"  framework trace: {escape(art.trace_json)}", highlight=False)
-    console.print(f"  open in Neuron Explorer: oplens explorer {run.run_id}", highlight=False)
+    """The device profile a run left, as its backend describes it (Neuron: the profile directory,
+    its system traces and NEFF/NTFF pairs, and how to open it)."""
+    spec = registry.SPECS.get(run.backend.name)
+    lines = spec.describe_artifacts(run) if spec is not None else []
+    for i, line in enumerate(lines):
+        console.print(f"[bold]{escape(line)}[/]" if i == 0 else escape(line), highlight=False)
 
 
-def explorer(console: Console, link: ExplorerLink) -> None:
-    console.print(f"[bold]Neuron Explorer[/]: {link.url}", highlight=False)
-    done = "ingested" if link.ingest_command else "was ingested before"
-    console.print(f"  {escape(link.profile)} {done} as {escape(link.display_name)!r}", highlight=False)
-    if link.viewer == "started":
-        console.print(
-            f"  viewer started (pid {link.viewer_pid}); it keeps running, log: {escape(link.viewer_log)}", highlight=False
-        )
-    else:
-        console.print(f"  viewer already serving on ports {link.ui_port} (UI) and {link.api_port} (API)", highlight=False)
-    for m in link.messages:
-        if not m.startswith("started neuron-explorer"):
-            console.print(f"  [dim]{escape(m)}[/]", highlight=False)
-    console.print("On your own machine, forward both ports (without the API port the page loads empty):")
-    console.print(f"  {escape(link.tunnel)}", highlight=False, soft_wrap=True)
-    console.print(f"then open {link.url}", highlight=False, soft_wrap=True)
+def command_output(console: Console, lines: list[str]) -> None:
+    """A backend command's answer: the headline in bold, the rest as written."""
+    for i, line in enumerate(lines):
+        console.print(f"[bold]{escape(line)}[/]" if i == 0 else escape(line), highlight=False, soft_wrap=True)
 
 
 def line_table(run: Run, has_device: bool) -> Table:
@@ -220,9 +185,6 @@ def error(console: Console, e: OpLensError) -> None:
     if e.detail:
         console.print(escape(e.detail.rstrip()), highlight=False)
 
-
-def _fmt_bytes(n: int) -> str:
-    return f"{n / 2**20:,.1f} MiB" if n >= 2**20 else f"{n / 1024:,.1f} KiB"
 
 
 def _rel(path: str) -> str:

@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _serve_websocket(args: argparse.Namespace, workspace: Path) -> int:
-    from oplens.engine.errors import OpLensError
     from oplens.lsp.websocket import parse_address, serve_websocket
+    from oplens.records.errors import OpLensError
 
     try:
         host, port = parse_address(args.ws)

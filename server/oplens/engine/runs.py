@@ -15,8 +15,9 @@ import shutil
 import time
 from pathlib import Path
 
-from oplens.engine.errors import bad_input
-from oplens.engine.records import Run
+from oplens.records.atomic import write_json_atomic
+from oplens.records.errors import bad_input
+from oplens.records.run import Run
 
 RUNS_DIR = Path(".oplens") / "runs"
 RESULT = "result.json"
@@ -54,15 +55,6 @@ def stage(root: Path, run_id: str) -> Path:
     return path
 
 
-def write_json_atomic(path: Path, data: object) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def commit(root: Path, staged: Path, run: Run) -> Path:
     """Write result.json into the staged run and move it into place; never overwrites."""
     final = root / run.run_id
@@ -74,18 +66,24 @@ def commit(root: Path, staged: Path, run: Run) -> Path:
     return final
 
 
-def keep_failed_log(root: Path, run_id: str, log: Path) -> Path | None:
-    """A failed run leaves no run directory, but its worker log is kept in `.failed/`."""
+WORKER_LOG = "worker.log"
+
+
+def keep_log(log: Path, dest: Path) -> Path | None:
+    """Move a worker's log (the user's stdout and stderr) to `dest`; None where there is none."""
     if not log.is_file():
         return None
-    failed = root / ".failed"
     try:
-        failed.mkdir(exist_ok=True)
-        dest = failed / f"{run_id}.log"
+        dest.parent.mkdir(exist_ok=True)
         log.replace(dest)
         return dest
     except OSError:
         return None
+
+
+def keep_failed_log(root: Path, run_id: str, log: Path) -> Path | None:
+    """A failed run leaves no run directory, but its worker log is kept in `.failed/`."""
+    return keep_log(log, root / ".failed" / f"{run_id}.log")
 
 
 def discard(staged: Path) -> None:

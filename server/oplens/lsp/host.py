@@ -14,9 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from oplens.engine import ProfileRequest, Worker, profile, runs
-from oplens.engine.errors import OpLensError
-from oplens.engine.records import Run
+from oplens.engine import ProfileRequest, profile, runs
+from oplens.engine.process import WorkerProcess
+from oplens.records.errors import OpLensError
+from oplens.records.run import Run
 
 log = logging.getLogger(__name__)
 ResultListener = Callable[[Run], None]
@@ -81,7 +82,7 @@ class WarmPool:
         self._cwd = cwd
         self._enabled = enabled
         self._lock = threading.Lock()
-        self._worker: Worker | None = None
+        self._worker: WorkerProcess | None = None
         self._starting = False
         if enabled:
             self._start_async()
@@ -91,7 +92,7 @@ class WarmPool:
 
         def start() -> None:
             try:
-                worker: Worker | None = Worker(self._log_dir, cwd=self._cwd)
+                worker: WorkerProcess | None = WorkerProcess(self._log_dir, cwd=self._cwd)
             except OSError as e:
                 log.warning("could not start a warm worker: %s", e)
                 worker = None
@@ -100,7 +101,7 @@ class WarmPool:
 
         threading.Thread(target=start, daemon=True).start()
 
-    def take(self) -> Worker | None:
+    def take(self) -> WorkerProcess | None:
         with self._lock:
             worker, self._worker = self._worker, None
         return worker if worker is not None and worker.alive() else None

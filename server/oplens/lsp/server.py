@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 import uuid
 from collections.abc import Callable
@@ -21,15 +22,17 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from oplens import __version__
+from oplens.backends import registry
+from oplens.backends.spec import BackendCommand, CommandContext
 from oplens.engine import BACKENDS, DEFAULT_ITERS, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP, ProfileRequest, runs
-from oplens.engine.errors import OpLensError
-from oplens.engine.explorer import DEFAULT_API_PORT, DEFAULT_UI_PORT, open_in_explorer
-from oplens.engine.records import Run
-from oplens.engine.summary import compare_rows
+from oplens.engine.compare import compare_rows
 from oplens.lsp import views
 from oplens.lsp.host import Host
 from oplens.lsp.paths import PathMap
 from oplens.lsp.protocol import OpLensProtocol
+from oplens.records.errors import OpLensError
+from oplens.records.job import TargetSpec
+from oplens.records.run import Run
 
 log = logging.getLogger(__name__)
 RESULT_NOTIFICATION = "oplens/result"
@@ -63,7 +66,8 @@ class Session:
         self.defaults: dict[str, Any] = {}
         self.errors: dict[str, OpLensError] = {}  # host file → last user exception there
         self.cancels: dict[str, threading.Event] = {}  # progress token → cancel
-        self.explorer_ports = {"uiPort": DEFAULT_UI_PORT, "apiPort": DEFAULT_API_PORT}
+        self.backend_settings: dict[str, dict[str, Any]] = {}  # raw options per backend name
+        self.command_settings: dict[str, dict[str, Any]] = {}  # per backend command's settings key
         self.closed = False  # the client has gone (a WebSocket connection ended) or shut down
         self.asking: set[asyncio.Future[Any]] = set()  # our requests the client has not answered yet
 
@@ -80,14 +84,12 @@ class Session:
             self.show(lsp.MessageType.Warning, f"OpLens: {e}; path mappings ignored")
         self.hint_threshold = _number(opts.get("hintThreshold"), DEFAULT_HINT_THRESHOLD)
         self.defaults = {k: opts[k] for k in ("backend", "warmup", "iterations", "timeoutSeconds") if k in opts}
-        if isinstance(opts.get("neuron"), dict):  # NeuronConfig options, as the engine's backend_options
-            self.defaults["backend_options"] = opts["neuron"]
-        explorer = opts.get("explorer")
-        explorer = explorer if isinstance(explorer, dict) else {}
-        self.explorer_ports = {
-            "uiPort": int(_number(explorer.get("uiPort"), DEFAULT_UI_PORT)),
-            "apiPort": int(_number(explorer.get("apiPort"), DEFAULT_API_PORT)),
-        }
+        for name in registry.SPECS:  # each backend's options under its name, e.g. {"neuron": {"modes": ...}}
+            if isinstance(opts.get(name), dict):
+                self.backend_settings[name] = {_snake(k): v for k, v in opts[name].items()}
+        for _, cmd in registry.commands():
+            if isinstance(opts.get(cmd.settings_key), dict):
+                self.command_settings[cmd.settings_key] = opts[cmd.settings_key]
         root = None
         if params.workspace_folders:
             root = Path(self.paths.uri_to_host_path(params.workspace_folders[0].uri))
@@ -166,9 +168,9 @@ class Session:
         if not path.is_relative_to(host.workspace):
             raise JsonRpcInvalidParams(f"{path} is outside the workspace {host.workspace}; OpLens profiles only workspace files")
         if isinstance(arg.get("qualname"), str) and arg["qualname"]:
-            target = f"{path}::{arg['qualname']}"
+            target = TargetSpec(str(path), qualname=arg["qualname"])
         elif isinstance(arg.get("line"), int) and not isinstance(arg.get("line"), bool):
-            target = f"{path}:{arg['line'] + 1}"  # LSP lines are 0-based
+            target = TargetSpec(str(path), line=arg["line"] + 1)  # LSP lines are 0-based
         else:
             raise JsonRpcInvalidParams("give the function as qualname (e.g. 'Block.forward') or line (0-based)")
         merged = {**self.defaults, **arg}
@@ -187,17 +189,23 @@ class Session:
             timeout_s=_number(merged.get("timeoutSeconds"), DEFAULT_TIMEOUT_S),
             workspace=host.workspace,
             out=str(host.root),
-            backend_options=_dict(merged.get("backend_options")),
+            backend_options=self.backend_options(backend, host.workspace),
         )
+
+    def backend_options(self, backend: str, workspace: Path) -> dict[str, Any]:
+        try:
+            return registry.parse_options(backend, self.backend_settings, workspace)
+        except OpLensError as e:
+            raise request_error(e, self.paths) from None
 
     async def profile(self, arg: Any) -> dict[str, Any]:
         req = self.request(arg)
         host = self.require_host()
-        file = req.target.split("::")[0] if "::" in req.target else req.target.rsplit(":", 1)[0]
+        file = req.target.file
         token = str(uuid.uuid4())
         cancel = threading.Event()
         self.cancels[token] = cancel
-        progress = await self._progress(token, req.target.rsplit("/", 1)[-1])
+        progress = await self._progress(token, str(req.target).rsplit("/", 1)[-1])
         try:
             run = await host.profile(req, progress, cancel)
         except OpLensError as e:
@@ -270,20 +278,19 @@ class Session:
         rows = compare_rows(runs)
         return {"summary": rows}
 
-    async def open_explorer(self, arg: Any) -> dict[str, Any]:
-        """Ingest a Neuron run into Neuron Explorer (starting the viewer if needed): its URL and tunnel."""
+    async def backend_command(self, cmd: BackendCommand, arg: Any) -> dict[str, Any]:
+        """A backend's command on a stored run (Neuron: open it in Neuron Explorer), `{run_id, ...}`."""
         run_id = arg.get("run_id") if isinstance(arg, dict) else None
         if not isinstance(run_id, str) or not run_id:
-            raise JsonRpcInvalidParams("oplens.openExplorer takes {run_id, uiPort?, apiPort?}")
+            raise JsonRpcInvalidParams(f"{cmd.lsp_command} takes {{run_id, ...}}")
         host = self.require_host()
+        ctx = CommandContext(host.workspace, self.command_settings.get(cmd.settings_key, {}))
         try:
             run = runs.find(host.root, run_id)
-            ports = {k: _int(arg.get(k, self.explorer_ports[k]), self.explorer_ports[k], k) for k in ("uiPort", "apiPort")}
-            # the ingest can take minutes: off the event loop
-            link = await asyncio.to_thread(open_in_explorer, run, host.workspace, ports["uiPort"], ports["apiPort"])
+            answer = await asyncio.to_thread(cmd.run_lsp, run, arg, ctx)  # a tool may run for minutes: off the loop
         except OpLensError as e:
             raise request_error(e, self.paths) from None
-        return link.to_dict()
+        return answer.data
 
     def cancel(self, token: str) -> None:
         event = self.cancels.get(token)
@@ -295,8 +302,9 @@ def _number(value: Any, default: float) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+def _snake(key: str) -> str:
+    """camelCase (the editor's settings) → snake_case (the records' fields): maxEventsPerNc → max_events_per_nc."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
 
 
 def _int(value: Any, default: int, name: str) -> int:
@@ -382,9 +390,14 @@ def make_server(
             session.publish_diagnostics_for(session.paths.uri_to_host_path(doc_uri))
         session.refresh()
 
-    @ls.command("oplens.openExplorer")
-    async def open_explorer(arg: Any = None) -> dict[str, Any]:
-        return await session.open_explorer(arg)
+    for _, backend_cmd in registry.commands():
+
+        def register(cmd: BackendCommand) -> None:
+            @ls.command(cmd.lsp_command)
+            async def run_command(arg: Any = None) -> dict[str, Any]:
+                return await session.backend_command(cmd, arg)
+
+        register(backend_cmd)
 
     @ls.command("oplens.cancel")
     def cancel(arg: Any = None) -> None:

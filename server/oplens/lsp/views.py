@@ -13,10 +13,10 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from oplens.engine.errors import OpLensError
-from oplens.engine.records import LineStat, Run
-from oplens.engine.target import FunctionDef, list_functions, source_sha256
-from oplens.format import fmt_share, fmt_us
+from oplens.engine.targets import FunctionDef, list_functions, source_sha256
+from oplens.records.errors import OpLensError
+from oplens.records.format import fmt_share, fmt_us
+from oplens.records.run import LineStat, Run
 
 PROFILE_COMMAND = "oplens.profile"
 SHOW_COMMAND = "oplens.showRun"

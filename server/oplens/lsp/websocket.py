@@ -37,9 +37,9 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from oplens.engine.errors import bad_input
 from oplens.lsp.host import Host
 from oplens.lsp.server import make_server
+from oplens.records.errors import bad_input
 
 log = logging.getLogger(__name__)
 DEFAULT_TOKEN_FILE = "~/.oplens/ws-token"

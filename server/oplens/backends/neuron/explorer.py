@@ -31,10 +31,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from oplens.engine import runs
-from oplens.engine.errors import OpLensError, bad_input
-from oplens.engine.neuron_checks import log_warnings
-from oplens.engine.records import NeffNtffPair, Run
+from oplens.backends.neuron.checks import log_warnings
+from oplens.backends.neuron.options import NeuronOptions
+from oplens.records.atomic import write_json_atomic
+from oplens.records.errors import OpLensError, bad_input
+from oplens.records.run import NeffNtffPair, Run
 
 TOOL = "neuron-explorer"
 NEURON_BIN = Path("/opt/aws/neuron/bin")
@@ -118,7 +119,7 @@ def open_in_explorer(
         "--framework-source-root", str(workspace.resolve()),
     ]  # fmt: skip
     output = _ingest(link.ingest_command, run_dir, what.profile, ingest_timeout_s)
-    link.messages += log_warnings(output, {})
+    link.messages += log_warnings(output, NeuronOptions())
     printed = re.search(r"https?://\S+/profile/\S+", output)
     if printed and printed.group(0).rstrip(".") != link.url:
         link.messages.append(f"neuron-explorer printed {printed.group(0)}")
@@ -126,7 +127,7 @@ def open_in_explorer(
         ingested = _load_json(state)
         ingested[key] = time.strftime("%Y-%m-%d %H:%M:%S")
         state.parent.mkdir(parents=True, exist_ok=True)
-        runs.write_json_atomic(state, ingested)
+        write_json_atomic(state, ingested)
     return link
 
 

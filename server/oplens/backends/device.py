@@ -1,30 +1,35 @@
-"""The small interface every backend implements."""
+"""The worker side of a backend: the small interface every backend implements.
+
+Imported only in the worker process (torch). The parent side of each backend (its options,
+checks and commands) is its `BackendSpec` (`spec.py`), which names its class here by path;
+`resolve.py` picks and builds one.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import torch
 from torch.profiler import ProfilerActivity
 
-from oplens.engine.records import Artifacts, BackendInfo
+from oplens.backends.spec import NoOptions
+from oplens.records.run import Artifacts, BackendInfo
+
+OptionsT = TypeVar("OptionsT")
 
 
-class BackendUnavailable(Exception):
-    """The requested backend cannot run here; the message says what is missing."""
-
-
-class Backend:
+class Backend(Generic[OptionsT]):
     name = "base"
     device_label = "CPU"  # the column label a user knows: "Self NEURON", "Self CUDA", "Self CPU"
     # How a CPU op's device time is found in the profile:
     #   "cpu"    — no device: device time is the op's self CPU time
     #   "linked" — device events linked to the launching op by correlation id (CUDA, PrivateUse1)
     device_time = "cpu"
+    options_type: type[Any] = NoOptions
 
-    def __init__(self, options: dict[str, Any] | None = None) -> None:
-        self.options = dict(options or {})
+    def __init__(self, options: OptionsT | None = None) -> None:
+        self.options: OptionsT = options if options is not None else self.options_type()
         self.note = ""
         self.warnings: list[str] = []  # traps met while configuring (shown with the result)
         self.details: dict[str, Any] = {}  # vendor configuration actually used
@@ -89,3 +94,4 @@ def _place(value: Any, device: torch.device) -> Any:
     if isinstance(value, dict):
         return {k: _place(v, device) for k, v in value.items()}
     return value
+

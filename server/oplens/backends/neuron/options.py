@@ -1,30 +1,43 @@
-"""Neuron profiling options, checked in the parent before any work is spent (no torch here).
+"""Neuron profiling options as one typed record, checked in the parent before any work is spent.
 
-The keys are `NeuronConfig`'s own argument names, so the worker passes them on unchanged:
-`modes`, `capture_enabled_for_nc`, `max_events_per_nc`, `neff_cache_dir`. Editor settings may
-spell them in camelCase (`captureEnabledForNc`); `normalize` accepts both.
+The fields are `NeuronConfig`'s own argument names, so the worker passes them on unchanged:
+`modes`, `capture_enabled_for_nc`, `max_events_per_nc`, `neff_cache_dir` (and `device_index`,
+the NeuronCore the function runs on). Plain data from the CLI or the editor's settings (field
+names in snake_case; the language server turns camelCase into them) becomes a `NeuronOptions`
+through `parse`, which names the bad value and the fix.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from oplens.engine.errors import bad_input
+from oplens.records.errors import bad_input
 
 MODES = ("DEVICE", "RUNTIME", "CPU_UTIL", "HOST_MEMORY")
 DEFAULT_MODES = ("DEVICE", "RUNTIME")
 DEFAULT_MAX_EVENTS_PER_NC = 1_000_000  # the Neuron runtime's default
-NEURON_KEYS = ("modes", "capture_enabled_for_nc", "max_events_per_nc", "neff_cache_dir")
-_ALIASES = {
-    "captureEnabledForNc": "capture_enabled_for_nc",
-    "cores": "capture_enabled_for_nc",
-    "maxEventsPerNc": "max_events_per_nc",
-    "neffCacheDir": "neff_cache_dir",
-}
 _CORES = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+
+
+@dataclass
+class NeuronOptions:
+    modes: list[str] = field(default_factory=lambda: list(DEFAULT_MODES))
+    capture_enabled_for_nc: str | None = None  # "0,1,2-5"; None: every core
+    max_events_per_nc: int | None = None  # None: the runtime's default
+    neff_cache_dir: str | None = None  # absolute; None: the compiler's cache
+    device_index: int = 0
+
+    def given(self) -> dict[str, Any]:
+        """The NeuronConfig arguments the user set (besides modes)."""
+        keys = ("capture_enabled_for_nc", "max_events_per_nc", "neff_cache_dir")
+        return {k: getattr(self, k) for k in keys if getattr(self, k) is not None}
+
+
+FIELDS = tuple(f.name for f in fields(NeuronOptions))
 
 
 def parse_modes(value: str | Sequence[str]) -> list[str]:
@@ -59,45 +72,40 @@ def parse_cores(spec: str) -> list[int]:
     return sorted(cores)
 
 
-def normalize(options: Mapping[str, Any], base: Path | None = None) -> dict[str, Any]:
-    """Checked options with NeuronConfig's names; other keys (e.g. `device_index`) pass through.
-
+def parse(raw: Mapping[str, Any], base: Path | None = None) -> NeuronOptions:
+    """Checked options from plain data; `None` or `""` leaves a field at its default.
     `neff_cache_dir` becomes absolute (relative to `base`, the workspace)."""
-    out: dict[str, Any] = {}
-    for key, value in options.items():
-        out[_ALIASES.get(key, key)] = value
-    if out.get("modes") is not None:
-        out["modes"] = parse_modes(out["modes"])
-    cores = out.get("capture_enabled_for_nc")
-    if cores is not None and cores != "":
+    unknown = sorted(set(raw) - set(FIELDS))
+    if unknown:
+        raise bad_input(f"unknown Neuron option {unknown[0]!r}", f"the Neuron options are: {', '.join(FIELDS)}")
+    # An empty core list, cache dir or index means "not set"; empty modes are a mistake (no capture at all).
+    given = {k: v for k, v in raw.items() if v is not None and (k == "modes" or v not in ("", []))}
+    opts = NeuronOptions()
+    if "modes" in given:
+        opts.modes = parse_modes(given["modes"])
+    cores = given.get("capture_enabled_for_nc")
+    if cores is not None:
         spec = ",".join(str(c) for c in cores) if isinstance(cores, (list, tuple)) else str(cores)
         parse_cores(spec)
-        out["capture_enabled_for_nc"] = spec.replace(" ", "")
-    else:
-        out.pop("capture_enabled_for_nc", None)
-    events = out.get("max_events_per_nc")
+        opts.capture_enabled_for_nc = spec.replace(" ", "")
+    events = given.get("max_events_per_nc")
     if events is not None:
         if isinstance(events, bool) or not isinstance(events, (int, str)) or not str(events).strip().isdigit() or int(events) < 1:
             raise bad_input(
                 f"max events per NeuronCore must be a positive whole number (got {events!r})",
                 f"the runtime's default is {DEFAULT_MAX_EVENTS_PER_NC:,}; raise it when events are dropped",
             )
-        out["max_events_per_nc"] = int(events)
-    cache = out.get("neff_cache_dir")
-    if cache:
+        opts.max_events_per_nc = int(events)
+    cache = given.get("neff_cache_dir")
+    if cache is not None:
         path = Path(str(cache)).expanduser()
         path = path if path.is_absolute() or base is None else base / path
         if path.exists() and not path.is_dir():
             raise bad_input(f"--neff-cache-dir {cache} is a file", "give a directory (it is created if missing)")
-        out["neff_cache_dir"] = str(path.resolve())
-    else:
-        out.pop("neff_cache_dir", None)
-    return out
-
-
-def modes_of(options: Mapping[str, Any]) -> list[str]:
-    return list(options.get("modes") or DEFAULT_MODES)
-
-
-def has_neuron_options(options: Mapping[str, Any]) -> bool:
-    return any(options.get(k) not in (None, "", []) for k in (*NEURON_KEYS, *_ALIASES))
+        opts.neff_cache_dir = str(path.resolve())
+    index = given.get("device_index")
+    if index is not None:
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise bad_input(f"the NeuronCore index must be 0 or more (got {index!r})")
+        opts.device_index = index
+    return opts

@@ -1,7 +1,7 @@
 """Attribute every profiler event's self CPU and self device time to a line of the target.
 
 Input: flat `RawEvent`s (one per Kineto event, read by `engine.events`), in which OpLens's
-own markers appear as ranges named `oplens.iter:<k>`, `oplens.line:<n>` (a line of the target)
+own markers (records/names.py) appear as ranges named `oplens.iter:<k>`, `oplens.line:<n>` (a line of the target)
 and `oplens.inner:<function>:<n>` (a line of a same-file helper). Output: per-line and per-op
 records and the totals.
 
@@ -25,12 +25,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from oplens.engine import stats
-from oplens.engine.records import CompiledRegion, InnerLine, LineStat, OpStat, SourceRef, Totals
+from oplens.analysis import stats
+from oplens.records import names
+from oplens.records.run import CompiledRegion, InnerLine, LineStat, OpStat, SourceRef, Totals
 
-ITER = "oplens.iter:"
-LINE = "oplens.line:"
-INNER = "oplens.inner:"
+ITER = names.ITER_RANGE
+LINE = names.LINE_RANGE
+INNER = names.INNER_RANGE
 COMPILED_REGION = "Torch-Compiled Region"
 
 # Names torch.profiler itself drops from its tables (torch.autograd.profiler_util._filter_name).

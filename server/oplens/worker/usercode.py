@@ -1,177 +1,37 @@
-"""One profiling session inside the worker: load the user's module, build the arguments,
-warm up, profile with line markers, attribute, and describe the run.
+"""The user's code as the worker meets it: import their file, find the function, build its
+arguments from `--args`, and turn their exceptions into errors located at their own line.
 
-Runs only in the worker process (imports torch and the user's code). Errors come out as
-`OpLensError`s whose messages name the problem and the fix.
+Worker side (imports torch, runs user code). Every failure is an `OpLensError` naming the fix.
 """
 
 from __future__ import annotations
 
-import gc
 import importlib.util
 import inspect
 import sys
-import time
 import traceback
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
 import oplens
-from oplens import backends
-from oplens.engine import events, insights
-from oplens.engine.attribution import attribute
-from oplens.engine.compiled import FusedLines
-from oplens.engine.errors import OUT_OF_MEMORY, OpLensError, bad_input
-from oplens.engine.linemarks import LineMarker, Range, code_objects
-from oplens.engine.records import Compile, Config, Run, Target
-from oplens.engine.stats import spread
+from oplens.records.errors import OUT_OF_MEMORY, OpLensError, bad_input
+from oplens.records.job import Job
+from oplens.records.run import Target
+from oplens.worker.linemarks import code_objects
 
-Progress = Callable[[str, int, int], None]  # (stage, done, total)
 _OPLENS_DIR = str(Path(oplens.__file__).parent)
 
 
-@dataclass
-class Job:
-    """What the parent asks the worker to do (sent as JSON)."""
-
-    target: Target
-    signature: str
-    args: str
-    backend: str
-    warmup: int
-    iters: int
-    stage_dir: str
-    workspace: str
-    backend_options: dict[str, Any] = field(default_factory=dict)
-    timeout_s: float = 0.0
-
-
-def run(job: Job, progress: Progress) -> Run:
-    clock = _Clock()
-    try:
-        backend = backends.resolve(job.backend, job.backend_options)
-    except backends.BackendUnavailable as e:
-        raise OpLensError("backend_unavailable", str(e)) from None
-    backend.note = backend.note or ("" if job.backend == backend.name else f"{job.backend} chose {backend.name}")
-    progress("importing", 0, 1)
-    module = load_module(Path(job.target.file), Path(job.workspace))
-    fn = find_callable(module, job.target)
-    target_code = find_code(module, job.target)
-    args = build_args(module, job, fn)
-    args = backend.place(args)
-    clock.lap("import_ms")
-
-    stage = Path(job.stage_dir)
-    wall_warmup: list[float] = []
-    marker = LineMarker(target_code, code_objects(module))
-    # Input shapes (for the insights) come from one call of their own, profiled on the CPU:
-    # recording them costs as much as a small op, so the timed iterations go without. That
-    # call is the last warm-up one where there are two or more (the first compiles and gives
-    # the first-call time), else one after the timed iterations.
-    shapes_in_warmup = job.warmup >= 2
-    shapes_prof: Any = None
-    with FusedLines() as fused:
-        for i in range(job.warmup):
-            if shapes_in_warmup and i == job.warmup - 1:
-                shapes_prof = _record_shapes(fn, args, marker, backend.synchronize, job.target)
-            else:
-                wall_warmup.append(_timed_call(fn, args, backend.synchronize, job.target))
-            progress("warmup", i + 1, job.warmup)
-        clock.lap("warmup_ms")
-
-        wall: list[float] = []
-        with torch.profiler.profile(
-            activities=backend.activities(), record_shapes=False, **backend.profiler_options(stage)
-        ) as prof:
-            for i in range(job.iters):
-                t0 = time.perf_counter_ns()
-                with Range(f"oplens.iter:{i}"), marker:
-                    _call(fn, args, job.target)
-                backend.synchronize()  # outside the iteration range: not attributed to a line
-                wall.append((time.perf_counter_ns() - t0) / 1000.0)
-                progress("profile", i + 1, job.iters)
-        clock.lap("profile_ms")
-        progress("processing", 0, 1)
-        if shapes_prof is None:
-            shapes_prof = _record_shapes(fn, args, marker, backend.synchronize, job.target)
-
-    gc.disable()  # tens of thousands of small records: the collector alone took ~40 % of this step
-    try:
-        raw = events.from_profiler(prof, legacy_privateuse1=backend.name == "neuron")
-        result = attribute(raw, job.iters, job.target.def_line, backend.device_time, fused.regions)
-        result.sequence = attribute(events.from_profiler(shapes_prof), 1, job.target.def_line).sequence
-    finally:
-        gc.enable()
-    found = insights.find_insights(result, backend.device_label, backend.device().type != "cpu", job.iters)
-    clock.lap("processing_ms")
-    artifacts = backend.artifacts(stage)
-    if not backend.writes_own_trace() or not artifacts.trace_json:  # the vendor's export may write none
-        prof.export_chrome_trace(str(stage / "trace.json"))
-        artifacts.trace_json = "trace.json"
-    clock.lap("export_ms")
-
-    result.totals.wall_us = spread(wall)
-    steady = result.totals.wall_us.median
-    first = wall_warmup[0] if wall_warmup else 0.0
-    info = backend.info()
-    info.requested = job.backend
-    return Run(
-        target=job.target,
-        backend=info,
-        config=Config(warmup=job.warmup, iters=job.iters, args=job.args, timeout_s=job.timeout_s),
-        totals=result.totals,
-        lines=result.lines,
-        ops=result.ops,
-        insights=found,
-        artifacts=artifacts,
-        compile=Compile(
-            first_call_us=first,
-            compile_us=max(0.0, first - steady) if fused.graphs else 0.0,
-            graphs=fused.graphs,
-        ),
-        timings_ms=clock.laps,
-    )
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.laps: dict[str, float] = {}
-        self._t = time.perf_counter()
-
-    def lap(self, name: str) -> None:
-        now = time.perf_counter()
-        self.laps[name] = (now - self._t) * 1000.0
-        self._t = now
-
-
-def _call(fn: Callable[..., Any], args: tuple[Any, ...], target: Target) -> Any:
+def call(fn: Callable[..., Any], args: tuple[Any, ...], target: Target) -> Any:
+    """The user's function, its exception (SystemExit and KeyboardInterrupt included) as theirs."""
     try:
         return fn(*args)
-    except BaseException as e:  # SystemExit and KeyboardInterrupt from user code included
+    except BaseException as e:
         raise user_error(e, target, f"{target.qualname} raised") from None
-
-
-def _record_shapes(
-    fn: Callable[..., Any], args: tuple[Any, ...], marker: LineMarker, sync: Callable[[], None], target: Target
-) -> Any:
-    """One more call, on the CPU activity only, with input shapes: what the insights read."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
-        with Range("oplens.iter:0"), marker:
-            _call(fn, args, target)
-        sync()
-    return prof
-
-
-def _timed_call(fn: Callable[..., Any], args: tuple[Any, ...], sync: Callable[[], None], target: Target) -> float:
-    t0 = time.perf_counter_ns()
-    _call(fn, args, target)
-    sync()
-    return (time.perf_counter_ns() - t0) / 1000.0
 
 
 def load_module(file: Path, workspace: Path) -> types.ModuleType:

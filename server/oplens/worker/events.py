@@ -11,7 +11,7 @@ from typing import Any
 
 from torch._C._autograd import DeviceType
 
-from oplens.engine.attribution import RawEvent
+from oplens.analysis.attribution import RawEvent
 
 
 def from_profiler(prof: Any, legacy_privateuse1: bool = False) -> list[RawEvent]:

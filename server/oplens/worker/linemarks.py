@@ -18,6 +18,8 @@ from typing import Any
 
 import torch
 
+from oplens.records import names
+
 TraceFn = Any  # the signature sys.settrace expects
 
 
@@ -66,9 +68,9 @@ class LineMarker:
     def _on_call(self, frame: FrameType, event: str, arg: object) -> TraceFn:
         code = frame.f_code
         if code is self._target:
-            prefix = "oplens.line:"
+            prefix = names.LINE_RANGE
         elif code in self._helpers:
-            prefix = f"oplens.inner:{code.co_name}:"
+            prefix = f"{names.INNER_RANGE}{code.co_name}:"
         else:
             return None
         # One range object per line of each code object, reused from call to call: a range

@@ -1,13 +1,12 @@
 """Run one job in a worker subprocess, with a timeout, progress and cancellation.
 
-A `Worker` can be started ahead of time (it imports torch and waits), which is how a
+A `WorkerProcess` can be started ahead of time (it imports torch and waits), which is how a
 long-lived server keeps a warm one ready. Whatever happens inside it (an exception, a hang,
 a segfault, `os._exit`, the OOM killer), the caller gets a result or an `OpLensError`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import signal
@@ -18,16 +17,18 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from oplens.engine.errors import OpLensError
+from oplens.records import job as messages
+from oplens.records.errors import OpLensError
+from oplens.records.job import Job
+from oplens.records.run import Run
 
 ProgressFn = Callable[[str, int, int], None]
 STARTUP_TIMEOUT_S = 120.0  # for the worker to import torch, before the job's own timeout starts
 _EOF = object()
 
 
-class Worker:
+class WorkerProcess:
     """A worker process; `log` holds the user's stdout and stderr."""
 
     def __init__(self, log_dir: Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
@@ -36,7 +37,7 @@ class Worker:
         read_fd, write_fd = os.pipe()
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "oplens.engine.worker", str(write_fd)],
+                [sys.executable, "-m", "oplens.worker", str(write_fd)],
                 stdin=subprocess.PIPE,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -46,7 +47,7 @@ class Worker:
                 start_new_session=True,  # its own process group: a kill takes its children too
             )
         os.close(write_fd)
-        self.messages: queue.Queue[Any] = queue.Queue()
+        self.messages: queue.Queue[messages.WorkerMessage | object] = queue.Queue()
         self._reader = threading.Thread(target=self._read, args=(read_fd,), daemon=True)
         self._reader.start()
         self.ready = False
@@ -54,15 +55,14 @@ class Worker:
     def _read(self, fd: int) -> None:
         with os.fdopen(fd, "r", encoding="utf-8") as pipe:
             for line in pipe:
-                try:
-                    self.messages.put(json.loads(line))
-                except json.JSONDecodeError:
-                    continue
+                message = messages.decode(line)
+                if message is not None:
+                    self.messages.put(message)
         self.messages.put(_EOF)
 
-    def submit(self, job: dict[str, Any]) -> None:
+    def submit(self, job: Job) -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write((json.dumps(job) + "\n").encode())
+        self.proc.stdin.write((job.to_json() + "\n").encode())
         self.proc.stdin.flush()
 
     def alive(self) -> bool:
@@ -85,13 +85,13 @@ class Worker:
 
 
 def run_job(
-    worker: Worker,
-    job: dict[str, Any],
+    worker: WorkerProcess,
+    job: Job,
     timeout_s: float,
     progress: ProgressFn | None = None,
     cancel: threading.Event | None = None,
-) -> dict[str, Any]:
-    """Send `job` to `worker` and wait for its result (the `Run` as a dict).
+) -> Run:
+    """Send `job` to `worker` and wait for its result.
 
     The timeout counts from the moment the worker is ready (torch imported): it limits the
     user's function, not the interpreter's start-up, which has its own generous limit."""
@@ -124,23 +124,22 @@ def run_job(
                 continue
             if msg is _EOF:
                 raise _died(worker)
-            kind = msg.get("type")
-            if kind == "ready" and not submitted:
+            if isinstance(msg, messages.Ready) and not submitted:
                 worker.ready = True
                 worker.submit(job)
                 submitted = True
                 deadline = time.monotonic() + timeout_s
-            elif kind == "progress" and progress is not None:
-                progress(str(msg.get("stage")), int(msg.get("done", 0)), int(msg.get("total", 0)))
-            elif kind == "result":
-                return dict(msg["run"])
-            elif kind == "error":
-                raise OpLensError.from_dict(msg["error"])
+            elif isinstance(msg, messages.Progress) and progress is not None:
+                progress(msg.stage, msg.done, msg.total)
+            elif isinstance(msg, messages.Finished):
+                return msg.run
+            elif isinstance(msg, messages.Failed):
+                raise msg.error
     finally:
         worker.kill()
 
 
-def _died(worker: Worker) -> OpLensError:
+def _died(worker: WorkerProcess) -> OpLensError:
     code = worker.proc.wait()
     if code < 0:
         sig = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else f"signal {-code}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oplens.engine.records import Run
+from oplens.records.run import Run
 
 
 def compare_rows(runs: list[Run]) -> list[dict[str, Any]]:

@@ -1,19 +1,19 @@
 """Find the function to profile from the file's AST (no import, no torch).
 
-A target is named `FILE::QUALNAME` (`fn`, `Class.method`, `outer.inner`) or `FILE:LINE`
-(the innermost function enclosing that line).
+A target is named by a `TargetSpec` (`FILE::QUALNAME` — `fn`, `Class.method`, `outer.inner` — or
+`FILE:LINE`, the innermost function enclosing that line); `resolve` turns it into the `Target`
+record of the function's current text.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from oplens.engine.errors import bad_input
-from oplens.engine.records import Target
+from oplens.records.errors import bad_input
+from oplens.records.run import Target
 
 
 @dataclass(frozen=True)
@@ -25,22 +25,6 @@ class FunctionDef:
     signature: str  # "rmsnorm_naive(x, w)"
     required_params: int  # positional parameters without a default (self included)
     in_class: bool
-
-
-def split_target(spec: str) -> tuple[str, str | None, int | None]:
-    """`a/b.py::Cls.fn` → (file, "Cls.fn", None); `a/b.py:12` → (file, None, 12)."""
-    if "::" in spec:
-        file, _, qualname = spec.partition("::")
-        if not qualname:
-            raise bad_input(f"target {spec!r} names no function", "write FILE::FUNCTION, e.g. model.py::forward")
-        return file, qualname, None
-    m = re.fullmatch(r"(.+):(\d+)", spec)
-    if m:
-        return m.group(1), None, int(m.group(2))
-    raise bad_input(
-        f"target {spec!r} names no function",
-        "write FILE::FUNCTION (e.g. examples/rmsnorm.py::rmsnorm_naive) or FILE:LINE",
-    )
 
 
 def read_source(file: Path) -> str:

@@ -12,7 +12,7 @@ import logging
 import re
 from typing import Any
 
-from oplens.engine.records import SourceRef
+from oplens.records.run import SourceRef
 
 _LOGGER = "torch._dynamo.output_graph.__graph_code"
 _FRAME = re.compile(r'File "?(?P<file>[^",]+?)"?(?:, line |:)(?P<line>\d+),? in (?P<function>[\w<>.]+)')

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from oplens.engine.records import Spread
+from oplens.records.run import Spread
 
 # A line is noisy when its interquartile range exceeds this share of its median.
 NOISE_IQR_RATIO = 0.25

@@ -12,3 +12,8 @@ def fmt_us(us: float) -> str:
 
 def fmt_share(pct: float) -> str:
     return f"{pct:.1f} %"
+
+
+def fmt_bytes(n: float) -> str:
+    """`3 * 2**20` → `3.0 MiB`; smaller sizes in KiB."""
+    return f"{n / 2**20:,.1f} MiB" if n >= 2**20 else f"{n / 1024:,.1f} KiB"

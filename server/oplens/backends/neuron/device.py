@@ -14,24 +14,20 @@ from __future__ import annotations
 
 import importlib.metadata
 import inspect
-import re
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch.profiler import ProfilerActivity
 
-from oplens.backends.base import Backend
-from oplens.engine.errors import bad_input
-from oplens.engine.neuron_options import DEFAULT_MODES
-from oplens.engine.records import Artifacts, NeffNtffPair
+from oplens.backends.device import Backend
+from oplens.backends.neuron.artifacts import PROFILE_DIR, find_artifacts
+from oplens.backends.neuron.options import NeuronOptions
+from oplens.records.errors import bad_input
+from oplens.records.run import Artifacts
 
-PROFILE_DIR = "neuron_profile"  # NeuronConfig.profile_output_dir, inside the run directory
 NEURON_PIP = "https://pip.repos.neuron.amazonaws.com"
 SETUP_GUIDE = "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/setup/pytorch/index.html"
-SYSTEM_TRACES = ("trace_info.pb", "ntrace.pb", "cpu_util.pb", "host_mem.pb")
-_NTFF = re.compile(r"^(\d+)_")  # <hash>_instid_0_vnc_0.ntff
-_NEFF = re.compile(r"(\d+)")  # neff_<hash>.neff
 
 
 def install_hint() -> str:
@@ -45,10 +41,11 @@ def install_hint() -> str:
     )
 
 
-class NeuronBackend(Backend):
+class NeuronBackend(Backend[NeuronOptions]):
     name = "neuron"
     device_label = "NEURON"
     device_time = "linked"
+    options_type = NeuronOptions
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
@@ -77,7 +74,7 @@ class NeuronBackend(Backend):
         return None
 
     def device(self) -> torch.device:
-        return torch.device("neuron", int(self.options.get("device_index", 0) or 0))
+        return torch.device("neuron", self.options.device_index)
 
     def activities(self) -> list[ProfilerActivity]:
         return [ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]
@@ -88,7 +85,7 @@ class NeuronBackend(Backend):
     def neuron_config(self, run_dir: Path) -> Any:
         from torch_neuronx.profiling import NeuronConfig, ProfileMode
 
-        names = list(self.options.get("modes") or DEFAULT_MODES)
+        names = list(self.options.modes)
         missing = [m for m in names if not hasattr(ProfileMode, m)]
         if missing:
             known = [m for m in ("DEVICE", "RUNTIME", "CPU_UTIL", "HOST_MEMORY") if hasattr(ProfileMode, m)]
@@ -97,11 +94,9 @@ class NeuronBackend(Backend):
             "modes": [getattr(ProfileMode, m) for m in names],
             "profile_output_dir": str(run_dir / PROFILE_DIR),
         }
-        for key in ("capture_enabled_for_nc", "max_events_per_nc", "neff_cache_dir"):
-            if self.options.get(key) is None:
-                continue
+        for key, value in self.options.given().items():
             if _accepts(NeuronConfig, key) is not False:  # documented arguments: pass unless clearly refused
-                kwargs[key] = self.options[key]
+                kwargs[key] = value
             else:
                 self.warnings.append(f"this torch_neuronx's NeuronConfig takes no {key}: the option was ignored")
         self.details["neuron_config"] = {**kwargs, "modes": names, "profile_output_dir": PROFILE_DIR}  # run-relative
@@ -157,52 +152,3 @@ def _accepts(cls: Any, name: str) -> bool | None:
     except (TypeError, ValueError):
         return None
     return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-
-def find_artifacts(run_dir: Path, out_name: str = PROFILE_DIR) -> Artifacts:
-    """The profile under `run_dir/out_name`: its `<instance>_pid_<pid>/<timestamp>/` directory,
-    the system traces, the framework trace and the NEFF/NTFF pairs; paths relative to `run_dir`."""
-    out_dir = run_dir / out_name
-    if not out_dir.is_dir():
-        return Artifacts()
-    files = sorted(p for p in out_dir.rglob("*") if p.is_file())
-    # The newest <instance>_pid_<pid>/<timestamp>/ (or <instance>_pid_<pid>/ where no timestamp level exists).
-    stamped = [p for p in out_dir.glob("*_pid_*/*") if p.is_dir()] or [p for p in out_dir.glob("*_pid_*") if p.is_dir()]
-    profile_dir = max(stamped, key=lambda p: p.stat().st_mtime) if stamped else out_dir
-    trace = next((p for p in files if p.name == "trace.json" and profile_dir in p.parents), None)
-    trace = trace or next((p for p in files if p.name == "trace.json"), None)
-
-    def rel(p: Path) -> str:
-        return str(p.relative_to(run_dir))
-
-    return Artifacts(
-        trace_json=rel(trace) if trace else "",
-        device_profile_dir=rel(profile_dir),
-        neff_ntff_pairs=pair_neff_ntff(files, run_dir),
-        files=[rel(p) for p in files],
-        profile_output_dir=out_name,
-        system_trace_files=[rel(p) for p in files if p.name in SYSTEM_TRACES],
-    )
-
-
-def pair_neff_ntff(files: list[Path], run_dir: Path) -> list[NeffNtffPair]:
-    """Pair `neff_<hash>.neff` with `<hash>_instid_0_vnc_0.ntff` (one NTFF per NeuronCore) by their hash."""
-    neffs: dict[str, Path] = {}
-    for p in files:
-        m = _NEFF.search(p.stem) if p.suffix == ".neff" else None
-        if m:
-            neffs.setdefault(m.group(1), p)
-    pairs = []
-    for p in files:
-        m = _NTFF.match(p.name) if p.suffix == ".ntff" else None
-        if m and m.group(1) in neffs:
-            neff = neffs[m.group(1)]
-            pairs.append(
-                NeffNtffPair(
-                    hash=m.group(1),
-                    neff=str(neff.relative_to(run_dir)),
-                    ntff=str(p.relative_to(run_dir)),
-                    ntff_bytes=p.stat().st_size,
-                )
-            )
-    return pairs

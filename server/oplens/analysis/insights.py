@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from oplens.engine.attribution import Attribution, OpSample
-from oplens.engine.records import Insight, LineStat
-from oplens.format import fmt_us
+from oplens.analysis.attribution import Attribution, OpSample
+from oplens.records.format import fmt_bytes, fmt_us
+from oplens.records.run import Insight, LineStat
 
 ELEMENTWISE = frozenset(
     "mul add sub div neg rsqrt sqrt exp log pow abs sigmoid tanh relu gelu silu clamp where "
@@ -102,7 +102,7 @@ def _chain_insight(chain: list[LineStat], a: Attribution, label: str) -> Insight
     inter = [_nbytes(s) for s in samples[:-1]]
     inter_txt = ""
     if inter and all(b > 0 for b in inter):
-        inter_txt = f"; {len(inter)} intermediate tensors materialised, {_fmt_bytes(sum(inter))} per iteration"
+        inter_txt = f"; {len(inter)} intermediate tensors materialised, {fmt_bytes(sum(inter))} per iteration"
     return Insight(
         line=chain[0].line,
         kind="fusable_chain",
@@ -130,10 +130,6 @@ def _nbytes(sample: OpSample) -> int:
             continue
         best = max(best, math.prod(shape) * DTYPE_BYTES.get(dtype, 4))
     return best
-
-
-def _fmt_bytes(n: int) -> str:
-    return f"{n / 2**20:,.1f} MiB" if n >= 2**20 else f"{n / 1024:,.1f} KiB"
 
 
 def compiled_regions(a: Attribution) -> list[Insight]:

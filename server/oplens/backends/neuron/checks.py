@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-from oplens.engine.errors import OUT_OF_MEMORY, OpLensError
-from oplens.engine.neuron_options import DEFAULT_MAX_EVENTS_PER_NC, modes_of, parse_cores
-from oplens.engine.records import Artifacts, Run
+from oplens.backends.neuron.options import DEFAULT_MAX_EVENTS_PER_NC, NeuronOptions, parse_cores
+from oplens.records.errors import OUT_OF_MEMORY, OpLensError
+from oplens.records.run import Artifacts, Run
 
 MIN_WARMUP = 3  # the first runs compile: "run 3+ forward passes before starting the profiler"
 MANY_NEFFS = 10  # beyond this many graphs, the function most likely ran in eager mode (one NEFF per op)
@@ -24,7 +23,7 @@ _DROPPED = re.compile(r"([\d,]+) trace events were dropped")
 _DEVICE_OOM = re.compile(OUT_OF_MEMORY.pattern + r"|\bHBM\b", re.I)
 
 
-def run_warnings(run: Run, options: Mapping[str, Any], run_dir: Path, log_text: str, env: Mapping[str, str]) -> list[str]:
+def run_warnings(run: Run, options: NeuronOptions, run_dir: Path, log_text: str, env: Mapping[str, str]) -> list[str]:
     """Every trap this Neuron run fell into (an empty list for other backends)."""
     if run.backend.name != "neuron":
         return []
@@ -45,13 +44,13 @@ def warmup_warnings(warmup: int) -> list[str]:
     ]
 
 
-def core_warnings(options: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:
+def core_warnings(options: NeuronOptions, env: Mapping[str, str]) -> list[str]:
     """NEURON_RT_NUM_CORES above the cores in use: the runtime writes an NTFF per core, empty for the idle ones."""
     raw = env.get("NEURON_RT_NUM_CORES", "").strip()
     if not raw.isdigit():
         return []
     num = int(raw)
-    spec = options.get("capture_enabled_for_nc")
+    spec = options.capture_enabled_for_nc
     used = len(parse_cores(str(spec))) if spec else 1  # OpLens runs the function on one NeuronCore
     if num <= used:
         return []
@@ -62,12 +61,12 @@ def core_warnings(options: Mapping[str, Any], env: Mapping[str, str]) -> list[st
     ]
 
 
-def artifact_warnings(artifacts: Artifacts, run_dir: Path, options: Mapping[str, Any]) -> list[str]:
+def artifact_warnings(artifacts: Artifacts, run_dir: Path, options: NeuronOptions) -> list[str]:
     found: list[str] = []
     pairs = artifacts.neff_ntff_pairs
     ntffs = [f for f in artifacts.files if f.endswith(".ntff")]
     neffs = [f for f in artifacts.files if f.endswith(".neff")]
-    if "DEVICE" in modes_of(options):
+    if "DEVICE" in options.modes:
         if not ntffs:
             found.append(
                 "DEVICE mode wrote no NTFF (device trace): did the function run on the neuron device? "
@@ -86,7 +85,7 @@ def artifact_warnings(artifacts: Artifacts, run_dir: Path, options: Mapping[str,
         )
     elif empty:
         names = ", ".join(Path(p.ntff).name for p in empty[:3]) + (" …" if len(empty) > 3 else "")
-        narrower = "" if options.get("capture_enabled_for_nc") else " or capture only those (--neuron-cores 0)"
+        narrower = "" if options.capture_enabled_for_nc else " or capture only those (--neuron-cores 0)"
         found.append(
             f"{len(empty)} of {len(pairs)} NTFFs are empty ({names}): NeuronCores that were initialised but ran "
             f"nothing; set NEURON_RT_NUM_CORES to the cores used (1 for one function){narrower}"
@@ -101,12 +100,12 @@ def artifact_warnings(artifacts: Artifacts, run_dir: Path, options: Mapping[str,
     return found
 
 
-def log_warnings(text: str, options: Mapping[str, Any]) -> list[str]:
+def log_warnings(text: str, options: NeuronOptions) -> list[str]:
     """The runtime's `Warning: N trace events were dropped during capture` (its buffers filled)."""
     counts = [int(m.group(1).replace(",", "")) for m in _DROPPED.finditer(text)]
     if not counts:
         return []
-    limit = int(options.get("max_events_per_nc") or DEFAULT_MAX_EVENTS_PER_NC)
+    limit = options.max_events_per_nc or DEFAULT_MAX_EVENTS_PER_NC
     return [
         f"the Neuron runtime dropped {sum(counts):,} trace events (its buffers filled, the oldest were overwritten): "
         f"raise --neuron-max-events (now {limit:,} per NeuronCore; costs host memory), capture fewer cores "
@@ -114,9 +113,9 @@ def log_warnings(text: str, options: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def explain_failure(error: OpLensError, backend: str, options: Mapping[str, Any]) -> None:
+def explain_failure(error: OpLensError, backend: str, options: NeuronOptions) -> None:
     """A device out-of-memory error under DEVICE mode: say what that mode reserves, and the way out."""
-    if error.kind not in ("user_exception", "crash") or "DEVICE" not in modes_of(options):
+    if error.kind not in ("user_exception", "crash") or "DEVICE" not in options.modes:
         return
     text = error.message + "\n" + error.detail
     if backend != "neuron" and not (backend == "auto" and "neuron" in text.lower()):

@@ -1,0 +1,71 @@
+"""`oplens explorer RUN` and the `oplens.openExplorer` LSP command: open a run in Neuron Explorer.
+
+Registered through the backend registry (NeuronSpec.commands), so the CLI and the language
+server offer them without naming Neuron. Both end in `explorer.open_in_explorer`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from typing import Any
+
+from oplens.backends.neuron import explorer
+from oplens.backends.spec import BackendCommand, CommandContext, CommandOutput
+from oplens.records.errors import bad_input
+from oplens.records.run import Run
+
+
+def add_arguments(e: argparse.ArgumentParser) -> None:
+    e.add_argument("--ui-port", type=int, default=explorer.DEFAULT_UI_PORT, help="Explorer's UI port (default: 3001)")
+    e.add_argument("--api-port", type=int, default=explorer.DEFAULT_API_PORT, help="Explorer's API port (default: 3002)")
+    e.add_argument("--pair", metavar="HASH", help="open this NEFF/NTFF pair (by its hash) instead of the whole profile")
+    e.add_argument("--reingest", action="store_true", help="process the profile again even if it was ingested before")
+    e.add_argument("--timeout", type=float, default=explorer.INGEST_TIMEOUT_S, help="seconds for the ingest (default: 1800)")
+
+
+def run_cli(run: Run, args: argparse.Namespace, ctx: CommandContext) -> CommandOutput:
+    link = explorer.open_in_explorer(
+        run, ctx.workspace, args.ui_port, args.api_port, pair=args.pair, reingest=args.reingest, ingest_timeout_s=args.timeout
+    )
+    return CommandOutput(link.to_dict(), describe(link))
+
+
+def run_lsp(run: Run, arg: Mapping[str, Any], ctx: CommandContext) -> CommandOutput:
+    """`{run_id, uiPort?, apiPort?}`; the ports default to the editor's `explorer` settings."""
+    ports = []
+    for key, default in (("uiPort", explorer.DEFAULT_UI_PORT), ("apiPort", explorer.DEFAULT_API_PORT)):
+        value = arg.get(key, ctx.settings.get(key, default))
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad_input(f"{key} must be an integer (got {value!r})")
+        ports.append(value)
+    link = explorer.open_in_explorer(run, ctx.workspace, ports[0], ports[1])
+    return CommandOutput(link.to_dict(), describe(link))
+
+
+def describe(link: explorer.ExplorerLink) -> list[str]:
+    """The link for people: the URL, what happened, and the tunnel to run on their own machine."""
+    done = "ingested" if link.ingest_command else "was ingested before"
+    lines = [f"Neuron Explorer: {link.url}", f"  {link.profile} {done} as {link.display_name!r}"]
+    if link.viewer == "started":
+        lines.append(f"  viewer started (pid {link.viewer_pid}); it keeps running, log: {link.viewer_log}")
+    else:
+        lines.append(f"  viewer already serving on ports {link.ui_port} (UI) and {link.api_port} (API)")
+    lines += [f"  {m}" for m in link.messages if not m.startswith("started neuron-explorer")]
+    lines += [
+        "On your own machine, forward both ports (without the API port the page loads empty):",
+        f"  {link.tunnel}",
+        f"then open {link.url}",
+    ]
+    return lines
+
+
+EXPLORER = BackendCommand(
+    name="explorer",
+    lsp_command="oplens.openExplorer",
+    help="open a Neuron run in Neuron Explorer; prints the link and the SSH tunnel command",
+    settings_key="explorer",
+    add_arguments=add_arguments,
+    run_cli=run_cli,
+    run_lsp=run_lsp,
+)

@@ -1,0 +1,83 @@
+"""The parent side's face of the Neuron backend: options, checks, artifacts, commands (no torch)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from oplens.backends.neuron import checks, commands
+from oplens.backends.neuron.options import DEFAULT_MAX_EVENTS_PER_NC, MODES, NeuronOptions, parse
+from oplens.backends.spec import BackendSpec
+from oplens.records.errors import OpLensError
+from oplens.records.format import fmt_bytes
+from oplens.records.run import Run
+
+PAIR_ROWS = 5  # NEFF/NTFF pairs listed by name; the rest are counted
+
+
+class NeuronSpec(BackendSpec[NeuronOptions]):
+    name = "neuron"
+    title = "Neuron"
+    device_label = "NEURON"
+    device_class = "oplens.backends.neuron.device:NeuronBackend"
+    options_type = NeuronOptions
+    commands = (commands.EXPLORER,)
+
+    def parse_options(self, raw: Mapping[str, Any], workspace: Path) -> NeuronOptions:
+        return parse(raw, workspace)
+
+    def add_cli_options(self, parser: argparse.ArgumentParser) -> None:
+        n = parser.add_argument_group("Neuron (with --backend neuron or auto)")
+        n.add_argument("--neuron-modes", metavar="MODES",
+                       help=f"profile modes, comma-separated: {', '.join(MODES)} (default: DEVICE,RUNTIME; "
+                            "DEVICE reserves ~5 GB of HBM on Trn2)")  # fmt: skip
+        n.add_argument("--neuron-cores", metavar="LIST", help="NeuronCores to capture, e.g. 0 or 0,1 or 0-3 (default: all)")
+        n.add_argument("--neuron-max-events", type=int, metavar="N",
+                       help=f"trace events kept per NeuronCore (runtime default {DEFAULT_MAX_EVENTS_PER_NC:,}); "
+                            "raise it when events are dropped")  # fmt: skip
+        n.add_argument("--neff-cache-dir", metavar="DIR", help="where the compiled NEFFs are kept (so each pairs with its NTFF)")
+
+    def cli_options(self, args: argparse.Namespace) -> dict[str, Any]:
+        given = {
+            "modes": args.neuron_modes,
+            "capture_enabled_for_nc": args.neuron_cores,
+            "max_events_per_nc": args.neuron_max_events,
+            "neff_cache_dir": args.neff_cache_dir,
+        }
+        return {k: v for k, v in given.items() if v is not None}
+
+    def cli_flags(self) -> str:
+        return "--neuron-*/--neff-cache-dir"
+
+    def run_warnings(
+        self, run: Run, options: NeuronOptions, run_dir: Path, log_text: str, env: Mapping[str, str]
+    ) -> list[str]:
+        return checks.run_warnings(run, options, run_dir, log_text, env)
+
+    def explain_failure(self, error: OpLensError, requested: str, options: NeuronOptions) -> None:
+        checks.explain_failure(error, requested, options)
+
+    def describe_artifacts(self, run: Run) -> list[str]:
+        art = run.artifacts
+        if not (art.profile_output_dir or art.neff_ntff_pairs):
+            return []
+        config = run.backend.details.get("neuron_config", {})
+        modes = ", ".join(config.get("modes", [])) if isinstance(config, dict) else ""
+        lines = [f"Neuron profile {art.device_profile_dir or art.profile_output_dir}" + (f"  (modes {modes})" if modes else "")]
+        if art.system_trace_files:
+            lines.append(f"  system traces: {', '.join(sorted({Path(f).name for f in art.system_trace_files}))}")
+        pairs = art.neff_ntff_pairs
+        for pair in pairs[:PAIR_ROWS]:
+            size = fmt_bytes(pair.ntff_bytes) if pair.ntff_bytes else "empty"
+            lines.append(f"  NEFF/NTFF {pair.hash}: {Path(pair.neff).name} ↔ {Path(pair.ntff).name} ({size})")
+        if len(pairs) > PAIR_ROWS:
+            lines.append(f"  … {len(pairs) - PAIR_ROWS} more pairs (see --json)")
+        if not pairs:
+            lines.append("  NEFF/NTFF pairs: none")
+        if art.trace_json:
+            lines.append(f"  framework trace: {art.trace_json}")
+        lines.append(f"  open in Neuron Explorer: oplens {commands.EXPLORER.name} {run.run_id}")
+        return lines
+

@@ -1,0 +1,112 @@
+"""What the parent side knows of a backend (no torch): `BackendSpec`, the commands a backend may
+offer, and the options records of the simple backends.
+
+A spec gives a backend's name and device label, its options as a typed record (parsed and checked
+before a worker starts), the traps it reads from a finished run, the hint it adds to a failure,
+what it says about its artifacts, and the extra commands it offers. The worker-side class that
+profiles (torch) is named by `device_class` and imported only in the worker (`backends/resolve.py`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from oplens.records.errors import OpLensError, bad_input
+from oplens.records.run import Run
+
+OptionsT = TypeVar("OptionsT")
+
+
+@dataclass
+class NoOptions:
+    """The options of a backend that has none."""
+
+
+@dataclass
+class CudaOptions:
+    device_index: int = 0  # which GPU (torch.device("cuda", index))
+
+
+@dataclass(frozen=True)
+class CommandOutput:
+    """What a backend's command gives back: `data` for `--json` and the LSP answer, `text` for people
+    (the first line is the headline)."""
+
+    data: dict[str, Any]
+    text: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CommandContext:
+    workspace: Path
+    settings: Mapping[str, Any] = field(default_factory=dict)  # the editor's settings under `settings_key`
+
+
+@dataclass(frozen=True)
+class BackendCommand:
+    """An extra command a backend offers on a stored run: on the CLI `oplens <name> RUN [flags]`, over
+    LSP `lsp_command` with `{run_id, ...}`. The front ends find the run (and own `RUN`, `--out`,
+    `--workspace`, `--json`); the command gets it with its own flags or LSP arguments."""
+
+    name: str
+    lsp_command: str
+    help: str
+    settings_key: str  # the LSP initializationOptions key that holds this command's settings
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run_cli: Callable[[Run, argparse.Namespace, CommandContext], CommandOutput]
+    # Blocking (it may run a tool for minutes): the language server calls it off its event loop.
+    run_lsp: Callable[[Run, Mapping[str, Any], CommandContext], CommandOutput]
+
+
+class BackendSpec(Generic[OptionsT]):
+    """The parent side of one backend. Subclasses override what their backend adds."""
+
+    name = ""
+    title = ""  # the backend in a sentence: "CUDA", "Neuron"
+    device_label = "CPU"  # the column label a user knows: Self NEURON, Self CUDA, Self CPU
+    device_class = ""  # "module:Class" of the worker-side Backend
+    options_type: type[Any] = NoOptions
+    commands: tuple[BackendCommand, ...] = ()
+
+    def parse_options(self, raw: Mapping[str, Any], workspace: Path) -> OptionsT:
+        """This backend's options record from plain data (CLI flags, editor settings), checked:
+        an unknown key or a wrong type is bad input naming the option."""
+        known = {f.name: f for f in fields(self.options_type)}
+        values: dict[str, Any] = {}
+        for key, value in raw.items():
+            if key not in known:
+                names = ", ".join(known) or "none"
+                raise bad_input(f"unknown {self.title} option {key!r}", f"the {self.title} options are: {names}")
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise bad_input(f"the {self.title} option {key} must be a whole number, 0 or more (got {value!r})")
+            values[key] = value
+        result: OptionsT = self.options_type(**values)
+        return result
+
+    def add_cli_options(self, parser: argparse.ArgumentParser) -> None:
+        """Flags of this backend for `profile` and `compare` (their values come back by `cli_options`)."""
+
+    def cli_options(self, args: argparse.Namespace) -> dict[str, Any]:
+        """The options given by this backend's flags, as plain data for `parse_options` (only those given)."""
+        return {}
+
+    def cli_flags(self) -> str:
+        """How this backend's flags are named, for a message: `--neuron-*`."""
+        return ""
+
+    def run_warnings(self, run: Run, options: OptionsT, run_dir: Path, log_text: str, env: Mapping[str, str]) -> list[str]:
+        """The traps a finished run of this backend fell into, each naming the fix."""
+        return []
+
+    def explain_failure(self, error: OpLensError, requested: str, options: OptionsT) -> None:
+        """Add to a failed run's error what this backend knows of its cause (in place)."""
+
+    def describe_artifacts(self, run: Run) -> list[str]:
+        """Lines about the device profile a run of this backend left (the CLI's listing)."""
+        return []

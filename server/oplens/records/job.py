@@ -1,0 +1,133 @@
+"""What the parent side asks a worker to do, and what the worker says back.
+
+`TargetSpec` is a function as a user names it (parsed once, at the edge: CLI or LSP); `Job` is the
+whole request sent to a worker (as one JSON line on its stdin); `WorkerMessage` is each JSON line
+the worker writes back on its message pipe:
+
+    Ready                      torch is imported; send the job
+    Progress(stage, done, total)
+    Finished(run)              the Run, as result.json's object
+    Failed(error)              an OpLensError (kind, message, detail, location)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from oplens.records.errors import OpLensError, bad_input
+from oplens.records.run import Run, Target, from_dict
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """`FILE::QUALNAME` (`fn`, `Class.method`, `outer.inner`) or `FILE:LINE` (the function enclosing it)."""
+
+    file: str
+    qualname: str | None = None
+    line: int | None = None  # 1-based
+
+    def __post_init__(self) -> None:
+        if (self.qualname is None) == (self.line is None):
+            raise bad_input(f"target {self.file!r} needs a function name or a line (exactly one)")
+
+    @classmethod
+    def parse(cls, spec: str) -> TargetSpec:
+        """`a/b.py::Cls.fn` → (a/b.py, Cls.fn); `a/b.py:12` → (a/b.py, line 12)."""
+        if "::" in spec:
+            file, _, qualname = spec.partition("::")
+            if not qualname:
+                raise bad_input(f"target {spec!r} names no function", "write FILE::FUNCTION, e.g. model.py::forward")
+            return cls(file, qualname=qualname)
+        m = re.fullmatch(r"(.+):(\d+)", spec)
+        if m:
+            return cls(m.group(1), line=int(m.group(2)))
+        raise bad_input(
+            f"target {spec!r} names no function",
+            "write FILE::FUNCTION (e.g. examples/rmsnorm.py::rmsnorm_naive) or FILE:LINE",
+        )
+
+    def __str__(self) -> str:
+        return f"{self.file}::{self.qualname}" if self.qualname is not None else f"{self.file}:{self.line}"
+
+
+@dataclass
+class Job:
+    """One profile, as the worker receives it."""
+
+    target: Target
+    signature: str  # "rmsnorm_naive(x, w)", for messages about the arguments
+    args: str  # the Python expression of the positional arguments
+    backend: str  # a backend name or "auto"
+    warmup: int
+    iters: int
+    stage_dir: str  # where the worker writes the run's files
+    workspace: str
+    # Each backend's options record as data, by backend name (backends/registry.py types them).
+    backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    timeout_s: float = 0.0
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, line: str) -> Job:
+        return from_dict(cls, json.loads(line))
+
+
+@dataclass
+class Ready:
+    pass
+
+
+@dataclass
+class Progress:
+    stage: str  # one of names.STAGES
+    done: int
+    total: int
+
+
+@dataclass
+class Finished:
+    run: Run
+
+
+@dataclass
+class Failed:
+    error: OpLensError
+
+
+WorkerMessage = Ready | Progress | Finished | Failed
+
+
+def encode(message: WorkerMessage) -> str:
+    """One message as a JSON line."""
+    if isinstance(message, Ready):
+        data: dict[str, Any] = {"type": "ready"}
+    elif isinstance(message, Progress):
+        data = {"type": "progress", **asdict(message)}
+    elif isinstance(message, Finished):
+        data = {"type": "result", "run": message.run.to_dict()}
+    else:
+        data = {"type": "error", "error": message.error.to_dict()}
+    return json.dumps(data) + "\n"
+
+
+def decode(line: str) -> WorkerMessage | None:
+    """A message from its JSON line; None for a line that is not one (never raises)."""
+    try:
+        data = json.loads(line)
+        kind = data["type"]
+        if kind == "ready":
+            return Ready()
+        if kind == "progress":
+            return Progress(str(data["stage"]), int(data.get("done", 0)), int(data.get("total", 0)))
+        if kind == "result":
+            return Finished(Run.from_dict(data["run"]))
+        if kind == "error":
+            return Failed(OpLensError.from_dict(data["error"]))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return None

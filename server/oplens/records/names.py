@@ -1,0 +1,29 @@
+"""Names that the Python side shares with editors: LSP commands, notifications, progress stages,
+the line markers' range names. Defined once here; the TypeScript side keeps its own copy in
+`extension/shared/names.ts`, checked against this module by `tests/test_shared_names.py`."""
+
+from __future__ import annotations
+
+# The LSP protocol of OpLens's own commands and notifications. Raised when a client must change
+# with it; the server announces it in `serverInfo.version` as `<package version>+protocol.<N>`.
+PROTOCOL_VERSION = 2
+
+# workspace/executeCommand
+PROFILE_COMMAND = "oplens.profile"
+COMPARE_COMMAND = "oplens.compare"
+SHOW_RUN_COMMAND = "oplens.showRun"
+CLEAR_COMMAND = "oplens.clear"
+CANCEL_COMMAND = "oplens.cancel"
+FUNCTIONS_COMMAND = "oplens.functions"  # a file's functions and where its runs sit (for pickers)
+
+# server → client notifications
+RESULT_NOTIFICATION = "oplens/result"  # {uri, run}: the whole result.json of a finished run
+DOCUMENT_NOTIFICATION = "oplens/document"  # {uri, version, functions, runs}: after didOpen/didChange/results
+
+# Progress stages a worker reports (and the server's own "queued"), in order.
+STAGES = ("queued", "importing", "warmup", "profile", "processing")
+
+# The profiler ranges OpLens opens (worker/linemarks.py) and reads back (analysis/attribution.py).
+ITER_RANGE = "oplens.iter:"  # oplens.iter:<i>, one per profiled iteration
+LINE_RANGE = "oplens.line:"  # oplens.line:<n>, one per executed line of the target
+INNER_RANGE = "oplens.inner:"  # oplens.inner:<function>:<n>, lines of same-file helpers

@@ -1,0 +1,59 @@
+"""The worker process: imports torch, waits for one job, runs it, reports, exits.
+
+Started by `engine.process.WorkerProcess` as `python -m oplens.worker FD`. The messages of
+`records/job.py` (Ready, Progress, Finished, Failed) go to the parent as JSON lines on file
+descriptor FD; stdout and stderr belong to the user's code and are kept in the run's
+`worker.log`. The `Job` arrives as one JSON line on stdin. One job per process: the user's
+module is imported fresh every time, and a crash takes nothing else with it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from typing import IO
+
+from oplens.records.errors import OpLensError
+from oplens.records.job import Failed, Finished, Job, Progress, Ready, WorkerMessage, encode
+
+
+def main(argv: list[str]) -> int:
+    out: IO[str] = os.fdopen(int(argv[0]), "w", buffering=1, encoding="utf-8")
+
+    def send(message: WorkerMessage) -> None:
+        out.write(encode(message))
+        out.flush()
+
+    import torch  # noqa: F401  (the warm part: ~2 s that a waiting worker has already paid)
+
+    try:  # the profiler's first start imports these (`hasattr(torch, "_inductor")`): ~2-5 s, paid here
+        import torch._dynamo  # noqa: F401
+        import torch._inductor  # noqa: F401
+    except Exception:  # a torch build without them still profiles
+        pass
+
+    from oplens.worker import profiling
+
+    send(Ready())
+    line = sys.stdin.readline()
+    if not line:
+        return 0  # the parent closed us without a job
+    try:
+        job = Job.from_json(line)
+        run = profiling.run(job, lambda stage, done, total: send(Progress(stage, done, total)))
+        send(Finished(run))
+    except OpLensError as e:
+        send(Failed(e))
+    except BaseException as e:  # a bug of OpLens's own: still a message, with our traceback for a report
+        message = f"OpLens failed inside the worker: {type(e).__name__}: {e} (please report this)"
+        send(Failed(OpLensError("crash", message, traceback.format_exc())))
+    return 0
+
+
+if __name__ == "__main__":
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: user threads or extension modules must not hang the exit.
+    os._exit(code)

@@ -1,0 +1,235 @@
+"""One profile inside the worker, as named steps: prepare (backend, module, function, arguments),
+warm up, profile the iterations with line markers, process (events → per-line attribution →
+insights), and describe the run. `run` chains them; `bench/` calls the same steps.
+
+Runs only in the worker process (imports torch and the user's code). Errors come out as
+`OpLensError`s whose messages name the problem and the fix.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from oplens.analysis import insights
+from oplens.analysis.attribution import Attribution, attribute
+from oplens.analysis.stats import spread
+from oplens.backends.device import Backend
+from oplens.backends.registry import get as backend_spec
+from oplens.backends.resolve import BackendUnavailable, resolve
+from oplens.records import names
+from oplens.records.errors import OpLensError
+from oplens.records.job import Job
+from oplens.records.run import Compile, Config, Insight, Run, SourceRef
+from oplens.records.run import from_dict as record_from_dict
+from oplens.worker import events
+from oplens.worker.compiled import FusedLines
+from oplens.worker.linemarks import LineMarker, Range, code_objects
+from oplens.worker.usercode import build_args, call, find_callable, find_code, load_module
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass
+class Prepared:
+    """Everything a profile needs before its first call."""
+
+    job: Job
+    backend: Backend[Any]
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    marker: LineMarker  # the target's lines as profiler ranges (worker/linemarks.py)
+
+
+@dataclass
+class Measured:
+    """What the calls gave: the profiles and the wall times, before any processing."""
+
+    prof: Any  # the timed iterations' torch.profiler.profile
+    shapes_prof: Any  # one CPU-only call with input shapes (for the insights)
+    wall_us: list[float]  # per timed iteration
+    warmup_wall_us: list[float]  # per warm-up call (the first compiles)
+    fused: dict[str, list[SourceRef]] = field(default_factory=dict)  # compiled region → lines its graph fused
+    graphs: int = 0  # graphs compiled during the calls
+
+
+def run(job: Job, progress: Progress) -> Run:
+    clock = _Clock()
+    prepared = prepare(job, progress)
+    clock.lap("import_ms")
+    measured = measure(prepared, progress, clock)
+    progress("processing", 0, 1)
+    backend = prepared.backend
+    result = process(
+        measured.prof, measured.shapes_prof, job.iters, job.target.def_line,
+        backend.device_time, measured.fused, legacy_privateuse1=backend.name == "neuron",
+    )  # fmt: skip
+    found = find_insights(result, backend, job.iters)
+    clock.lap("processing_ms")
+    run = describe(prepared, measured, result, found)
+    export_trace(prepared, measured, run)
+    clock.lap("export_ms")
+    run.timings_ms = clock.laps
+    return run
+
+
+def prepare(job: Job, progress: Progress) -> Prepared:
+    """The backend (with its options record), the user's module, function and arguments on the device."""
+    try:
+        options = {
+            name: record_from_dict(backend_spec(name).options_type, data) for name, data in job.backend_options.items()
+        }
+        backend = resolve(job.backend, options)
+    except BackendUnavailable as e:
+        raise OpLensError("backend_unavailable", str(e)) from None
+    backend.note = backend.note or ("" if job.backend == backend.name else f"{job.backend} chose {backend.name}")
+    progress("importing", 0, 1)
+    module = load_module(Path(job.target.file), Path(job.workspace))
+    fn = find_callable(module, job.target)
+    marker = LineMarker(find_code(module, job.target), code_objects(module))
+    args = backend.place(build_args(module, job, fn))
+    return Prepared(job, backend, fn, args, marker)
+
+
+def measure(p: Prepared, progress: Progress, clock: _Clock | None = None) -> Measured:
+    """Warm-up calls (unprofiled: the first ones compile), then the profiled iterations.
+
+    Input shapes (for the insights) come from one call of their own, profiled on the CPU:
+    recording them costs as much as a small op, so the timed iterations go without. That call
+    is the last warm-up one where there are two or more (the first compiles and gives the
+    first-call time), else one after the timed iterations."""
+    job = p.job
+    shapes_in_warmup = job.warmup >= 2
+    shapes_prof: Any = None
+    warmup_wall: list[float] = []
+    with FusedLines() as fused:
+        for i in range(job.warmup):
+            if shapes_in_warmup and i == job.warmup - 1:
+                shapes_prof = record_shapes(p)
+            else:
+                warmup_wall.append(timed_call(p))
+            progress("warmup", i + 1, job.warmup)
+        if clock is not None:
+            clock.lap("warmup_ms")
+        prof, wall = profile_iterations(p, job.iters, progress)
+        if clock is not None:
+            clock.lap("profile_ms")
+        if shapes_prof is None:
+            shapes_prof = record_shapes(p)
+    return Measured(prof, shapes_prof, wall, warmup_wall, fused.regions, fused.graphs)
+
+
+def timed_call(p: Prepared) -> float:
+    """One unprofiled call, synchronised: its wall time in µs."""
+    t0 = time.perf_counter_ns()
+    call(p.fn, p.args, p.job.target)
+    p.backend.synchronize()
+    return (time.perf_counter_ns() - t0) / 1000.0
+
+
+def record_shapes(p: Prepared) -> Any:
+    """One more call, on the CPU activity only, with input shapes: what the insights read."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+        with Range(f"{names.ITER_RANGE}0"), p.marker:
+            call(p.fn, p.args, p.job.target)
+        p.backend.synchronize()
+    return prof
+
+
+def profile_iterations(p: Prepared, iters: int, progress: Progress) -> tuple[Any, list[float]]:
+    """The timed iterations under the backend's profiler, each in its own iteration range, the
+    target's lines marked. The device is synchronised after each call, outside its range (so the
+    wait is no line's)."""
+    stage = Path(p.job.stage_dir)
+    wall: list[float] = []
+    with torch.profiler.profile(
+        activities=p.backend.activities(), record_shapes=False, **p.backend.profiler_options(stage)
+    ) as prof:
+        for i in range(iters):
+            t0 = time.perf_counter_ns()
+            with Range(f"{names.ITER_RANGE}{i}"), p.marker:
+                call(p.fn, p.args, p.job.target)
+            p.backend.synchronize()
+            wall.append((time.perf_counter_ns() - t0) / 1000.0)
+            progress("profile", i + 1, iters)
+    return prof, wall
+
+
+def process(
+    prof: Any,
+    shapes_prof: Any,
+    iters: int,
+    def_line: int,
+    device_time: str = "cpu",
+    fused: dict[str, list[SourceRef]] | None = None,
+    legacy_privateuse1: bool = False,
+    laps: dict[str, float] | None = None,
+) -> Attribution:
+    """The profiles' events attributed to lines (analysis/attribution.py), with each line's op
+    sequence from the shapes call. `laps`, where given, gets each part's time in ms."""
+    clock = _Clock()
+    gc.disable()  # tens of thousands of small records: the collector alone took ~40 % of this step
+    try:
+        raw = events.from_profiler(prof, legacy_privateuse1=legacy_privateuse1)
+        clock.lap("read_ms")
+        result = attribute(raw, iters, def_line, device_time, fused or {})
+        clock.lap("attribute_ms")
+        result.sequence = attribute(events.from_profiler(shapes_prof), 1, def_line).sequence
+        clock.lap("shapes_ms")
+    finally:
+        gc.enable()
+    if laps is not None:
+        laps.update(clock.laps)
+    return result
+
+
+def find_insights(result: Attribution, backend: Backend[Any], iters: int) -> list[Insight]:
+    return insights.find_insights(result, backend.device_label, backend.device().type != "cpu", iters)
+
+
+def describe(p: Prepared, m: Measured, result: Attribution, found: list[Insight]) -> Run:
+    """The Run record (without its id and directory, which the parent gives it)."""
+    job, backend = p.job, p.backend
+    result.totals.wall_us = spread(m.wall_us)
+    first = m.warmup_wall_us[0] if m.warmup_wall_us else 0.0
+    info = backend.info()
+    info.requested = job.backend
+    return Run(
+        target=job.target,
+        backend=info,
+        config=Config(warmup=job.warmup, iters=job.iters, args=job.args, timeout_s=job.timeout_s),
+        totals=result.totals,
+        lines=result.lines,
+        ops=result.ops,
+        insights=found,
+        artifacts=backend.artifacts(Path(job.stage_dir)),
+        compile=Compile(
+            first_call_us=first,
+            compile_us=max(0.0, first - result.totals.wall_us.median) if m.graphs else 0.0,
+            graphs=m.graphs,
+        ),
+    )
+
+
+def export_trace(p: Prepared, m: Measured, run: Run) -> None:
+    """The framework trace.json, where the backend's own export wrote none."""
+    if not p.backend.writes_own_trace() or not run.artifacts.trace_json:
+        m.prof.export_chrome_trace(str(Path(p.job.stage_dir) / "trace.json"))
+        run.artifacts.trace_json = "trace.json"
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = (now - self._t) * 1000.0
+        self._t = now
