@@ -46,6 +46,7 @@ e2e: setup vsix
 lint: setup
 	$(VENV)/bin/ruff check server tests bench
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports  # the architecture: pyproject.toml [tool.importlinter]
 
 test: lint
 	$(PY) -m pytest
