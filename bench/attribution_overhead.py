@@ -4,7 +4,7 @@ Measured: the wall time of one call of a target function in each mode
   - "plain":  `torch.profiler.profile(activities=[CPU], record_shapes=True, with_stack=True)`, no
     markers: what a user would run by hand to get stacks (the baseline of every ratio);
   - "oplens": `torch.profiler.profile(activities=[CPU])` with the worker's per-iteration marker
-    (`oplens.iter:<i>`) and a `LineMarker` active, as `engine/session.py` runs every profiled
+    (`oplens.iter:<i>`) and a `LineMarker` active, as `worker/profiling.py` runs every profiled
     iteration (input shapes are not recorded there);
   - "oplens_shapes" (context): the same with `record_shapes=True`, as the worker runs its last
     warm-up call to read input shapes for the insights (and as every iteration ran before);

@@ -5,11 +5,13 @@ The profile: a 50-layer `Linear(256, 256) + GELU` `nn.Sequential`, 20 iterations
 backward (`model(x).sum().backward()` on `torch.randn(32, 256)`, via
 `bench/workloads.py::train_step`), recorded as the worker records it: CPU activity, no input
 shapes, an `oplens.iter:<i>` range per iteration and a `LineMarker` active; plus, as the worker
-does, a one-call profile with `record_shapes=True` whose op sequence feeds the insights.
+does, a one-call profile with `record_shapes=True` whose op sequence feeds the insights. Both
+are made by the worker's own steps (`worker/profiling.py`: `measure`), not a copy of them.
 
 Measured on that profile:
-  - OpLens: `events.from_profiler` + `attribution.attribute` (of both profiles) +
-    `insights.find_insights` (the worker's "processing" lap), and separately
+  - OpLens: the worker's `profiling.process` (`events.from_profiler` + `attribution.attribute` of
+    both profiles, its parts timed by its `laps`) + `insights.find_insights` (the worker's
+    "processing" lap), and separately
     `prof.export_chrome_trace` (its "export" lap);
   - baseline: `prof.events()` (which builds and caches torch's `FunctionEvent`s) followed by
     `prof.key_averages()`.
@@ -58,11 +60,13 @@ from typing import Any
 
 import torch
 from torch._C._autograd import DeviceType
-from torch.profiler import ProfilerActivity
 
 from oplens.analysis import insights
 from oplens.analysis.attribution import RawEvent, attribute
-from oplens.worker import events
+from oplens.backends.cpu import CpuBackend
+from oplens.records.job import Job
+from oplens.records.run import Target
+from oplens.worker import events, profiling
 from oplens.worker.linemarks import LineMarker, code_objects
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,29 +97,17 @@ def build_model() -> tuple[torch.nn.Module, torch.Tensor]:
 
 
 def profile_train_steps() -> tuple[Any, Any, int]:
-    """The worker's profiling (engine/session.py) around `train_step`: (prof, shapes prof, def line)."""
+    """The worker's own steps (worker/profiling.py) around `train_step`: (prof, shapes prof, def line)."""
     module = load_workloads()
     fn = module.train_step
     model, x = build_model()
-    for _ in range(WARMUP):
-        fn(model, x)
-    marker = LineMarker(fn.__code__, code_objects(module))
-    enter = torch.ops.profiler._record_function_enter_new
-    exit_ = torch.ops.profiler._record_function_exit._RecordFunction
-    with torch.profiler.profile(activities=[ProfilerActivity.CPU], record_shapes=True) as shapes_prof:
-        handle = enter("oplens.iter:0", None)
-        with marker:
-            fn(model, x)
-        exit_(handle)
-    with torch.profiler.profile(activities=[ProfilerActivity.CPU]) as prof:
-        for i in range(ITERS):
-            handle = enter(f"oplens.iter:{i}", None)
-            try:
-                with marker:
-                    fn(model, x)
-            finally:
-                exit_(handle)
-    return prof, shapes_prof, fn.__code__.co_firstlineno
+    target = Target(file=str(module.__file__), qualname="train_step", first_line=fn.__code__.co_firstlineno,
+                    last_line=fn.__code__.co_firstlineno, source_sha256="", def_line=fn.__code__.co_firstlineno)  # fmt: skip
+    job = Job(target=target, signature="train_step(model, x)", args="", backend="cpu", warmup=WARMUP, iters=ITERS,
+              stage_dir=tempfile.mkdtemp(prefix="oplens-bench-"), workspace=str(ROOT))  # fmt: skip
+    prepared = profiling.Prepared(job, CpuBackend(), fn, (model, x), LineMarker(fn.__code__, code_objects(module)))
+    measured = profiling.measure(prepared, lambda stage, done, total: None)
+    return measured.prof, measured.shapes_prof, target.def_line
 
 
 def rss_kib() -> int:
@@ -147,21 +139,16 @@ def timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
 def measure_oplens(prof: Any, shapes_prof: Any, def_line: int) -> dict[str, Any]:
     gc.collect()
     out: dict[str, Any] = {"peak_reset": reset_peak(), "rss_before_kib": rss_kib()}
-    gc.disable()  # as the worker does while it reads and attributes (engine/session.py)
-    try:
-        raw, out["from_profiler_ms"] = timed(events.from_profiler, prof)
-        result, out["attribute_ms"] = timed(attribute, raw, ITERS, def_line, "cpu")
-        shapes, out["shapes_ms"] = timed(lambda: attribute(events.from_profiler(shapes_prof), 1, def_line))
-    finally:
-        gc.enable()
-    result.sequence = shapes.sequence
+    laps: dict[str, float] = {}
+    result = profiling.process(prof, shapes_prof, ITERS, def_line, "cpu", laps=laps)  # the worker's step, gc off inside
+    out["from_profiler_ms"], out["attribute_ms"], out["shapes_ms"] = laps["read_ms"], laps["attribute_ms"], laps["shapes_ms"]
     found, out["insights_ms"] = timed(insights.find_insights, result, "CPU", False, ITERS)
     out["peak_kib"] = peak_kib()
     out["total_ms"] = out["from_profiler_ms"] + out["attribute_ms"] + out["shapes_ms"] + out["insights_ms"]
-    out["events"] = len(raw)
+    out["events"] = len(prof.profiler.kineto_results.events())
     out["lines"] = [(s.line, round(s.op_calls, 2)) for s in result.lines]
     out["insights"] = len(found)
-    del raw, result, found
+    del result, found
     gc.collect()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "trace.json"
