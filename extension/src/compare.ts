@@ -1,16 +1,19 @@
 /**
- * Compare Functions…: pick two or more functions (of the open Python files), give their shared
- * arguments once, profile them one after another with identical settings, and show the side-by-side
- * summary with speed-ups against the first (the baseline), as in the case study.
+ * Compare Functions…: pick two or more functions (of the open Python files, as the server lists
+ * them), give their shared arguments once, profile them one after another with identical settings,
+ * and show the side-by-side summary with speed-ups against the first (the baseline), as in the case
+ * study.
  */
 
 import * as vscode from 'vscode';
+import { COMPARE_COMMAND } from '../shared/names';
 import type { SettingsSource } from './config';
 import type { ArgumentMemory } from './core/argMemory';
+import { enclosingFunction, topLevelFunctionNames, type DocFunction } from './core/documentIndex';
 import { parseCompareSummary } from './core/parseRun';
-import { enclosingFunction, listFunctions, topLevelFunctionNames, type PyFunction } from './core/pySource';
 import type { RunStore } from './core/runStore';
 import { requestOptions } from './core/settings';
+import type { Documents } from './documents';
 import { askArguments, type Profiler } from './profiling';
 import type { ResultsPanel } from './resultsPanel';
 import type { OpLensServer } from './server';
@@ -18,8 +21,8 @@ import type { OpLensServer } from './server';
 interface Candidate {
   uri: vscode.Uri;
   file: string;
-  fn: PyFunction;
-  functions: PyFunction[];
+  fn: DocFunction;
+  functions: DocFunction[];
 }
 
 interface CandidateItem extends vscode.QuickPickItem {
@@ -30,6 +33,7 @@ export class Comparer {
   constructor(
     private readonly server: OpLensServer,
     private readonly store: RunStore,
+    private readonly documents: Documents,
     private readonly memory: ArgumentMemory,
     private readonly settings: SettingsSource,
     private readonly panel: ResultsPanel,
@@ -38,20 +42,19 @@ export class Comparer {
 
   /** `baseline`: the function to compare the others with (Compare with… in the panel). */
   async compareFunctions(baseline?: { uri: string; qualname: string }): Promise<void> {
-    const candidates = await this.candidates(baseline?.uri);
+    let candidates: Candidate[];
+    try {
+      candidates = await this.candidates(baseline?.uri);
+    } catch (e) {
+      await this.profiler.reportFailure(e, 'the comparison', this.settings.value.backend);
+      return;
+    }
     if (candidates.length < 2) {
       void vscode.window.showInformationMessage('OpLens: open a Python file with two or more functions to compare.');
       return;
     }
     const editor = vscode.window.activeTextEditor;
-    const atCursor =
-      baseline ??
-      (editor && editor.document.languageId === 'python'
-        ? (() => {
-            const fn = enclosingFunction(listFunctions(editor.document.getText()), editor.selection.active.line + 1);
-            return fn ? { uri: editor.document.uri.toString(), qualname: fn.qualname } : undefined;
-          })()
-        : undefined);
+    const atCursor = baseline ?? (editor ? this.functionAtCursor(editor, candidates) : undefined);
     const isFirst = (c: Candidate): boolean => atCursor !== undefined && c.uri.toString() === atCursor.uri && c.fn.qualname === atCursor.qualname;
 
     const items: CandidateItem[] = [];
@@ -115,7 +118,7 @@ export class Comparer {
     const release = this.server.busy();
     this.panel.busy(`Comparing ${chosen.length} functions on ${options.backend.toUpperCase()}…`);
     try {
-      const result = await this.server.execute('oplens.compare', {
+      const result = await this.server.execute(COMPARE_COMMAND, {
         targets: chosen.map((c) => ({ uri: c.uri.toString(), qualname: c.fn.qualname, args })),
         ...options,
       });
@@ -141,7 +144,15 @@ export class Comparer {
     }
   }
 
-  /** The functions of the open Python files (the baseline's file first). */
+  /** The candidate around the cursor of `editor`, if any. */
+  private functionAtCursor(editor: vscode.TextEditor, candidates: Candidate[]): { uri: string; qualname: string } | undefined {
+    const uri = editor.document.uri.toString();
+    const functions = candidates.find((c) => c.uri.toString() === uri)?.functions ?? [];
+    const fn = enclosingFunction(functions, editor.selection.active.line + 1);
+    return fn ? { uri, qualname: fn.qualname } : undefined;
+  }
+
+  /** The functions of the open Python files, as the server lists them (the baseline's file first). */
   private async candidates(baselineUri?: string): Promise<Candidate[]> {
     const docs = vscode.workspace.textDocuments.filter((d) => d.languageId === 'python' && d.uri.scheme === 'file');
     if (baselineUri && !docs.some((d) => d.uri.toString() === baselineUri)) {
@@ -151,8 +162,9 @@ export class Comparer {
     const firstUri = baselineUri ?? active;
     docs.sort((a, b) => Number(b.uri.toString() === firstUri) - Number(a.uri.toString() === firstUri));
     const out: Candidate[] = [];
-    for (const doc of docs) {
-      const functions = listFunctions(doc.getText());
+    const infos = await Promise.all(docs.map((doc) => this.documents.info(doc)));
+    for (const [i, doc] of docs.entries()) {
+      const functions = infos[i]?.functions ?? [];
       const file = vscode.workspace.asRelativePath(doc.uri, false);
       for (const fn of functions) {
         out.push({ uri: doc.uri, file, fn, functions });

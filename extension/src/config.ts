@@ -7,6 +7,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { SETTINGS_SECTION } from '../shared/names';
 import { readSettings, RESTART_KEYS, type Settings } from './core/settings';
 
 export class SettingsSource implements vscode.Disposable {
@@ -24,7 +25,7 @@ export class SettingsSource implements vscode.Disposable {
   constructor(private readonly log: vscode.LogOutputChannel) {
     this.current = this.read();
     this.subscription = vscode.workspace.onDidChangeConfiguration((e) => {
-      if (!e.affectsConfiguration('oplens')) {
+      if (!e.affectsConfiguration(SETTINGS_SECTION)) {
         return;
       }
       this.current = this.read();
@@ -40,14 +41,14 @@ export class SettingsSource implements vscode.Disposable {
   }
 
   private read(): Settings {
-    const config = vscode.workspace.getConfiguration('oplens');
+    const config = vscode.workspace.getConfiguration(SETTINGS_SECTION);
     const { settings, problems } = readSettings((key) => config.get(key));
     const text = problems.join('; ');
     if (text && text !== this.lastProblems) {
       this.log.warn(`settings: ${text}`);
       void vscode.window.showWarningMessage(`OpLens settings: ${text}`, 'Open Settings').then((choice) => {
         if (choice) {
-          void vscode.commands.executeCommand('workbench.action.openSettings', 'oplens');
+          void vscode.commands.executeCommand('workbench.action.openSettings', SETTINGS_SECTION);
         }
       });
     }

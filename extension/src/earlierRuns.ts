@@ -1,59 +1,49 @@
 /**
  * Runs from before this session (kept in `.oplens/runs` and loaded by the server at start) get
- * their heat too: when a Python file becomes visible, the server's totals lenses name the runs of
- * its functions; those not yet here are fetched once with `oplens.showRun`.
+ * their heat too: a document's `oplens/document` names the latest run of each of its functions;
+ * those not yet here are fetched once with `oplens.showRun` (which also sends `oplens/result`).
  */
 
 import * as vscode from 'vscode';
-import { CodeLensRequest } from 'vscode-languageclient/node';
+import type { DocumentInfo } from './core/documentIndex';
 import type { RunStore } from './core/runStore';
+import type { Documents } from './documents';
 import type { Profiler } from './profiling';
 import type { OpLensServer } from './server';
 
 export class EarlierRuns implements vscode.Disposable {
-  private scanned = new Set<string>();
+  /** Run ids asked for (once each, per server start: a run the server cannot show stays unasked). */
+  private fetched = new Set<string>();
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(
-    private readonly server: OpLensServer,
+    server: OpLensServer,
     private readonly store: RunStore,
+    documents: Documents,
     private readonly profiler: Profiler,
     private readonly log: vscode.LogOutputChannel,
   ) {
     this.subscriptions.push(
       server.onDidChangeState((state) => {
-        if (state === 'ready') {
-          this.scanned = new Set(); // a new server may know other runs
-          this.scanVisible();
+        if (state === 'starting') {
+          this.fetched = new Set(); // a new server may know other runs
         }
       }),
-      vscode.window.onDidChangeVisibleTextEditors(() => this.scanVisible()),
+      documents.onDidChange((info) => void this.fetchMissing(info)),
     );
   }
 
-  scanVisible(): void {
-    for (const editor of vscode.window.visibleTextEditors) {
-      void this.scan(editor.document);
-    }
-  }
-
-  private async scan(doc: vscode.TextDocument): Promise<void> {
-    const uri = doc.uri.toString();
-    if (doc.languageId !== 'python' || doc.uri.scheme !== 'file' || this.scanned.has(uri) || this.server.state !== 'ready') {
-      return;
-    }
-    this.scanned.add(uri);
-    try {
-      const client = await this.server.ready();
-      const lenses = (await client.sendRequest(CodeLensRequest.type, { textDocument: { uri } })) ?? [];
-      for (const lens of lenses) {
-        const arg = lens.command?.command === 'oplens.showRun' ? (lens.command.arguments?.[0] as { run_id?: unknown } | undefined) : undefined;
-        if (typeof arg?.run_id === 'string' && !this.store.has(arg.run_id)) {
-          await this.profiler.fetchRun(arg.run_id);
-        }
+  private async fetchMissing(info: DocumentInfo): Promise<void> {
+    for (const { runId } of info.runs) {
+      if (this.store.has(runId) || this.fetched.has(runId)) {
+        continue;
       }
-    } catch (e) {
-      this.log.debug(`earlier runs of ${uri}: ${(e as Error).message}`);
+      this.fetched.add(runId);
+      try {
+        await this.profiler.fetchRun(runId);
+      } catch (e) {
+        this.log.debug(`earlier run ${runId} of ${info.uri}: ${(e as Error).message}`);
+      }
     }
   }
 

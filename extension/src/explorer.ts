@@ -8,20 +8,18 @@
  * - WebSocket mode (the server is elsewhere): the exact `ssh -L ui:localhost:ui -L api:localhost:api
  *   HOST` command, shown and copied, then the page once the tunnel is up.
  *
- * Where the AWS Neuron Explorer extension is installed, it is offered too. A server without
- * `oplens.openExplorer` (older) gets a clear message with the command to run on the host instead.
+ * Where the AWS Neuron Explorer extension is installed, it is offered too.
  */
 
 import * as vscode from 'vscode';
+import { OPEN_EXPLORER_COMMAND } from '../shared/names';
 import type { SettingsSource } from './config';
-import { explorerUnavailable, manualExplorerCommand, parseExplorerRecord, tunnelFor, withPort, type ExplorerRecord } from './core/explorer';
-import { isUnknownCommand, type RpcError } from './core/problems';
+import { explorerUnavailable, parseExplorerRecord, tunnelFor, withPort, type ExplorerRecord } from './core/explorer';
 import type { RunStore, StoredRun } from './core/runStore';
 import type { Notifier } from './notify';
 import type { Profiler } from './profiling';
 import type { OpLensServer } from './server';
 
-export const EXPLORER_COMMAND = 'oplens.openExplorer';
 export const AWS_EXPLORER_EXTENSION = 'AmazonWebServices.neuron-explorer';
 
 export class ExplorerOpener {
@@ -61,26 +59,16 @@ export class ExplorerOpener {
       }
       return;
     }
-    const manual = manualExplorerCommand(run);
     const { uiPort, apiPort } = this.settings.value.explorer;
-    if (this.server.state === 'ready' && !this.server.supports(EXPLORER_COMMAND)) {
-      await this.degrade(manual, uiPort, apiPort);
-      return;
-    }
     let record: ExplorerRecord;
     try {
       const answer = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'OpLens: ingesting the profile into Neuron Explorer…', cancellable: true },
-        (_progress, token) => this.server.execute(EXPLORER_COMMAND, { run_id: run.run_id, uiPort, apiPort }, token),
+        (_progress, token) => this.server.execute(OPEN_EXPLORER_COMMAND, { run_id: run.run_id, uiPort, apiPort }, token),
       );
-      record = parseExplorerRecord(answer, { uiPort, apiPort });
+      record = parseExplorerRecord(answer);
     } catch (e) {
-      const err = e as RpcError;
-      if (typeof err.message === 'string' && isUnknownCommand(err)) {
-        await this.degrade(manual, uiPort, apiPort);
-      } else {
-        await this.profiler.reportFailure(e, `Neuron Explorer for ${run.target.qualname}`, 'neuron');
-      }
+      await this.profiler.reportFailure(e, `Neuron Explorer for ${run.target.qualname}`, run.backend.name);
       return;
     }
     for (const m of record.messages) {
@@ -132,17 +120,6 @@ export class ExplorerOpener {
     }
   }
 
-  private async degrade(manual: string, uiPort: number, apiPort: number): Promise<void> {
-    const choice = await vscode.window.showWarningMessage(
-      `OpLens: this OpLens server cannot open Neuron Explorer (it has no ${EXPLORER_COMMAND} command; update the oplens package on the host). ` +
-        `Meanwhile, run on the host: ${manual}  and forward ports ${uiPort} and ${apiPort}.`,
-      'Copy Command',
-    );
-    if (choice) {
-      await vscode.env.clipboard.writeText(manual);
-    }
-  }
-
   /** Offer the AWS Neuron Explorer extension, where installed: its own command to open a profile, or its view. */
   private async offerAwsExtension(r: ExplorerRecord, profileDir: string): Promise<void> {
     const aws = vscode.extensions.getExtension(AWS_EXPLORER_EXTENSION);
@@ -158,7 +135,7 @@ export class ExplorerOpener {
     await vscode.env.clipboard.writeText(r.profileUrl);
     try {
       if (open) {
-        await vscode.commands.executeCommand(open.command, vscode.Uri.file(r.profileDir || profileDir));
+        await vscode.commands.executeCommand(open.command, vscode.Uri.file(profileDir));
         return;
       }
       const container = Object.values(contributes?.viewsContainers ?? {}).flat()[0];

@@ -1,25 +1,28 @@
 /**
  * OpLens for VS Code: wiring only. Each concern lives in its own module: settings (config.ts),
- * interpreter choice (python.ts), the server's life (server.ts), profiling (profiling.ts),
- * comparison (compare.ts), heat (heatDecorations.ts), the results panel (resultsPanel.ts),
- * the trace viewer (traceViewer.ts), Neuron Explorer (explorer.ts), the status bar (statusBar.ts).
+ * interpreter choice (python.ts), the server's life (server.ts), what the server knows of each
+ * document (documents.ts), profiling (profiling.ts), comparison (compare.ts), heat
+ * (heatDecorations.ts), the results panel (resultsPanel.ts), the trace viewer (traceViewer.ts),
+ * Neuron Explorer (explorer.ts), the status bar (statusBar.ts).
  */
 
 import * as vscode from 'vscode';
+import { CLEAR_COMMAND, EXTENSION_COMMANDS, RESULTS_VIEW_TYPE, STATUS_MENU_COMMAND, type ExtensionCommand } from '../shared/names';
 import { Comparer } from './compare';
 import { SettingsSource } from './config';
 import { ArgumentMemory } from './core/argMemory';
 import { parseResultNotification } from './core/parseRun';
 import { RunStore } from './core/runStore';
+import { Documents } from './documents';
 import { EarlierRuns } from './earlierRuns';
 import { ExplorerOpener } from './explorer';
 import { HeatDecorations } from './heatDecorations';
 import { Notifier } from './notify';
 import { Profiler } from './profiling';
 import { InterpreterChooser } from './python';
-import { ResultsPanel, RESULTS_VIEW_TYPE } from './resultsPanel';
+import { ResultsPanel } from './resultsPanel';
 import { OpLensServer } from './server';
-import { StatusBar, STATUS_MENU_COMMAND, statusMenu } from './statusBar';
+import { StatusBar, statusMenu } from './statusBar';
 import { TraceViewer } from './traceViewer';
 
 let server: OpLensServer | undefined;
@@ -32,8 +35,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const notifier = new Notifier(log);
   const interpreters = new InterpreterChooser(log);
 
-  // late-bound: the server's lens commands and results reach parts built after it
+  // late-bound: the server's lens commands, results and documents reach parts built after it
   let profiler: Profiler | undefined;
+  let documents: Documents | undefined;
   server = new OpLensServer(context, log, settings, interpreters, notifier, {
     onResult: (params) => {
       try {
@@ -43,14 +47,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         log.error(`unreadable oplens/result: ${(e as Error).message}`);
       }
     },
+    onDocument: (params) => documents?.onNotification(params),
     profileFromLens: (arg) => profiler?.profileFromLens(arg) ?? Promise.resolve(undefined),
     showRunFromLens: (arg) => profiler?.showRunFromLens(arg) ?? Promise.resolve(undefined),
   });
   const srv = server;
-  const panel = new ResultsPanel(context.extensionUri, store, srv, log);
-  profiler = new Profiler(srv, store, memory, notifier, settings, panel);
+  const docs = new Documents(srv, store, log);
+  documents = docs;
+  const panel = new ResultsPanel(context.extensionUri, store, docs, srv, log);
+  profiler = new Profiler(srv, store, docs, memory, notifier, settings, panel);
   const prof = profiler;
-  const comparer = new Comparer(srv, store, memory, settings, panel, prof);
+  const comparer = new Comparer(srv, store, docs, memory, settings, panel, prof);
   const traces = new TraceViewer(context.extensionUri, store, srv, panel, log);
   const explorer = new ExplorerOpener(srv, store, settings, notifier, prof, (runId) => traces.open(runId), log);
   notifier.setShared({ restartServer: () => srv.restart(0), setToken: () => srv.setToken() });
@@ -85,9 +92,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return;
     }
     store.clear(all.all ? undefined : uri?.toString());
-    if (srv.state === 'ready' || srv.state === 'busy') {
-      await srv.execute('oplens.clear', all.all || !uri ? {} : { uri: uri.toString() }).catch((e: Error) => log.warn(`clear: ${e.message}`));
+    if (srv.isReady) {
+      await srv.execute(CLEAR_COMMAND, all.all || !uri ? {} : { uri: uri.toString() }).catch((e: Error) => log.warn(`clear: ${e.message}`));
     }
+  };
+
+  // every command package.json contributes, and nothing else (the type asks for each of them)
+  const commands: Record<ExtensionCommand, (...args: unknown[]) => unknown> = {
+    profileFunction: () => prof.profileAtCursor(),
+    profileFunctionWithArguments: () => prof.profileAtCursor({ askArgs: true }),
+    compareFunctions: () => comparer.compareFunctions(),
+    showResults: () => panel.reveal(),
+    openInExplorer: (runId) => explorer.open(typeof runId === 'string' ? runId : panel.currentRunId),
+    openTrace: (runId) => traces.open(typeof runId === 'string' ? runId : undefined),
+    clearAnnotations: clear,
+    restartServer: () => srv.restart(0),
+    showOutput: () => log.show(),
+    setServerToken: () => srv.setToken(),
   };
 
   context.subscriptions.push(
@@ -95,21 +116,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     settings,
     interpreters,
     srv,
+    docs,
     panel,
     traces,
-    new HeatDecorations(store, settings),
+    new HeatDecorations(store, docs, settings),
     new StatusBar(srv, settings, store),
-    new EarlierRuns(srv, store, prof, log),
-    vscode.commands.registerCommand('oplens.profileFunction', () => prof.profileAtCursor()),
-    vscode.commands.registerCommand('oplens.profileFunctionWithArguments', () => prof.profileAtCursor({ askArgs: true })),
-    vscode.commands.registerCommand('oplens.compareFunctions', () => comparer.compareFunctions()),
-    vscode.commands.registerCommand('oplens.showResults', () => panel.reveal()),
-    vscode.commands.registerCommand('oplens.openInExplorer', (runId?: string) => explorer.open(typeof runId === 'string' ? runId : panel.currentRunId)),
-    vscode.commands.registerCommand('oplens.openTrace', (runId?: string) => traces.open(typeof runId === 'string' ? runId : undefined)),
-    vscode.commands.registerCommand('oplens.clearAnnotations', clear),
-    vscode.commands.registerCommand('oplens.restartServer', () => srv.restart(0)),
-    vscode.commands.registerCommand('oplens.showOutput', () => log.show()),
-    vscode.commands.registerCommand('oplens.setServerToken', () => srv.setToken()),
+    new EarlierRuns(srv, store, docs, prof, log),
+    ...Object.entries(commands).map(([name, run]) => vscode.commands.registerCommand(EXTENSION_COMMANDS[name as ExtensionCommand], run)),
     vscode.commands.registerCommand(STATUS_MENU_COMMAND, statusMenu),
     vscode.window.registerWebviewPanelSerializer(RESULTS_VIEW_TYPE, panel.serializer),
   );

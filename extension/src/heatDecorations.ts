@@ -1,17 +1,20 @@
 /**
- * The heat gutter: for every visible Python editor, each profiled line of each fresh run gets a
- * gutter bar and an overview-ruler mark (and, with `oplens.heat: "line"`, a faint background),
- * coloured by its share of the function's device time (core/heat.ts). Colours follow the theme
- * kind and are rebuilt when it changes. Runs whose function changed since they were profiled draw
- * nothing (the server's lens says "stale").
+ * The heat gutter: for every visible Python editor, each profiled line of each fresh or moved run
+ * (where the server places it: `oplens/document`) gets a gutter bar and an overview-ruler mark
+ * (and, with `oplens.heat: "line"`, a faint background), coloured by its share of the function's
+ * device time (core/heat.ts). Colours follow the theme kind and are rebuilt when it changes. Runs
+ * whose function changed since they were profiled draw nothing (the server's lens says "stale").
+ * While the user types, VS Code carries the drawn ranges along; the server's next notification
+ * redraws them.
  */
 
 import * as vscode from 'vscode';
 import type { SettingsSource } from './config';
+import { isDrawable } from './core/documentIndex';
 import { gutterSvg, HEAT_LEVELS, heatLines, heatPalette, type ThemeKind } from './core/heat';
-import { listFunctions, placeRun, type PyFunction } from './core/pySource';
 import type { RunStore } from './core/runStore';
 import type { HeatMode } from './core/settings';
+import type { Documents } from './documents';
 
 function themeKind(kind: vscode.ColorThemeKind): ThemeKind {
   switch (kind) {
@@ -30,25 +33,23 @@ export class HeatDecorations implements vscode.Disposable {
   private types: vscode.TextEditorDecorationType[] = [];
   private mode: HeatMode;
   private timer: NodeJS.Timeout | undefined;
-  /** Parsed functions per document version: parsing is cheap, but not per keystroke per editor. */
-  private readonly parsed = new Map<string, { version: number; functions: PyFunction[] }>();
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(
     private readonly store: RunStore,
+    private readonly documents: Documents,
     settings: SettingsSource,
   ) {
     this.mode = settings.value.heat;
     this.rebuildTypes();
     this.subscriptions.push(
       store.onDidChange(() => this.schedule(0)),
-      vscode.window.onDidChangeVisibleTextEditors(() => this.schedule(0)),
-      vscode.workspace.onDidChangeTextDocument((e) => {
-        if (e.document.languageId === 'python' && this.store.forUri(e.document.uri.toString()).length > 0) {
-          this.schedule(250);
+      documents.onDidChange((info) => {
+        if (this.store.forUri(info.uri).length > 0) {
+          this.schedule(0);
         }
       }),
-      vscode.workspace.onDidCloseTextDocument((doc) => this.parsed.delete(doc.uri.toString())),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.schedule(0)),
       vscode.window.onDidChangeActiveColorTheme(() => {
         this.rebuildTypes();
         this.schedule(0);
@@ -95,17 +96,6 @@ export class HeatDecorations implements vscode.Disposable {
     }, delayMs);
   }
 
-  private functionsOf(doc: vscode.TextDocument): PyFunction[] {
-    const key = doc.uri.toString();
-    const cached = this.parsed.get(key);
-    if (cached && cached.version === doc.version) {
-      return cached.functions;
-    }
-    const functions = listFunctions(doc.getText());
-    this.parsed.set(key, { version: doc.version, functions });
-    return functions;
-  }
-
   /** Redraw every visible editor (only visible ones: a large workspace costs nothing). */
   redraw(): void {
     for (const editor of vscode.window.visibleTextEditors) {
@@ -116,14 +106,14 @@ export class HeatDecorations implements vscode.Disposable {
   private draw(editor: vscode.TextEditor): void {
     const byLevel: vscode.Range[][] = this.types.map(() => []);
     const doc = editor.document;
-    const runs = doc.languageId === 'python' ? this.store.forUri(doc.uri.toString()) : [];
+    const uri = doc.uri.toString();
+    const runs = doc.languageId === 'python' ? this.store.forUri(uri) : [];
     if (runs.length > 0 && this.types.length > 0) {
-      const text = doc.getText();
-      const functions = this.functionsOf(doc);
+      this.documents.ensure(uri);
       for (const { run } of runs) {
-        const placed = placeRun(text, functions, run.target);
-        if (!placed) {
-          continue; // changed since profiled: no heat rather than heat on the wrong lines
+        const placed = this.documents.placeHeld(uri, run);
+        if (!isDrawable(placed)) {
+          continue; // changed since profiled, or not placed yet: no heat rather than heat on the wrong lines
         }
         for (const h of heatLines(run, placed.shift, 0.001, this.types.length)) {
           if (h.line < doc.lineCount) {

@@ -1,17 +1,20 @@
 /**
- * Profile Function: find the function at the cursor (or the lens's), ask for its arguments when
- * it needs some (prefilled from the argument memory), save the file, ask the server to profile it,
- * and show the result; a failure becomes a message with what to do next.
+ * Profile Function: find the function at the cursor (or the lens's) among the functions the server
+ * lists for the document, ask for its arguments when it needs some (prefilled from the argument
+ * memory), save the file, ask the server to profile it, and show the result; a failure becomes a
+ * message with what to do next.
  */
 
 import * as vscode from 'vscode';
+import { PROFILE_COMMAND, SHOW_RUN_COMMAND } from '../shared/names';
 import type { SettingsSource } from './config';
 import { ArgumentMemory } from './core/argMemory';
+import { enclosingFunction, topLevelFunctionNames, type DocFunction, type DocumentInfo } from './core/documentIndex';
 import { parseProfileResponse, parseRun } from './core/parseRun';
 import { describeProfileError, type RpcError } from './core/problems';
-import { enclosingFunction, listFunctions, topLevelFunctionNames, type PyFunction } from './core/pySource';
 import type { RunStore } from './core/runStore';
 import { requestOptions } from './core/settings';
+import type { Documents } from './documents';
 import type { Notifier } from './notify';
 import type { ResultsPanel } from './resultsPanel';
 import { ServerUnavailable, type OpLensServer } from './server';
@@ -27,6 +30,7 @@ export class Profiler {
   constructor(
     private readonly server: OpLensServer,
     private readonly store: RunStore,
+    private readonly documents: Documents,
     private readonly memory: ArgumentMemory,
     private readonly notifier: Notifier,
     private readonly settings: SettingsSource,
@@ -40,15 +44,28 @@ export class Profiler {
       void vscode.window.showInformationMessage('OpLens: open a Python file and put the cursor inside the function to profile.');
       return;
     }
-    const functions = listFunctions(editor.document.getText());
-    let fn = enclosingFunction(functions, editor.selection.active.line + 1);
+    const info = await this.documentInfo(editor.document, 'the function at the cursor');
+    if (!info) {
+      return;
+    }
+    let fn = enclosingFunction(info.functions, editor.selection.active.line + 1);
     if (!fn) {
-      fn = await pickFunction(functions, 'The cursor is not inside a function: which one should OpLens profile?');
+      fn = await pickFunction(info, 'The cursor is not inside a function: which one should OpLens profile?');
       if (!fn) {
         return;
       }
     }
-    await this.profile(editor.document.uri, fn.qualname, options);
+    await this.profile(editor.document.uri, fn.qualname, options, info);
+  }
+
+  /** What the server lists for `doc` now; undefined (after telling the user) when it cannot say. */
+  private async documentInfo(doc: vscode.TextDocument, what: string): Promise<DocumentInfo | undefined> {
+    try {
+      return await this.documents.info(doc);
+    } catch (e) {
+      await this.reportFailure(e, what, this.settings.value.backend);
+      return undefined;
+    }
   }
 
   /** A click on the server's "▶ Profile" lens: `{uri, qualname}`. */
@@ -60,15 +77,18 @@ export class Profiler {
     return this.profile(vscode.Uri.parse(a.uri), a.qualname, {});
   }
 
-  /** Profile `qualname` of `uri`; the run id, or undefined when cancelled or failed. */
-  async profile(uri: vscode.Uri, qualname: string, options: ProfileOptions): Promise<string | undefined> {
+  /** Profile `qualname` of `uri`; the run id, or undefined when cancelled or failed. `info`: the document's, when at hand. */
+  async profile(uri: vscode.Uri, qualname: string, options: ProfileOptions, info?: DocumentInfo): Promise<string | undefined> {
     const doc = await vscode.workspace.openTextDocument(uri);
-    const functions = listFunctions(doc.getText());
-    const fn = functions.find((f) => f.qualname === qualname);
+    info ??= await this.documentInfo(doc, qualname);
+    if (!info) {
+      return undefined;
+    }
+    const fn = info.functions.find((f) => f.qualname === qualname);
     const file = vscode.workspace.asRelativePath(uri, false);
     let args = this.memory.get(file, qualname) ?? '';
     if (options.askArgs || (fn !== undefined && fn.requiredParams > 0)) {
-      const answer = await askArguments(this.memory, file, qualname, fn, topLevelFunctionNames(functions));
+      const answer = await askArguments(this.memory, file, qualname, fn, topLevelFunctionNames(info.functions));
       if (answer === undefined) {
         return undefined;
       }
@@ -84,10 +104,10 @@ export class Profiler {
     this.panel.busy(`Profiling ${qualname} on ${backend.toUpperCase()}…`);
     try {
       const response = parseProfileResponse(
-        await this.server.execute('oplens.profile', { uri: uri.toString(), qualname, args, ...options_, backend }),
+        await this.server.execute(PROFILE_COMMAND, { uri: uri.toString(), qualname, args, ...options_, backend }),
       );
       if (!this.store.has(response.run_id)) {
-        await this.fetchRun(response.run_id); // the oplens/result notification normally came first
+        await this.fetchRun(response.run_id); // the result notification normally came first
       }
       await this.panel.showRun(response.run_id, true);
       vscode.window.setStatusBarMessage(`$(check) OpLens ${qualname}: ${response.title}`, 10_000);
@@ -129,7 +149,7 @@ export class Profiler {
 
   /** Ask the server for a run it keeps (`oplens.showRun`); it also re-sends `oplens/result`. */
   async fetchRun(runId: string): Promise<void> {
-    const answer = (await this.server.execute('oplens.showRun', { run_id: runId })) as { uri?: unknown; run?: unknown } | null;
+    const answer = (await this.server.execute(SHOW_RUN_COMMAND, { run_id: runId })) as { uri?: unknown; run?: unknown } | null;
     if (answer && typeof answer.uri === 'string') {
       this.store.add(vscode.Uri.parse(answer.uri).toString(), parseRun(answer.run));
     }
@@ -172,7 +192,7 @@ export async function askArguments(
   memory: ArgumentMemory,
   file: string,
   qualname: string,
-  fn: PyFunction | undefined,
+  fn: DocFunction | undefined,
   factories: string[],
   title?: string,
 ): Promise<string | undefined> {
@@ -193,14 +213,15 @@ export async function askArguments(
   });
 }
 
-/** Let the user pick one of `functions`. */
-export async function pickFunction(functions: PyFunction[], placeHolder: string): Promise<PyFunction | undefined> {
-  if (functions.length === 0) {
-    void vscode.window.showInformationMessage('OpLens: this file has no functions to profile.');
+/** Let the user pick one of the document's functions. */
+export async function pickFunction(info: DocumentInfo, placeHolder: string): Promise<DocFunction | undefined> {
+  if (info.functions.length === 0) {
+    const why = info.parseError ? `the file does not parse (${info.parseError}); fix it, then profile again.` : 'this file has no functions to profile.';
+    void vscode.window.showInformationMessage(`OpLens: ${why}`);
     return undefined;
   }
   const picked = await vscode.window.showQuickPick(
-    functions.map((fn) => ({ label: fn.qualname, description: `(${fn.params})`, detail: `line ${fn.defLine}`, fn })),
+    info.functions.map((fn) => ({ label: fn.qualname, description: `(${fn.params})`, detail: `line ${fn.defLine}`, fn })),
     { placeHolder, matchOnDetail: true },
   );
   return picked?.fn;

@@ -9,14 +9,14 @@
 
 import * as vscode from 'vscode';
 import type { CompareView, FromResultsPanel, ResultsPageState, RunView, ToResultsPanel } from '../shared/messages';
+import { RESULTS_VIEW_TYPE } from '../shared/names';
+import { isDrawable, physicalLines } from './core/documentIndex';
 import { resolveArtifact } from './core/pathMap';
-import { listFunctions, physicalLines, placeRun } from './core/pySource';
 import type { RunStore, StoredRun } from './core/runStore';
 import { hottestLineOfOps, trimmedForView } from './core/runView';
+import type { Documents } from './documents';
 import type { OpLensServer } from './server';
 import { webviewHtml, webviewOptions } from './webviewHtml';
-
-export const RESULTS_VIEW_TYPE = 'oplens.results';
 
 /** What the panel's buttons do (wired in extension.ts). */
 export interface ResultsActions {
@@ -39,6 +39,7 @@ export class ResultsPanel implements vscode.Disposable {
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly store: RunStore,
+    private readonly documents: Documents,
     private readonly server: OpLensServer,
     private readonly log: vscode.LogOutputChannel,
   ) {
@@ -191,14 +192,14 @@ export class ResultsPanel implements vscode.Disposable {
     }
   }
 
-  /** Where run lines are now: the shift to add, or undefined when the function changed. */
+  /** Where run lines are now (the server says): the shift to add, or undefined when the function changed or is gone. */
   private async placement(entry: StoredRun): Promise<{ doc?: vscode.TextDocument; shift?: number }> {
     const doc = await this.document(entry.uri);
     if (!doc) {
       return {};
     }
-    const text = doc.getText();
-    return { doc, shift: placeRun(text, listFunctions(text), entry.run.target)?.shift };
+    const placed = await this.documents.place(doc.uri.toString(), entry.run);
+    return { doc, shift: isDrawable(placed) ? placed.shift : undefined };
   }
 
   private async runView(runId: string): Promise<RunView | undefined> {

@@ -6,7 +6,9 @@
  * Lenses, inlay hints, hovers, diagnostics and progress are vscode-languageclient's standard
  * features. Two of the server's commands are routed back into the extension (see `middleware`):
  * a click on the "▶ Profile" lens goes through the extension's profile flow (argument prompt and
- * memory), and a click on the totals lens opens the results panel.
+ * memory), and a click on the totals lens opens the results panel. The server's two notifications
+ * (`oplens/result`, `oplens/document`) go to the hooks. A server that announces another OpLens
+ * protocol in `serverInfo` (core/protocol.ts) is stopped with a message saying what to install.
  */
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -23,22 +25,24 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
+import { DOCUMENT_NOTIFICATION, PROFILE_COMMAND, RESULT_NOTIFICATION, SHOW_RUN_COMMAND } from '../shared/names';
 import { expandPath, workspaceRoot, type SettingsSource } from './config';
 import { PathMap } from './core/pathMap';
 import { describeServerExit, describeWsFailure, diagnosePreflight, PREFLIGHT_SCRIPT, type InstallHints, type PreflightOutcome } from './core/problems';
+import { checkServerProtocol } from './core/protocol';
 import { initializationOptions, serverArgs } from './core/settings';
 import type { ServerState } from './core/status';
 import type { Notifier } from './notify';
 import type { Interpreter, InterpreterChooser } from './python';
 import { connectWebSocket, WsConnectError } from './core/wsTransport';
 
-export const RESULT_NOTIFICATION = 'oplens/result';
 const TOKEN_SECRET = 'oplens.server.token';
 const STDERR_TAIL = 8_000;
 
 /** What the server's own commands do when VS Code runs them (lens clicks). */
 export interface ServerHooks {
   onResult(params: unknown): void;
+  onDocument(params: unknown): void;
   profileFromLens(arg: unknown): Promise<unknown>;
   showRunFromLens(arg: unknown): Promise<unknown>;
 }
@@ -93,6 +97,11 @@ export class OpLensServer implements vscode.Disposable {
 
   get state(): ServerState {
     return this._state;
+  }
+
+  /** Started, and speaking this extension's protocol: requests may go out. */
+  get isReady(): boolean {
+    return this._state === 'ready' || this._state === 'busy';
   }
 
   get connection(): Connection | undefined {
@@ -167,16 +176,36 @@ export class OpLensServer implements vscode.Disposable {
 
     const client = new LanguageClient('oplens', 'OpLens', serverOptions, this.clientOptions());
     client.onNotification(RESULT_NOTIFICATION, (params: unknown) => this.hooks.onResult(params));
+    client.onNotification(DOCUMENT_NOTIFICATION, (params: unknown) => this.hooks.onDocument(params));
     this.client = client;
     try {
       await client.start();
-      this.log.info(`server ready (${this.describeConnection()})`);
+      if (!(await this.checkProtocol(client))) {
+        return;
+      }
+      this.log.info(`server ready (${this.describeConnection()}, ${client.initializeResult?.serverInfo?.version ?? '?'})`);
       this.setState('ready');
     } catch (e) {
       this.log.error(`the server did not start: ${(e as Error).message}`);
       this.setState('failed');
       await this.reportStartFailure(e);
     }
+  }
+
+  /** A server of another OpLens protocol is stopped, with a message naming both versions; whether it may be used. */
+  private async checkProtocol(client: LanguageClient): Promise<boolean> {
+    const version = String((this.context.extension.packageJSON as { version?: unknown }).version ?? '?');
+    const serverInfo = client.initializeResult?.serverInfo;
+    const problem = checkServerProtocol(serverInfo, version, this._connection?.kind === 'stdio' ? this.hints : undefined);
+    if (!problem) {
+      return true;
+    }
+    this.log.error(`${problem.message} (${problem.detail ?? ''})`);
+    this.failureReported = true; // the close handler must not report a crash
+    await this.stop();
+    this.setState('failed');
+    void this.notifier.show(problem, { restartServer: () => this.restart(0) });
+    return false;
   }
 
   private clientOptions(): LanguageClientOptions {
@@ -196,10 +225,10 @@ export class OpLensServer implements vscode.Disposable {
       },
       middleware: {
         executeCommand: async (command, args, next) => {
-          if (command === 'oplens.profile') {
+          if (command === PROFILE_COMMAND) {
             return this.hooks.profileFromLens(args[0]);
           }
-          if (command === 'oplens.showRun') {
+          if (command === SHOW_RUN_COMMAND) {
             return this.hooks.showRunFromLens(args[0]);
           }
           return next(command, args);
@@ -455,12 +484,6 @@ export class OpLensServer implements vscode.Disposable {
   async execute(command: string, arg: unknown, token?: vscode.CancellationToken): Promise<unknown> {
     const client = await this.ready();
     return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] }, token);
-  }
-
-  /** Whether the server announced `command` (an older server lacks `oplens.openExplorer`). */
-  supports(command: string): boolean {
-    const commands = this.client?.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
-    return commands.includes(command);
   }
 
   describeConnection(): string {

@@ -4,12 +4,11 @@
  */
 
 import * as vscode from 'vscode';
+import { EXTENSION_COMMANDS, SETTINGS_SECTION, STATUS_MENU_COMMAND } from '../shared/names';
 import type { SettingsSource } from './config';
 import type { RunStore } from './core/runStore';
 import { statusView } from './core/status';
 import type { OpLensServer } from './server';
-
-export const STATUS_MENU_COMMAND = 'oplens.statusMenu';
 
 export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('oplens.status', vscode.StatusBarAlignment.Left, 50);
@@ -60,13 +59,13 @@ export class StatusBar implements vscode.Disposable {
 /** The actions a click on the status item offers. */
 export async function statusMenu(): Promise<void> {
   const items: (vscode.QuickPickItem & { command: string; args?: unknown[] })[] = [
-    { label: '$(flame) Profile Function', command: 'oplens.profileFunction' },
-    { label: '$(preview) Show Results', command: 'oplens.showResults' },
-    { label: '$(git-compare) Compare Functions…', command: 'oplens.compareFunctions' },
-    { label: '$(chip) Change Backend…', command: 'workbench.action.openSettings', args: ['oplens.backend'] },
-    { label: '$(clear-all) Clear Annotations', command: 'oplens.clearAnnotations' },
-    { label: '$(debug-restart) Restart Server', command: 'oplens.restartServer' },
-    { label: '$(output) Show Output', command: 'oplens.showOutput' },
+    { label: '$(flame) Profile Function', command: EXTENSION_COMMANDS.profileFunction },
+    { label: '$(preview) Show Results', command: EXTENSION_COMMANDS.showResults },
+    { label: '$(git-compare) Compare Functions…', command: EXTENSION_COMMANDS.compareFunctions },
+    { label: '$(chip) Change Backend…', command: 'workbench.action.openSettings', args: [`${SETTINGS_SECTION}.backend`] },
+    { label: '$(clear-all) Clear Annotations', command: EXTENSION_COMMANDS.clearAnnotations },
+    { label: '$(debug-restart) Restart Server', command: EXTENSION_COMMANDS.restartServer },
+    { label: '$(output) Show Output', command: EXTENSION_COMMANDS.showOutput },
   ];
   const picked = await vscode.window.showQuickPick(items, { placeHolder: 'OpLens' });
   if (picked) {

@@ -8,6 +8,7 @@
 import * as fs from 'node:fs/promises';
 import * as vscode from 'vscode';
 import type { FromTraceViewer, ToTraceViewer } from '../shared/messages';
+import { TRACE_VIEW_TYPE } from '../shared/names';
 import { resolveArtifact } from './core/pathMap';
 import { layoutTrace } from './core/trace';
 import type { RunStore, StoredRun } from './core/runStore';
@@ -55,7 +56,7 @@ export class TraceViewer implements vscode.Disposable {
       return;
     }
     const title = `Trace: ${run.target.qualname} (${run.backend.device_label})`;
-    const panel = vscode.window.createWebviewPanel('oplens.trace', title, vscode.ViewColumn.Active, webviewOptions(this.extensionUri));
+    const panel = vscode.window.createWebviewPanel(TRACE_VIEW_TYPE, title, vscode.ViewColumn.Active, webviewOptions(this.extensionUri));
     this.panels.set(run.run_id, panel);
     panel.webview.html = webviewHtml(panel.webview, this.extensionUri, 'trace', title);
     const post = (m: ToTraceViewer): void => void panel.webview.postMessage(m);

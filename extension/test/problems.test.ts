@@ -7,7 +7,6 @@ import {
   diagnosePreflight,
   installOplensCommand,
   isConnectionLost,
-  isUnknownCommand,
   parsePreflight,
   shellQuote,
   type Action,
@@ -175,12 +174,6 @@ describe('errors of requests', () => {
   it('a plain JSON-RPC error (no engine data) keeps its message', () => {
     const p = describeProfileError({ code: -32602, message: '/tmp/x.py is outside the workspace /ws' }, 'f', 'cpu');
     assert.match(p.message, /outside the workspace/);
-  });
-
-  it('an older server without a command (pygls: "is not defined")', () => {
-    assert.ok(isUnknownCommand({ code: -32602, message: "Command name 'oplens.openExplorer' is not defined" }));
-    assert.ok(isUnknownCommand({ code: -32601, message: 'Unhandled method workspace/executeCommand' }));
-    assert.ok(!isUnknownCommand({ code: -32602, message: 'run_id must be a string' }));
   });
 });
 

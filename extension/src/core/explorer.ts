@@ -1,5 +1,5 @@
 /**
- * Neuron Explorer: what the server's `oplens.openExplorer` returns, read defensively, and the
+ * Neuron Explorer: what the server's `oplens.openExplorer` returns, checked, and the
  * tunnel a user needs to reach it.
  *
  * Neuron Explorer serves its UI on one port (3001) and its API on another (3002); the page calls
@@ -7,6 +7,7 @@
  * local port numbers, or the page loads empty. Profiles open at `http://localhost:<ui>/profile/<name>`.
  */
 
+import { OPEN_EXPLORER_COMMAND } from '../../shared/names';
 import type { Run } from '../../shared/run';
 
 export interface ExplorerRecord {
@@ -15,60 +16,42 @@ export interface ExplorerRecord {
   uiPort: number;
   apiPort: number;
   displayName: string;
-  /** The server's own tunnel command (it knows its host name), if it gave one. */
+  /** The server's own tunnel command (it knows its host name). */
   tunnelCommand: string;
-  /** The server host's name, if given. */
+  /** The server host's name. */
   host: string;
-  /** The ingested profile directory on the host. */
-  profileDir: string;
   /** What the server did or noticed (viewer started, ports already served, ...). */
   messages: string[];
 }
 
-function pick(o: Record<string, unknown>, keys: string[]): unknown {
-  for (const k of keys) {
-    if (o[k] !== undefined && o[k] !== null && o[k] !== '') {
-      return o[k];
-    }
-  }
-  return undefined;
-}
-
-function asPort(v: unknown, fallback: number): number {
-  const n = typeof v === 'string' ? Number(v) : v;
-  return typeof n === 'number' && Number.isInteger(n) && n > 0 && n < 65536 ? n : fallback;
+function isPort(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0 && v < 65536;
 }
 
 /**
- * The record `oplens.openExplorer` answers with (the server's `ExplorerLink`: `url`, `tunnel`,
- * `host`, `ui_port`, `api_port`, `display_name`, `messages`, ...). Field names are also accepted
- * in camelCase and older spellings (`profile_url`, `tunnel_command`, `name`); what is missing is
- * derived from the ports.
+ * The record `oplens.openExplorer` answers with: the server's `ExplorerLink`
+ * (`server/oplens/backends/neuron/explorer.py`: `url`, `tunnel`, `host`, `ui_port`, `api_port`,
+ * `display_name`, `messages`, ...), checked.
  */
-export function parseExplorerRecord(raw: unknown, defaults: { uiPort: number; apiPort: number }): ExplorerRecord {
+export function parseExplorerRecord(raw: unknown): ExplorerRecord {
   if (typeof raw !== 'object' || raw === null) {
-    throw new Error('the server answered oplens.openExplorer with no record');
+    throw new Error(`the server answered ${OPEN_EXPLORER_COMMAND} with no record`);
   }
   const o = raw as Record<string, unknown>;
-  const nested = (pick(o, ['ports']) ?? {}) as Record<string, unknown>;
-  const uiPort = asPort(pick(o, ['ui_port', 'uiPort']) ?? pick(nested, ['ui']), defaults.uiPort);
-  const apiPort = asPort(pick(o, ['api_port', 'apiPort']) ?? pick(nested, ['api']), defaults.apiPort);
-  const displayName = String(pick(o, ['display_name', 'displayName', 'name']) ?? '');
-  let profileUrl = String(pick(o, ['profile_url', 'profileUrl', 'url']) ?? '');
-  if (!profileUrl) {
-    if (!displayName) {
-      throw new Error('the server answered oplens.openExplorer with neither a profile URL nor a display name');
-    }
-    profileUrl = `http://localhost:${uiPort}/profile/${encodeURIComponent(displayName)}`;
+  const text = (key: string): string => (typeof o[key] === 'string' ? (o[key] as string) : '');
+  if (!text('url')) {
+    throw new Error(`the server answered ${OPEN_EXPLORER_COMMAND} with no profile URL`);
+  }
+  if (!isPort(o.ui_port) || !isPort(o.api_port)) {
+    throw new Error(`the server answered ${OPEN_EXPLORER_COMMAND} without its ports (ui_port ${String(o.ui_port)}, api_port ${String(o.api_port)})`);
   }
   return {
-    profileUrl,
-    uiPort,
-    apiPort,
-    displayName,
-    tunnelCommand: String(pick(o, ['tunnel_command', 'tunnelCommand', 'tunnel']) ?? ''),
-    host: String(pick(o, ['host', 'hostname']) ?? ''),
-    profileDir: String(pick(o, ['profile_dir', 'profileDir', 'device_profile_dir']) ?? ''),
+    profileUrl: text('url'),
+    uiPort: o.ui_port,
+    apiPort: o.api_port,
+    displayName: text('display_name'),
+    tunnelCommand: text('tunnel'),
+    host: text('host'),
     messages: Array.isArray(o.messages) ? o.messages.filter((m): m is string => typeof m === 'string') : [],
   };
 }
@@ -110,9 +93,4 @@ export function explorerUnavailable(run: Run): string | undefined {
     return 'this Neuron run kept no device profile (no NEFF/NTFF pair was captured); profile it again.';
   }
   return undefined;
-}
-
-/** What to run on the host when the server cannot open Neuron Explorer itself. */
-export function manualExplorerCommand(run: Run): string {
-  return `oplens explorer ${run.run_dir || run.run_id}`;
 }

@@ -258,7 +258,7 @@ export function parseRun(data: unknown): Run {
 
 function readRun(r: Reader): Run {
   const schema = r.str('schema', RUN_SCHEMA);
-  if (!schema.startsWith('oplens.result/')) {
+  if (schema.split('/')[0] !== RUN_SCHEMA.split('/')[0]) {
     throw new RunParseError(r.where('schema'), `is ${JSON.stringify(schema)}, not an OpLens result`);
   }
   if (schema.split('/')[1] !== RUN_SCHEMA.split('/')[1]) {

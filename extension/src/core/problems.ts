@@ -341,11 +341,6 @@ export function engineError(data: unknown): EngineErrorData | undefined {
   };
 }
 
-/** The server does not know a command (an older server): pygls answers InvalidParams "... is not defined". */
-export function isUnknownCommand(e: RpcError): boolean {
-  return (e.code === -32601 || e.code === -32602) && /not (defined|found)|unknown command|unhandled method/i.test(e.message);
-}
-
 /** The connection went away under a pending request (the server died). */
 export function isConnectionLost(e: RpcError): boolean {
   return /connection (got )?disposed|connection is closed|client is not running|not running/i.test(e.message);

@@ -3,10 +3,8 @@
  * default (it never stops the extension); `readSettings` takes a getter, so it runs without VS Code.
  */
 
+import { BACKENDS, type Backend } from '../../shared/names';
 import { parsePathMappings, type PathMapping } from './pathMap';
-
-export const BACKENDS = ['auto', 'cpu', 'cuda', 'neuron'] as const;
-export type Backend = (typeof BACKENDS)[number];
 export const HEAT_MODES = ['gutter', 'line', 'off'] as const;
 export type HeatMode = (typeof HEAT_MODES)[number];
 

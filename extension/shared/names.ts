@@ -1,0 +1,86 @@
+/**
+ * Every name OpLens's TypeScript side shares with someone else, defined once: with the Python
+ * server (`server/oplens/records/names.py` and the backend registry, `backends/registry.py`) under
+ * the same identifiers as there, and with the manifest (`package.json`). The rest of the
+ * extension and the webviews import these instead of writing the strings.
+ *
+ * `extension/test/names.test.ts` checks this file against `extension/test/fixtures/names.json`,
+ * which `make_fixtures.py` writes from the Python modules (and `tests/test_extension_fixtures.py`
+ * fails when that file drifts from them), and against package.json.
+ */
+
+// ---- shared with the server: oplens.records.names --------------------------------------------
+
+/** OpLens's own LSP protocol; the server announces it as `serverInfo.version` `<version>+protocol.<N>`. */
+export const PROTOCOL_VERSION = 2;
+
+// workspace/executeCommand
+export const PROFILE_COMMAND = 'oplens.profile';
+export const COMPARE_COMMAND = 'oplens.compare';
+export const SHOW_RUN_COMMAND = 'oplens.showRun';
+export const CLEAR_COMMAND = 'oplens.clear';
+export const CANCEL_COMMAND = 'oplens.cancel';
+export const FUNCTIONS_COMMAND = 'oplens.functions';
+
+// server → client notifications
+export const RESULT_NOTIFICATION = 'oplens/result';
+export const DOCUMENT_NOTIFICATION = 'oplens/document';
+
+/** Progress stages of a profile, in order. */
+export const STAGES = ['queued', 'importing', 'warmup', 'profile', 'processing'] as const;
+export type Stage = (typeof STAGES)[number];
+
+/** The profiler ranges OpLens opens in a trace: `oplens.iter:<i>`, `oplens.line:<n>`, `oplens.inner:<fn>:<n>`. */
+export const ITER_RANGE = 'oplens.iter:';
+export const LINE_RANGE = 'oplens.line:';
+export const INNER_RANGE = 'oplens.inner:';
+
+// ---- shared with the server: oplens.backends.registry ----------------------------------------
+
+/** What `oplens.backend` may be (`registry.NAMES`): `auto`, then every backend. */
+export const BACKENDS = ['auto', 'cpu', 'cuda', 'neuron'] as const;
+export type Backend = (typeof BACKENDS)[number];
+
+/** Neuron's extra command (`backends/neuron/commands.py`): ingest a run and open Neuron Explorer. */
+export const OPEN_EXPLORER_COMMAND = 'oplens.openExplorer';
+
+/** Every backend's extra commands (`registry.commands()`), as the server registers them. */
+export const BACKEND_COMMANDS = [{ backend: 'neuron', name: 'explorer', lspCommand: OPEN_EXPLORER_COMMAND, settingsKey: 'explorer' }] as const;
+
+/** Every command the server registers: a manifest command of the same name would collide. */
+export const SERVER_COMMANDS: readonly string[] = [
+  PROFILE_COMMAND,
+  COMPARE_COMMAND,
+  SHOW_RUN_COMMAND,
+  CLEAR_COMMAND,
+  CANCEL_COMMAND,
+  FUNCTIONS_COMMAND,
+  ...BACKEND_COMMANDS.map((c) => c.lspCommand),
+];
+
+// ---- shared with the manifest: package.json ------------------------------------------------
+
+/** The commands package.json contributes (`contributes.commands`), by what they do. */
+export const EXTENSION_COMMANDS = {
+  profileFunction: 'oplens.profileFunction',
+  profileFunctionWithArguments: 'oplens.profileFunctionWithArguments',
+  compareFunctions: 'oplens.compareFunctions',
+  showResults: 'oplens.showResults',
+  openInExplorer: 'oplens.openInExplorer',
+  openTrace: 'oplens.openTrace',
+  clearAnnotations: 'oplens.clearAnnotations',
+  restartServer: 'oplens.restartServer',
+  showOutput: 'oplens.showOutput',
+  setServerToken: 'oplens.setServerToken',
+} as const;
+export type ExtensionCommand = keyof typeof EXTENSION_COMMANDS;
+
+/** The status item's menu: registered, not contributed (it has no place in the palette). */
+export const STATUS_MENU_COMMAND = 'oplens.statusMenu';
+
+/** Webview panel types; the results panel's is also an activation event (`onWebviewPanel:`). */
+export const RESULTS_VIEW_TYPE = 'oplens.results';
+export const TRACE_VIEW_TYPE = 'oplens.trace';
+
+/** The settings' section (`oplens.backend`, ...). */
+export const SETTINGS_SECTION = 'oplens';
