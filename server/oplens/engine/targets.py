@@ -23,6 +23,7 @@ class FunctionDef:
     def_line: int
     last_line: int
     signature: str  # "rmsnorm_naive(x, w)"
+    params: str  # the parameter list as written: "x, w"
     required_params: int  # positional parameters without a default (self included)
     in_class: bool
 
@@ -52,13 +53,15 @@ def list_functions(source: str, file: Path) -> list[FunctionDef]:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 qual = prefix + child.name
                 first = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                params = ast.unparse(child.args)
                 found.append(
                     FunctionDef(
                         qualname=qual,
                         first_line=first,
                         def_line=child.lineno,
                         last_line=child.end_lineno or child.lineno,
-                        signature=f"{qual}({ast.unparse(child.args)})",
+                        signature=f"{qual}({params})",
+                        params=params,
                         required_params=_required_positional(child.args),
                         in_class=in_class,
                     )
