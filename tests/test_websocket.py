@@ -441,3 +441,33 @@ def test_a_profile_runs_when_its_client_leaves_before_answering_for_the_progress
 
     titles = asyncio.run(asyncio.wait_for(both(), timeout=120))
     assert any(t.startswith("CPU ") and "2 iters" in t for t in titles), titles
+
+
+def test_every_client_with_the_file_open_hears_where_a_new_run_sits(served: Served) -> None:
+    """Client B has the file open; client A profiles a function of it: B gets `oplens/document` with
+    the run placed (and no `oplens/result`, which goes to the client that asked)."""
+    path = served.workspace / "shared_target.py"
+    path.write_text(SOURCE)
+    uri = path.as_uri()
+
+    async def go() -> tuple[dict[str, Any], ProfilingClient]:
+        async with connect(served.url, additional_headers=bearer(served)) as a_ws, \
+                connect(served.url, additional_headers=bearer(served)) as b_ws:
+            a, b = ProfilingClient(a_ws), ProfilingClient(b_ws)
+            await asyncio.gather(a.initialize(served.workspace), b.initialize(served.workspace))
+            doc = {"uri": uri, "languageId": "python", "version": 1, "text": SOURCE}
+            await b.notify("textDocument/didOpen", {"textDocument": doc})
+            reply = await a.request("workspace/executeCommand", {
+                "command": "oplens.profile",
+                "arguments": [{"uri": uri, "qualname": "double", "args": "torch.ones(8)", "warmup": 1, "iters": 2}],
+            })
+            await b.request("textDocument/codeLens", {"textDocument": {"uri": uri}})  # B reads what came meanwhile
+            return reply, b
+
+    reply, b = asyncio.run(asyncio.wait_for(go(), timeout=120))  # a profile in a fresh worker
+    run_id = reply["result"]["run_id"]
+    documents = [n["params"] for n in b.notes if n["method"] == "oplens/document"]
+    assert documents[0]["runs"] == [] and documents[0]["version"] == 1  # after didOpen
+    assert documents[-1]["runs"] == [{"runId": run_id, "qualname": "double", "state": "fresh", "shift": 0}]
+    assert [f["qualname"] for f in documents[-1]["functions"]] == ["double", "norm"]
+    assert not [n for n in b.notes if n["method"] == "oplens/result"]

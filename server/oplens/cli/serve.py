@@ -1,7 +1,8 @@
 """`oplens serve`: the language server over stdio (the default) or WebSocket.
 
-Imports only argparse until it knows the mode: the stdio path answers `initialize` before the
-LSP stack is imported (oplens.lsp.early), so nothing else may be loaded first.
+Imports only argparse until it knows the mode, then only what that mode needs (never rich on the
+way to serving): an editor waits for the server's `initialize` answer, which comes only once
+pygls and the server's modules are imported.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The OpLens language server (`oplens serve`): LSP over stdio, or over WebSocket for an
 editor that is not on the host. A thin layer over the engine; never imports torch.
 
-This package's own import is light (no pygls): see oplens.lsp.early for why."""
+This package's own import is light (no pygls): `oplens serve` sets up logging before it knows
+which mode, and each mode imports the LSP stack itself."""
 
 from __future__ import annotations
 
@@ -13,32 +14,29 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
-    from oplens.lsp.host import Host
-
-SERVER_MODULES = ("oplens.lsp.server", "oplens.lsp.host")  # what the stdio server imports (pygls and all)
+    from oplens.lsp.shared import SharedState
 
 
 def serve_stdio(workspace: Path | None = None, runs_dir: str | None = None, warm: bool = True) -> int:
-    """Serve one client on stdin/stdout (how an editor on the host starts us)."""
-    from oplens.lsp import early
-
-    return early.serve(lambda: stdio_server(workspace, runs_dir, warm), SERVER_MODULES)
+    """Serve one client on stdin/stdout (how an editor on the host starts us) until `exit`."""
+    stdio_server(workspace, runs_dir, warm).start_io()
+    return 0
 
 
 def stdio_server(workspace: Path | None = None, runs_dir: str | None = None, warm: bool = True) -> LanguageServer:
-    """The stdio server: one LanguageServer whose Host is made at `initialize`."""
-    from oplens.lsp.host import Host
+    """The stdio server: one LanguageServer whose SharedState is made at `initialize`."""
     from oplens.lsp.server import make_server
+    from oplens.lsp.shared import SharedState
 
-    hosts: list[Host] = []
+    made: list[SharedState] = []
 
-    def host_for(root: Path | None) -> Host:
-        if not hosts:
-            hosts.append(Host(workspace or root or Path.cwd(), runs_dir, warm=warm))
-            atexit.register(hosts[0].close)
-        return hosts[0]
+    def shared_for(root: Path | None) -> SharedState:
+        if not made:
+            made.append(SharedState(workspace or root or Path.cwd(), runs_dir, warm=warm))
+            atexit.register(made[0].close)
+        return made[0]
 
-    ls, _ = make_server(host_for)
+    ls, _ = make_server(shared_for)
     return ls
 
 

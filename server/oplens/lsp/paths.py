@@ -1,42 +1,29 @@
 """Path mappings between a client's files and the host's (as debuggers do).
 
 An editor that is not on the host (WebSocket mode) names files by its own paths; a mapping
-`{"local": "/Users/me/proj", "host": "/home/ubuntu/proj"}` translates them both ways.
+`{"local": "/Users/me/proj", "host": "/home/ubuntu/proj"}` (the `pathMappings` setting)
+translates them both ways.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
 
 from pygls.uris import from_fs_path, to_fs_path
 
 
 @dataclass(frozen=True)
 class Mapping:
-    local: str
-    host: str
+    local: str  # a folder as the client names it
+    host: str  # the same folder on the host
 
 
 class PathMap:
     def __init__(self, mappings: list[Mapping] | None = None) -> None:
+        maps = [Mapping(m.local.rstrip("/") or "/", m.host.rstrip("/") or "/") for m in mappings or []]
         # longest prefix first, so nested mappings win over their parents
-        self._maps = sorted(mappings or [], key=lambda m: -len(m.local))
-
-    @classmethod
-    def parse(cls, raw: Any) -> PathMap:
-        """From `[{"local": ..., "host": ...}]`; raises ValueError naming a bad entry."""
-        if raw in (None, []):
-            return cls()
-        if not isinstance(raw, list):
-            raise ValueError("pathMappings must be a list of {local, host} objects")
-        maps = []
-        for i, m in enumerate(raw):
-            if not isinstance(m, dict) or not isinstance(m.get("local"), str) or not isinstance(m.get("host"), str):
-                raise ValueError(f"pathMappings[{i}] must be an object with string fields local and host")
-            maps.append(Mapping(m["local"].rstrip("/") or "/", m["host"].rstrip("/") or "/"))
-        return cls(maps)
+        self._maps = sorted(maps, key=lambda m: -len(m.local))
 
     @staticmethod
     def _swap(path: str, src: str, dst: str) -> str | None:
@@ -61,6 +48,7 @@ class PathMap:
         return path
 
     def uri_to_host_path(self, uri: str) -> str:
+        """The host's path of a client's `file:` URI; ValueError for another scheme."""
         path = to_fs_path(uri)
         if path is None:
             raise ValueError(f"not a file URI: {uri}")

@@ -1,8 +1,9 @@
-"""What all LSP sessions of one `oplens serve` share: the runs, the device queue, a warm worker.
+"""What all clients of one `oplens serve` share: the runs, the device queue, a warm worker.
 
-One `Host` lives as long as the server process; each client connection (stdio, or one of many
-WebSocket clients) is its own LSP session over it. Nothing here imports torch: profiles run in
-worker processes through the engine.
+One `SharedState` lives as long as the server process; each client connection (stdio, or one of
+many WebSocket clients) is its own `ClientState` over it, told of every finished run and every
+clear through `Listener`. Nothing here imports torch: profiles run in worker processes through
+the engine.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from oplens.engine import ProfileRequest, profile, runs
 from oplens.engine.process import WorkerProcess
@@ -20,7 +22,16 @@ from oplens.records.errors import OpLensError
 from oplens.records.run import Run
 
 log = logging.getLogger(__name__)
-ResultListener = Callable[[Run], None]
+
+
+class Listener(Protocol):
+    """A connected client, told what changed for every client."""
+
+    def on_result(self, run: Run) -> None:
+        """A run finished (asked for by any client)."""
+
+    def on_clear(self, file: str | None) -> None:
+        """The runs of `file` (None: of every file) were cleared from view."""
 
 
 def result_key(file: str, qualname: str) -> tuple[str, str]:
@@ -121,24 +132,34 @@ class WarmPool:
             worker.log.unlink(missing_ok=True)
 
 
-class Host:
+class SharedState:
     def __init__(self, workspace: Path, runs_dir: str | None = None, warm: bool = True) -> None:
         self.workspace = workspace.resolve()
-        self.root = runs.prepare(runs.runs_root(self.workspace, runs_dir))
-        self.results = ResultStore(self.root)
+        self.runs_root = runs.prepare(runs.runs_root(self.workspace, runs_dir))
+        self.results = ResultStore(self.runs_root)
         self.results.load()
-        self.pool = WarmPool(self.root / ".staging", self.workspace, enabled=warm)
+        self.pool = WarmPool(self.runs_root / ".staging", self.workspace, enabled=warm)
         self.device_lock = asyncio.Lock()  # jobs on the device run one at a time
         self.waiting = 0  # jobs queued behind the running one
-        self.listeners: list[ResultListener] = []  # one per connected session
+        self.listeners: list[Listener] = []  # one per connected client
+
+    def listen(self, listener: Listener) -> None:
+        if listener not in self.listeners:  # a second initialize must not listen twice
+            self.listeners.append(listener)
+
+    def unlisten(self, listener: Listener) -> None:
+        if listener in self.listeners:
+            self.listeners.remove(listener)
 
     async def profile(
         self,
         req: ProfileRequest,
         progress: Callable[[str, int, int], None],
         cancel: threading.Event,
+        announce: Callable[[Run], None] | None = None,
     ) -> Run:
-        """Queue `req` on the device and run it in a warm worker; every session hears of the result."""
+        """Queue `req` on the device and run it in a warm worker; every client hears of the result
+        (after `announce`, which tells the client that asked)."""
         self.waiting += 1
         try:
             if self.device_lock.locked():
@@ -154,9 +175,17 @@ class Host:
             self.device_lock.release()
             self.pool.refill()
         self.results.add(run)
+        if announce is not None:
+            announce(run)
         for listener in list(self.listeners):
-            listener(run)
+            listener.on_result(run)
         return run
+
+    def clear(self, file: str | None) -> None:
+        """Hide the runs of `file` (None: of every file) from every client; they stay on disk."""
+        self.results.clear(file)
+        for listener in list(self.listeners):
+            listener.on_clear(file)
 
     def close(self) -> None:
         self.pool.close()

@@ -1,4 +1,5 @@
-"""Runs → LSP: code lenses, inlay hints, hovers and diagnostics for one document.
+"""Runs → LSP: code lenses, inlay hints, hovers, diagnostics and the `oplens/document`
+notification for one document.
 
 Pure functions of the document's current text and the runs of its functions. A run is shown
 only while the function's text is what was profiled (same source hash); if the function only
@@ -8,18 +9,18 @@ hints, hovers and diagnostics are hidden rather than pointing at the wrong lines
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types as lsp
 
 from oplens.engine.targets import FunctionDef, list_functions, source_sha256
 from oplens.records.errors import OpLensError
 from oplens.records.format import fmt_share, fmt_us
+from oplens.records.names import PROFILE_COMMAND, SHOW_RUN_COMMAND
 from oplens.records.run import LineStat, Run
-
-PROFILE_COMMAND = "oplens.profile"
-SHOW_COMMAND = "oplens.showRun"
 
 
 @dataclass(frozen=True)
@@ -33,16 +34,41 @@ class Placed:
     def line(self, profiled_line: int) -> int:
         return profiled_line + self.shift
 
+    @property
+    def state(self) -> str:
+        """`fresh` (as profiled), `moved` (the same text on other lines) or `stale` (edited since)."""
+        if not self.fresh:
+            return "stale"
+        return "moved" if self.shift else "fresh"
+
+
+def parse_functions(source: str, file: str) -> tuple[list[FunctionDef], str | None]:
+    """The functions of `source`, and why there are none while it does not parse ("line 3: invalid syntax")."""
+    try:
+        return list_functions(source, Path(file)), None
+    except (OpLensError, ValueError, RecursionError):  # a syntax error while the user types: no lenses until it parses
+        return [], parse_error(source)
+
 
 def functions_in(source: str, file: str) -> list[FunctionDef]:
+    """The functions of `source`; none while it does not parse."""
+    return parse_functions(source, file)[0]
+
+
+def parse_error(source: str) -> str:
+    """Where and why `source` does not parse (on the error path only: the engine's message names the file)."""
     try:
-        return list_functions(source, Path(file))
-    except OpLensError:  # a syntax error while the user types: no lenses until it parses
-        return []
+        ast.parse(source)
+    except SyntaxError as e:
+        return f"line {e.lineno}: {e.msg}" if e.lineno else e.msg
+    except (ValueError, RecursionError) as e:  # null bytes; nesting too deep
+        return str(e) or type(e).__name__
+    return "the file does not parse"
 
 
 def place(runs: list[Run], source: str, functions: list[FunctionDef]) -> list[Placed]:
-    by_name = {f.qualname: f for f in functions}
+    """Each run over its function's current text, in source order."""
+    by_name = {f.qualname: f for f in functions}  # a name defined twice: the last (what Python keeps)
     placed = []
     for run in runs:
         fn = by_name.get(run.target.qualname)
@@ -50,7 +76,7 @@ def place(runs: list[Run], source: str, functions: list[FunctionDef]) -> list[Pl
             continue  # the function is gone or renamed: nothing to draw on
         fresh = source_sha256(source, fn.first_line, fn.last_line) == run.target.source_sha256
         placed.append(Placed(run, fresh, fn.first_line - run.target.first_line if fresh else 0))
-    return placed
+    return sorted(placed, key=lambda p: by_name[p.run.target.qualname].first_line)
 
 
 def _range(line: int, col: int = 0) -> lsp.Range:
@@ -84,7 +110,7 @@ def code_lenses(uri: str, source: str, functions: list[FunctionDef], placed: lis
         p = by_name.get(fn.qualname)
         if p is not None:
             title = totals_title(p.run) if p.fresh else f"stale: {totals_title(p.run)} (changed since profiled)"
-            show = lsp.Command(title=title, command=SHOW_COMMAND, arguments=[{"run_id": p.run.run_id}])
+            show = lsp.Command(title=title, command=SHOW_RUN_COMMAND, arguments=[{"run_id": p.run.run_id}])
             lenses.append(lsp.CodeLens(range=where, command=show))
     return lenses
 
@@ -180,3 +206,38 @@ def diagnostics(placed: list[Placed], error: OpLensError | None, file: str) -> l
             )
         )
     return found
+
+
+# ---- the oplens/document notification (and the oplens.functions answer) --------------------
+
+
+def document(uri: str, version: int | None, parse_error: str | None, functions: list[FunctionDef],
+             placed: list[Placed]) -> dict[str, Any]:
+    """`{uri, version, parseError, functions, runs}`: a file's functions in source order (lines
+    1-based) and where the latest shown run of each sits in the current text."""
+    return {
+        "uri": uri,
+        "version": version,
+        "parseError": parse_error,
+        "functions": [function_entry(fn) for fn in functions],
+        "runs": [run_entry(p) for p in placed],
+    }
+
+
+def function_entry(fn: FunctionDef) -> dict[str, Any]:
+    return {
+        "qualname": fn.qualname,
+        "name": fn.qualname.rsplit(".", 1)[-1],
+        "firstLine": fn.first_line,
+        "defLine": fn.def_line,
+        "lastLine": fn.last_line,
+        "signature": fn.signature,
+        "params": fn.params,
+        "requiredParams": fn.required_params,
+        "inClass": fn.in_class,
+    }
+
+
+def run_entry(p: Placed) -> dict[str, Any]:
+    """`shift`: add it to the run's line numbers to get the current ones (0 unless moved)."""
+    return {"runId": p.run.run_id, "qualname": p.run.target.qualname, "state": p.state, "shift": p.shift}

@@ -1,8 +1,8 @@
 """`oplens serve --ws HOST:PORT`: the language server over WebSocket, for an editor elsewhere.
 
 Used through an SSH tunnel (`ssh -N -L 8765:localhost:8765 host`). Many clients, at once and
-over time: each connection is its own LSP session (`make_server`) over one shared `Host`, and
-its end (a disconnect, or the LSP `exit` notification) ends only that connection.
+over time: each connection is its own LSP server and `ClientState` (`make_server`) over one
+`SharedState`, and its end (a disconnect, or the LSP `exit` notification) ends only that connection.
 
 The server runs the user's code, so it is guarded: it binds loopback unless told otherwise (and
 warns when not), every connection presents the secret token written at start to a file only the
@@ -37,8 +37,8 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from oplens.lsp.host import Host
 from oplens.lsp.server import make_server
+from oplens.lsp.shared import SharedState
 from oplens.records.errors import bad_input
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ def serve_websocket(
     """Serve LSP clients on ws://host:port until SIGINT or SIGTERM; 0 when stopped."""
     token_path = Path(token_file or DEFAULT_TOKEN_FILE).expanduser().resolve()
     token = write_token(token_path)
-    shared = Host(workspace, runs_dir, warm=warm)
+    shared = SharedState(workspace, runs_dir, warm=warm)
     try:
         asyncio.run(_serve(host, port, shared, token, token_path))
     finally:
@@ -91,14 +91,14 @@ def write_token(path: Path) -> str:
     return token
 
 
-async def _serve(host: str, port: int, shared: Host, token: str, token_path: Path) -> None:
+async def _serve(host: str, port: int, shared: SharedState, token: str, token_path: Path) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
 
     async def on_connection(ws: ServerConnection) -> None:
-        await _session(ws, shared)
+        await _connection(ws, shared)
 
     try:
         server = await serve(on_connection, host, port, process_request=_guard(token), max_size=MAX_MESSAGE)
@@ -136,7 +136,7 @@ def _presented(request: Request) -> list[str]:
     return bearer + parse_qs(urlsplit(request.path).query).get("token", [])
 
 
-# ---- one connection: one LSP session -----------------------------------------------------
+# ---- one connection: one LSP client ------------------------------------------------------
 
 
 class _TextFrames:
@@ -154,8 +154,8 @@ class _TextFrames:
         await self._ws.close()
 
 
-async def _session(ws: ServerConnection, shared: Host) -> None:
-    ls, session = make_server(lambda root: shared)  # every client uses the workspace given at start
+async def _connection(ws: ServerConnection, shared: SharedState) -> None:
+    ls, client = make_server(lambda root: shared)  # every client uses the workspace given at start
     protocol = ls.protocol
     protocol.set_writer(_TextFrames(ws), include_headers=False)
 
@@ -173,7 +173,7 @@ async def _session(ws: ServerConnection, shared: Host) -> None:
     except ConnectionClosed as e:  # e.g. 1009: a message over MAX_MESSAGE
         log.warning("connection from %s closed: %s", ws.remote_address, e)
     finally:
-        session.close()
+        client.close()
         log.info("client %s gone", ws.remote_address)
 
 

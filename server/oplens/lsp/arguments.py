@@ -1,0 +1,98 @@
+"""The commands' arguments (`workspace/executeCommand`, one object each), typed.
+
+Structured with the same converter as the settings (`convert.py`); a bad argument is an LSP
+invalid-params error (-32602) that names the command's shape and each bad field. Keys a command
+does not know are ignored. What the values mean (a function that exists, a known backend, a file
+in the workspace) is checked by the handlers, which know the client and the workspace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pygls.exceptions import JsonRpcInvalidParams
+
+from oplens.lsp.convert import Invalid, structure, wire
+
+T = TypeVar("T")
+
+
+@dataclass
+class ProfileArgs:
+    uri: str
+    qualname: str | None = None  # "Block.forward"
+    line: int | None = None  # 0-based, as LSP counts: the function enclosing it
+    args: str | None = None  # the Python expression of the positional arguments
+    backend: str | None = None  # None: the client's `backend` setting; so for the rest
+    warmup: int | None = None
+    iters: int | None = None
+    timeout_seconds: float | None = None
+
+
+PROFILE_SHAPE = "{uri, qualname or line (0-based), args?, backend?, warmup?, iters?, timeoutSeconds?}"
+
+
+@dataclass
+class CompareArgs:
+    targets: list[dict[str, Any]]  # each ProfileArgs' fields; the compare's other fields fill in what one omits
+
+
+COMPARE_SHAPE = ("{targets: [{uri, qualname or line, args?}, ...] (two or more), "
+                 "args?, backend?, warmup?, iters?, timeoutSeconds?}")
+
+
+@dataclass
+class RunArgs:
+    """A command on one stored run: oplens.showRun, and each backend command (which may read more keys)."""
+
+    run_id: str = wire("run_id")
+
+
+RUN_SHAPE = "{run_id}"
+
+
+@dataclass
+class UriArgs:
+    uri: str
+
+
+URI_SHAPE = "{uri}"
+
+
+@dataclass
+class ClearArgs:
+    uri: str | None = None  # None: every file
+
+
+CLEAR_SHAPE = "{uri?}"
+
+
+def only(command: str, values: tuple[Any, ...]) -> Any:
+    """The one argument of a command (None when the client sent none)."""
+    if len(values) > 1:
+        raise JsonRpcInvalidParams(f"{command} takes one argument, an object (got {len(values)})")
+    return values[0] if values else None
+
+
+def parse(command: str, arg: Any, cls: type[T], shape: str) -> T:
+    """`arg` as a `cls`, or invalid params naming the shape and what is wrong."""
+    try:
+        return structure({} if arg is None else arg, cls)  # no argument: an empty object
+    except Invalid as e:
+        raise JsonRpcInvalidParams(f"{command} takes one object {shape}: {'; '.join(e.problems)}") from None
+
+
+def compare_targets(command: str, arg: Any) -> list[ProfileArgs]:
+    """Each target of a compare, completed with the compare's shared fields."""
+    compare = parse(command, arg, CompareArgs, COMPARE_SHAPE)
+    if len(compare.targets) < 2:
+        raise JsonRpcInvalidParams(f"{command} takes one object {COMPARE_SHAPE}: give two or more targets")
+    shared = {k: v for k, v in arg.items() if k != "targets"}
+    found = []
+    for i, target in enumerate(compare.targets):
+        try:
+            found.append(structure({**shared, **target}, ProfileArgs, f"targets[{i}]"))
+        except Invalid as e:
+            raise JsonRpcInvalidParams(f"{command} takes one object {COMPARE_SHAPE}: {'; '.join(e.problems)}") from None
+    return found

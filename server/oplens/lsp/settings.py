@@ -1,0 +1,145 @@
+"""A client's settings: the LSP `initializationOptions`, typed, with defaults.
+
+On the wire (camelCase, every key optional):
+
+    {"pathMappings": [{"local": "/Users/me/proj", "host": "/home/ubuntu/proj"}],
+     "hintThreshold": 1.0, "backend": "cpu", "warmup": 3, "iterations": 20, "timeoutSeconds": 300,
+     "<backend>": {...},          # each registered backend's options under its name, camelCase
+     "<settings key>": {...}}     # each backend command's settings under its settings key
+
+e.g. `"neuron": {"modes": ["DEVICE"], "maxEventsPerNc": 2000000}` and
+`"explorer": {"uiPort": 3001, "apiPort": 3002}`; both names come from the backend registry.
+
+A bad value never stops the server: the client is shown a warning naming the setting and what it
+takes, and the setting keeps its default (the habit of jedi-language-server). Backend options are
+checked by the backend itself (`registry.parse_options`), once the workspace is known.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from oplens.backends import registry
+from oplens.engine import DEFAULT_ITERS, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
+from oplens.lsp.convert import Invalid, camel, not_on_the_wire, snake, structure, wire_key
+from oplens.lsp.paths import Mapping
+from oplens.records.errors import OpLensError
+
+log = logging.getLogger(__name__)
+DEFAULT_HINT_THRESHOLD = 1.0  # % of device time below which a line gets no inlay hint
+
+
+@dataclass
+class Settings:
+    path_mappings: list[Mapping] = field(default_factory=list)
+    hint_threshold: float = DEFAULT_HINT_THRESHOLD
+    backend: str = "cpu"  # a request's backend when it names none
+    warmup: int = DEFAULT_WARMUP
+    iterations: int = DEFAULT_ITERS
+    timeout_seconds: float = DEFAULT_TIMEOUT_S
+    # Each backend's options by backend name, snake_case keys (what registry.parse_options reads).
+    backend_options: dict[str, dict[str, Any]] = not_on_the_wire(default_factory=dict)
+    # Each backend command's settings by its settings key, as sent (what its run_lsp reads).
+    command_settings: dict[str, dict[str, Any]] = not_on_the_wire(default_factory=dict)
+
+
+# What each setting takes, for the warning about a bad one; and the checks beyond its type.
+WANTS = {
+    "path_mappings": "a list of {local, host} objects, each a folder path on the client and on the host",
+    "hint_threshold": "a number from 0 to 100 (a % of the function's device time)",
+    "backend": f"one of {', '.join(registry.NAMES)}",
+    "warmup": "a whole number, 0 or more",
+    "iterations": "a whole number, 1 or more",
+    "timeout_seconds": "a number of seconds above 0",
+}
+CHECKS: dict[str, Callable[[Any], bool]] = {
+    "hint_threshold": lambda v: 0 <= v <= 100,
+    "backend": lambda v: v in registry.NAMES,
+    "warmup": lambda v: v >= 0,
+    "iterations": lambda v: v >= 1,
+    "timeout_seconds": lambda v: v > 0,
+}
+
+
+def parse(raw: Any) -> tuple[Settings, list[str]]:
+    """Settings from `initializationOptions`, and a warning for each bad value (left at its default)."""
+    if raw is None:
+        return Settings(), []
+    if not isinstance(raw, dict):
+        return Settings(), [f"OpLens: initializationOptions must be an object (got {type(raw).__name__}); using the defaults."]
+    warnings: list[str] = []
+    good: dict[str, Any] = {}
+    default = Settings()
+    for f in dataclasses.fields(Settings):
+        key = wire_key(f)
+        if key is None or key not in raw:
+            continue
+        try:
+            value = getattr(structure({key: raw[key]}, Settings), f.name)
+        except Invalid as e:
+            warnings.append(_warning(key, raw[key], WANTS[f.name], _default(default, f.name), e.problems))
+            continue
+        if f.name in CHECKS and not CHECKS[f.name](value):
+            warnings.append(_warning(key, raw[key], WANTS[f.name], _default(default, f.name)))
+            continue
+        good[key] = raw[key]
+    settings = structure(good, Settings)
+    for name in registry.SPECS:  # e.g. "neuron": {"modes": [...], "maxEventsPerNc": ...}
+        if name in raw:
+            options = _object(raw, name, f"the {registry.get(name).title} options as an object", warnings)
+            settings.backend_options[name] = {snake(k): v for k, v in options.items()}
+    for _, cmd in registry.commands():  # e.g. "explorer": {"uiPort": 3001, "apiPort": 3002}
+        if cmd.settings_key in raw:
+            what = f"the settings of {cmd.lsp_command} as an object"
+            settings.command_settings[cmd.settings_key] = _object(raw, cmd.settings_key, what, warnings)
+    known = {wire_key(f) for f in dataclasses.fields(Settings)} | set(registry.SPECS)
+    known |= {cmd.settings_key for _, cmd in registry.commands()}
+    if unknown := sorted(set(raw) - known):
+        log.info("initializationOptions not known to this server (ignored): %s", ", ".join(unknown))
+    return settings, warnings
+
+
+def check_backend_options(settings: Settings, workspace: Path) -> list[str]:
+    """Check each backend's options as the backend does (`registry.parse_options`); a bad option is
+    dropped (its default holds) with a warning. In place; returns the warnings."""
+    warnings = []
+    for name, options in settings.backend_options.items():
+        for key, value in list(options.items()):
+            try:
+                registry.parse_options(name, {name: {key: value}}, workspace)
+            except OpLensError as e:
+                del options[key]
+                reason = e.message + (f" ({e.detail})" if e.detail else "")
+                warnings.append(f"OpLens: setting {name}.{camel(key)} = {_shown(value)} is not valid: {reason}. "
+                                "Using its default.")
+    return warnings
+
+
+def _object(raw: dict[str, Any], key: str, want: str, warnings: list[str]) -> dict[str, Any]:
+    value = raw[key]
+    if isinstance(value, dict):
+        return dict(value)
+    warnings.append(_warning(key, value, want, "the defaults"))
+    return {}
+
+
+def _warning(key: str, value: Any, want: str, default: str, problems: list[str] | None = None) -> str:
+    detail = [p for p in problems or [] if not p.startswith(f"{key} must be")]  # the type is in `want`
+    where = f" ({'; '.join(detail)})" if detail else ""
+    return f"OpLens: setting {key} = {_shown(value)} is not valid{where}: give {want}. Using {default}."
+
+
+def _default(default: Settings, name: str) -> str:
+    return f"the default, {_shown(getattr(default, name))}"
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list) and not value:
+        return "none"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
