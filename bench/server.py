@@ -18,9 +18,12 @@ server's requests for those are answered at once by the reader thread).
      (target <= 0.3 s, absolute), next to a bare interpreter start `python -c "import json"`
      (spawn to exit) and, as a diagnostic floor, `python -c "import pygls.lsp.server"` (what any
      pygls 2 server imports), rotated in order each round.
-     Beside it, *ready*: spawn to the answer of a first request after `initialized` (a method the
-     server does not know). The server answers `initialize` before its LSP stack is imported
-     (oplens.lsp.early), so a request waits for that import: this is when lenses can come.
+     Beside it, two diagnostics: *ready*, spawn to the answer of a first request after
+     `initialized` (a method the server does not know, answered -32601 by pygls), and *first lens*,
+     spawn to the answer of `textDocument/codeLens` on examples/rmsnorm.py opened right after
+     `initialized` (the first real answer: the `▶ Profile` lenses an editor draws).
+     `--compare-with DIR` adds a second server to the rotation, `python -m oplens` with DIR's
+     `server/` first on PYTHONPATH (e.g. an older commit from `git archive`), timed the same way.
   3. Idle RSS (VmRSS of /proc/<pid>/status) of the server 0.5 s after it is ready with --no-warm
      (target <= 60 MB, absolute); with the warm worker ready, the server's own RSS and the worker's.
   4. RSS growth of the server over consecutive profiles of a tiny function (warm-up 1, iters 2):
@@ -38,6 +41,7 @@ a relative target is the ratio. Absolute targets (start-up, RSS) are reported as
 
     .venv/bin/python bench/server.py [--rounds 3] [--starts 7] [--profiles 100] [--with-cold]
     .venv/bin/python bench/server.py --only startup [--starts 7]     # start-up and idle RSS alone, ~15 s
+    .venv/bin/python bench/server.py --only startup --compare-with /tmp/before   # the same, A/B against another tree
 
 Writes bench/results/server.json.
 """
@@ -107,12 +111,16 @@ Message = tuple[float, dict[str, Any]]  # (perf_counter at receipt, message)
 class Wire:
     """A raw LSP connection to a server subprocess; every incoming message is timestamped."""
 
-    def __init__(self, workspace: Path, warm: bool, log: Path) -> None:
+    def __init__(self, workspace: Path, warm: bool, log: Path, server_path: Path | None = None) -> None:
         cmd = [PY, "-m", "oplens", "serve", "--stdio"] + ([] if warm else ["--no-warm"])
         self.workspace = workspace
+        env = None
+        if server_path is not None:  # another tree's oplens ahead of the installed one
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(server_path), os.environ.get("PYTHONPATH", "")])}
         with open(log, "ab") as err:
             self.started = time.perf_counter()
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=workspace)
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=workspace,
+                                         env=env)
         self.inbox: queue.Queue[Message] = queue.Queue()
         self._lock = threading.Lock()
         self.next_id = 0
@@ -409,34 +417,45 @@ BARE = ["-c", "import json"]
 FLOOR = ["-c", "import pygls.lsp.server"]  # what any pygls 2 server imports (lsprotocol.types, cattrs)
 
 
-def one_start(ws: Path, log: Path) -> tuple[float, float, int]:
-    """Seconds from spawn to the initialize response and to the answer of a first request after it
-    (the whole server is up), and the idle RSS (kB) 0.5 s after that."""
-    wire = Wire(ws, warm=False, log=log)
+def one_start(ws: Path, log: Path, server_path: Path | None = None) -> tuple[float, float, float, int]:
+    """Seconds from spawn to the initialize response, to the answer of a first request after it
+    (the whole server is up) and to the first code lenses of a file opened then; and the idle RSS
+    (kB) 0.5 s after that."""
+    wire = Wire(ws, warm=False, log=log, server_path=server_path)
     try:
         at = wire.initialize(ws)
         _, rid = wire.request("oplens/bench.ready", {})  # unknown: answered -32601 once pygls handles requests
+        uri = wire.open(ws / "rmsnorm.py")
+        _, lens_id = wire.request("textDocument/codeLens", {"textDocument": {"uri": uri}})
         ready, _ = wire.response(rid, 60)
+        lens_at, lenses = wire.response(lens_id, 60)
+        if not lenses.get("result"):
+            raise RuntimeError(f"no code lenses: {lenses}")
         time.sleep(0.5)
-        return at - wire.started, ready - wire.started, rss_kb(wire.proc.pid)
+        return at - wire.started, ready - wire.started, lens_at - wire.started, rss_kb(wire.proc.pid)
     finally:
         wire.close()
 
 
-def bench_startup(base: Path, starts: int, log: Path) -> dict[str, Any]:
+def bench_startup(base: Path, starts: int, log: Path, compare_with: Path | None = None) -> dict[str, Any]:
     ws = make_workspace(base, "startup")
     one_start(ws, log)  # unmeasured: page cache, .oplens/runs created
+    if compare_with is not None:
+        one_start(ws, log, compare_with)
     timed_run([PY, *FLOOR], ws)
-    times: dict[str, list[float]] = {"server": [], "bare": [], "floor": []}
-    ready: list[float] = []
-    rss: list[int] = []
-    order = ["server", "bare", "floor"]
+    servers = {"server": None} | ({"other": compare_with} if compare_with is not None else {})
+    times: dict[str, list[float]] = {kind: [] for kind in [*servers, "bare", "floor"]}
+    ready: dict[str, list[float]] = {kind: [] for kind in servers}
+    lens: dict[str, list[float]] = {kind: [] for kind in servers}
+    rss: dict[str, list[int]] = {kind: [] for kind in servers}
+    order = list(times)
     for i in range(starts):
-        for kind in order[i % 3:] + order[:i % 3]:  # rotate the order each round
-            if kind == "server":
-                elapsed, up, kb = one_start(ws, log)
-                ready.append(up)
-                rss.append(kb)
+        for kind in order[i % len(order):] + order[:i % len(order)]:  # rotate the order each round
+            if kind in servers:
+                elapsed, up, first_lens, kb = one_start(ws, log, servers[kind])
+                ready[kind].append(up)
+                lens[kind].append(first_lens)
+                rss[kind].append(kb)
             else:
                 elapsed = timed_run([PY, *(BARE if kind == "bare" else FLOOR)], ws)[0]
             times[kind].append(elapsed)
@@ -444,20 +463,34 @@ def bench_startup(base: Path, starts: int, log: Path) -> dict[str, Any]:
     result: dict[str, Any] = {
         "starts": starts,
         "server_to_initialize_s": times["server"],
-        "server_to_ready_s": ready,
+        "server_to_ready_s": ready["server"],
+        "server_to_first_lens_s": lens["server"],
         "bare_interpreter_s": times["bare"],
         "pygls_import_floor_s": times["floor"],
         "median_server_s": med["server"],
-        "median_ready_s": median(ready),
+        "median_ready_s": median(ready["server"]),
+        "median_first_lens_s": median(lens["server"]),
         "median_bare_s": med["bare"],
         "median_floor_s": med["floor"],
         "ratio_to_bare": med["server"] / med["bare"],
         "ratio_to_floor": med["server"] / med["floor"],
         "target_s": TARGETS["startup_s"],
-        "idle_rss_no_warm_kb": rss,
-        "median_idle_rss_no_warm_mb": median(rss) / 1024,
+        "idle_rss_no_warm_kb": rss["server"],
+        "median_idle_rss_no_warm_mb": median(rss["server"]) / 1024,
         "target_idle_rss_mb": TARGETS["idle_rss_mb"],
     }
+    if compare_with is not None:
+        result["other"] = {
+            "server_path": str(compare_with),
+            "server_to_initialize_s": times["other"],
+            "server_to_ready_s": ready["other"],
+            "server_to_first_lens_s": lens["other"],
+            "idle_rss_no_warm_kb": rss["other"],
+            "median_server_s": med["other"],
+            "median_ready_s": median(ready["other"]),
+            "median_first_lens_s": median(lens["other"]),
+            "median_idle_rss_no_warm_mb": median(rss["other"]) / 1024,
+        }
     result["meets_target"] = result["median_server_s"] <= TARGETS["startup_s"]
     result["rss_meets_target"] = result["median_idle_rss_no_warm_mb"] <= TARGETS["idle_rss_mb"]
     return result
@@ -532,10 +565,26 @@ def startup_rows(start: dict[str, Any]) -> list[tuple[str, ...]]:
          f"bare {start['median_bare_s']:.3f} s", f"{start['ratio_to_bare']:.1f}", "<= 0.3 s (abs.)",
          verdict(start["meets_target"])),
         ("  ready (spawn -> answer to a first request)", f"{start['median_ready_s']:.3f} s", "", "", "(diagnostic)", ""),
+        ("  first lens (spawn -> codeLens answer)", f"{start['median_first_lens_s']:.3f} s", "", "", "(diagnostic)", ""),
         ("  vs. importing pygls.lsp.server alone", "", f"floor {start['median_floor_s']:.3f} s",
          f"{start['ratio_to_floor']:.2f}", "(diagnostic)", ""),
         ("idle RSS, --no-warm", f"{start['median_idle_rss_no_warm_mb']:.1f} MB", "", "", "<= 60 MB (abs.)",
          verdict(start["rss_meets_target"])),
+        *other_rows(start),
+    ]
+
+
+def other_rows(start: dict[str, Any]) -> list[tuple[str, ...]]:
+    """The --compare-with server's figures from the same rounds."""
+    other = start.get("other")
+    if not other:
+        return []
+    return [
+        (f"--compare-with {other['server_path']}:", "", "", "", "", ""),
+        ("  start-up (spawn -> initialize response)", f"{other['median_server_s']:.3f} s", "", "", "", ""),
+        ("  ready (spawn -> answer to a first request)", f"{other['median_ready_s']:.3f} s", "", "", "", ""),
+        ("  first lens (spawn -> codeLens answer)", f"{other['median_first_lens_s']:.3f} s", "", "", "", ""),
+        ("  idle RSS, --no-warm", f"{other['median_idle_rss_no_warm_mb']:.1f} MB", "", "", "", ""),
     ]
 
 
@@ -607,6 +656,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="also time a --no-warm server's profile in each latency round (diagnostic, ~+10 s a round)")
     p.add_argument("--only", choices=["startup"],
                    help="run one part alone: start-up and idle RSS (--out defaults to bench/results/server-startup.json)")
+    p.add_argument("--compare-with", type=Path, metavar="DIR",
+                   help="also time, in the same start-up rounds, the server of another tree (DIR/server on PYTHONPATH)")
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args(argv)
     if args.only == "startup" and args.out == RESULTS:
@@ -617,7 +668,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="oplens-bench-server-") as tmp:
         base = Path(tmp)
         log = base / "server-stderr.log"
-        res["startup"] = bench_startup(base, args.starts, log)
+        other = (args.compare_with / "server").resolve() if args.compare_with else None
+        res["startup"] = bench_startup(base, args.starts, log, other)
         print(f"start-up done ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
         if args.only == "startup":
             return startup_only(res, log, args.out, t0)
