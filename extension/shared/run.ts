@@ -12,6 +12,9 @@ export interface Spread {
   median: number;
   min: number;
   max: number;
+  /** The median's confidence interval (the server's analysis/stats.py says at which level). */
+  ci_low: number;
+  ci_high: number;
 }
 
 export interface SourceRef {
@@ -61,6 +64,9 @@ export interface LineStat {
   noisy: boolean;
   inner: InnerLine[];
   compiled: CompiledRegion[];
+  /** The line's figure in each profiled iteration, in order. */
+  device_samples_us: number[];
+  cpu_samples_us: number[];
 }
 
 export interface Target {
@@ -71,6 +77,8 @@ export interface Target {
   last_line: number;
   source_sha256: string;
   def_line: number;
+  /** The function's text as profiled. */
+  source: string;
 }
 
 export type DeviceLabel = 'NEURON' | 'CUDA' | 'CPU' | string;
@@ -90,6 +98,8 @@ export interface BackendInfo {
 export interface Config {
   warmup: number;
   iters: number;
+  /** Iterations run under the started profiler and not recorded (its start-up cost). */
+  profiler_warmup: number;
   args: string;
   timeout_s: number;
   record_shapes: boolean;
@@ -101,6 +111,8 @@ export interface Totals {
   op_calls: number;
   wall_us: Spread;
   unattributed_device_us: number;
+  device_samples_us: number[];
+  cpu_samples_us: number[];
 }
 
 export interface Compile {
@@ -153,6 +165,8 @@ export interface Run {
   artifacts: Artifacts;
   compile: Compile;
   timings_ms: Record<string, number>;
+  /** What each figure is: mean, trimmed-mean share, median with its confidence interval (by field). */
+  estimators: Record<string, string>;
 }
 
 /** One row of `oplens.compare`'s summary (the case study's side-by-side table). */

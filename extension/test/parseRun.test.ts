@@ -51,7 +51,7 @@ describe('parseRun', () => {
     assert.equal(run.schema, 'oplens.result/1');
     assert.equal(run.run_id, '');
     assert.equal(run.target.def_line, 0);
-    assert.deepEqual(run.totals.wall_us, { median: 0, min: 0, max: 0 });
+    assert.deepEqual(run.totals.wall_us, { median: 0, min: 0, max: 0, ci_low: 0, ci_high: 0 });
     assert.equal(run.totals.unattributed_device_us, 0);
     assert.deepEqual(run.artifacts, {
       trace_json: '',

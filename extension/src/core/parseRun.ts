@@ -136,6 +136,17 @@ class Reader {
     return v as string[];
   }
 
+  numbers(key: string): number[] {
+    const v = this.o[key];
+    if (v === undefined || v === null) {
+      return [];
+    }
+    if (!Array.isArray(v) || v.some((n) => typeof n !== 'number')) {
+      throw new RunParseError(this.where(key), 'should be a list of numbers');
+    }
+    return v as number[];
+  }
+
   record<T>(key: string, keep: (v: unknown) => v is T): Record<string, T> {
     const v = this.o[key];
     const out: Record<string, T> = {};
@@ -150,8 +161,14 @@ class Reader {
   }
 }
 
-const spread = (r: Reader): Spread => ({ median: r.num('median', 0), min: r.num('min', 0), max: r.num('max', 0) });
-const noSpread = (): Spread => ({ median: 0, min: 0, max: 0 });
+const spread = (r: Reader): Spread => ({
+  median: r.num('median', 0),
+  min: r.num('min', 0),
+  max: r.num('max', 0),
+  ci_low: r.num('ci_low', 0),
+  ci_high: r.num('ci_high', 0),
+});
+const noSpread = (): Spread => ({ median: 0, min: 0, max: 0, ci_low: 0, ci_high: 0 });
 
 const opStat = (r: Reader): OpStat => ({
   name: r.str('name'),
@@ -191,6 +208,8 @@ const lineStat = (r: Reader): LineStat => ({
   noisy: r.bool('noisy', false),
   inner: r.list('inner', innerLine),
   compiled: r.list('compiled', compiledRegion),
+  device_samples_us: r.numbers('device_samples_us'),
+  cpu_samples_us: r.numbers('cpu_samples_us'),
 });
 
 const target = (r: Reader): Target => ({
@@ -200,6 +219,7 @@ const target = (r: Reader): Target => ({
   last_line: r.num('last_line'),
   source_sha256: r.str('source_sha256'),
   def_line: r.num('def_line', 0),
+  source: r.str('source', ''),
 });
 
 const isJson = (v: unknown): v is unknown => v !== undefined;
@@ -219,6 +239,7 @@ const backend = (r: Reader): BackendInfo => ({
 const config = (r: Reader): Config => ({
   warmup: r.num('warmup'),
   iters: r.num('iters'),
+  profiler_warmup: r.num('profiler_warmup', 0),
   args: r.str('args', ''),
   timeout_s: r.num('timeout_s', 0),
   record_shapes: r.bool('record_shapes', true),
@@ -230,6 +251,8 @@ const totals = (r: Reader): Totals => ({
   op_calls: r.num('op_calls'),
   wall_us: r.obj('wall_us', spread, noSpread),
   unattributed_device_us: r.num('unattributed_device_us', 0),
+  device_samples_us: r.numbers('device_samples_us'),
+  cpu_samples_us: r.numbers('cpu_samples_us'),
 });
 
 const insight = (r: Reader): Insight => ({
@@ -286,6 +309,7 @@ function readRun(r: Reader): Run {
       () => ({ first_call_us: 0, compile_us: 0, graphs: 0 }),
     ),
     timings_ms: r.record('timings_ms', isNumber),
+    estimators: r.record('estimators', (v: unknown): v is string => typeof v === 'string'),
   };
 }
 

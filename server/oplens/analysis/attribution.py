@@ -308,6 +308,11 @@ def _build(
     per = 1.0 / (1000.0 * iters)  # ns over all iterations → µs per iteration
     total_cpu = sum(sum(a.cpu) for a in lines.values()) * per
     total_dev = sum(sum(a.dev) for a in lines.values()) * per
+    # Shares come from trimmed means: one slow iteration (the profiler's own start-up lands on the
+    # function's first op) must not move them; the µs figures stay means, so lines sum to totals.
+    robust_cpu = {line: stats.trimmed_mean(a.cpu) for line, a in lines.items()}
+    robust_dev = {line: stats.trimmed_mean(a.dev) for line, a in lines.items()}
+    robust_cpu_total, robust_dev_total = sum(robust_cpu.values()), sum(robust_dev.values())
 
     def pct(x: float, total: float) -> float:
         return 100.0 * x / total if total > 0 else 0.0
@@ -336,8 +341,8 @@ def _build(
                 line=line,
                 self_cpu_us=cpu,
                 self_device_us=dev,
-                pct_device=pct(dev, total_dev),
-                pct_cpu=pct(cpu, total_cpu),
+                pct_device=pct(robust_dev[line], robust_dev_total),
+                pct_cpu=pct(robust_cpu[line], robust_cpu_total),
                 op_calls=a.top_calls / iters,
                 ops=ops,
                 device_spread=stats.spread(dev_us),
@@ -345,6 +350,8 @@ def _build(
                 noisy=stats.is_noisy(dev_us),
                 inner=inner,
                 compiled=regions,
+                device_samples_us=dev_us,
+                cpu_samples_us=[v / 1000.0 for v in a.cpu],
             )
         )
     op_stats = [
@@ -364,5 +371,7 @@ def _build(
         self_device_us=total_dev,
         op_calls=sum(a.top_calls for a in lines.values()) / iters,
         unattributed_device_us=unattributed_ns * per,
+        device_samples_us=[sum(a.dev[i] for a in lines.values()) / 1000.0 for i in range(iters)],
+        cpu_samples_us=[sum(a.cpu[i] for a in lines.values()) / 1000.0 for i in range(iters)],
     )
     return Attribution(line_stats, op_stats, totals, sequence)

@@ -1,13 +1,35 @@
-"""Per-iteration statistics: a figure's median, min and max, and whether it is noisy."""
+"""Per-iteration statistics: robust estimates of a figure, its spread and confidence, whether it is
+noisy, and whether two sets of samples differ.
+
+The headline µs figures are means (so lines sum exactly to the totals); what decides (shares, the
+hot line, noise, a before/after verdict) uses estimates that one outlier iteration cannot move:
+the trimmed mean (TRIM of the iterations cut at each end), the median with a distribution-free
+confidence interval, and the Mann-Whitney U test. Pure Python.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from oplens.records.run import Spread
 
 # A line is noisy when its interquartile range exceeds this share of its median.
 NOISE_IQR_RATIO = 0.25
+TRIM = 0.2  # the trimmed mean cuts this share of the iterations at each end
+CONFIDENCE = 0.95
+
+# What each figure of a run is, written into result.json (`estimators`).
+ESTIMATORS = {
+    "self_cpu_us, self_device_us": "mean over the profiled iterations (lines sum exactly to the totals)",
+    "pct_device, pct_cpu": (
+        f"the line's {TRIM:.0%}-trimmed mean over the iterations, as a share of the sum of all lines' trimmed "
+        "means (one outlier iteration cannot move it)"
+    ),
+    "*_spread": f"median, min and max over the iterations; ci_low/ci_high: {CONFIDENCE:.0%} confidence interval of the median",
+    "noisy": f"interquartile range over {NOISE_IQR_RATIO:.0%} of the median",
+    "*_samples_us": "the figure in each profiled iteration, in order",
+}
 
 
 def _quantile(sorted_values: Sequence[float], q: float) -> float:
@@ -19,11 +41,39 @@ def _quantile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
+def median_ci(sorted_values: Sequence[float], level: float = CONFIDENCE) -> tuple[float, float]:
+    """A distribution-free confidence interval of the median: the order statistics j and n-1-j
+    (0-based), which hold it with probability 1 - 2·P(Binomial(n, 1/2) <= j); the narrowest with at
+    least `level`. Fewer samples than that allows: (min, max)."""
+    n = len(sorted_values)
+    if n == 0:
+        return 0.0, 0.0
+    best = 0
+    below = 0.0  # P(X <= j)
+    for j in range(n // 2):
+        below += math.comb(n, j) / 2**n
+        if 1 - 2 * below < level:
+            break
+        best = j
+    return sorted_values[best], sorted_values[n - 1 - best]
+
+
 def spread(values_us: Sequence[float]) -> Spread:
     s = sorted(values_us)
     if not s:
         return Spread()
-    return Spread(median=_quantile(s, 0.5), min=s[0], max=s[-1])
+    low, high = median_ci(s)
+    return Spread(median=_quantile(s, 0.5), min=s[0], max=s[-1], ci_low=low, ci_high=high)
+
+
+def trimmed_mean(values: Sequence[float], cut: float = TRIM) -> float:
+    """The mean of the values left after cutting `cut` of them at each end."""
+    s = sorted(values)
+    if not s:
+        return 0.0
+    k = int(len(s) * cut)
+    kept = s[k : len(s) - k] or s
+    return sum(kept) / len(kept)
 
 
 def is_noisy(values_us: Sequence[float]) -> bool:
@@ -34,3 +84,31 @@ def is_noisy(values_us: Sequence[float]) -> bool:
     if median <= 0:
         return False
     return (_quantile(s, 0.75) - _quantile(s, 0.25)) / median > NOISE_IQR_RATIO
+
+
+def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
+    """Two-sided p-value of the Mann-Whitney U test that `a` and `b` come from one distribution
+    (normal approximation with the tie correction; 1.0 where either side is empty or all are tied)."""
+    n1, n2 = len(a), len(b)
+    if n1 == 0 or n2 == 0:
+        return 1.0
+    pooled = sorted([(v, 0) for v in a] + [(v, 1) for v in b])
+    ranks_a = 0.0
+    ties = 0.0
+    i = 0
+    while i < len(pooled):
+        j = i
+        while j + 1 < len(pooled) and pooled[j + 1][0] == pooled[i][0]:
+            j += 1
+        rank = (i + j) / 2 + 1  # the average rank of a run of ties
+        t = j - i + 1
+        ties += t**3 - t
+        ranks_a += rank * sum(1 for k in range(i, j + 1) if pooled[k][1] == 0)
+        i = j + 1
+    u = ranks_a - n1 * (n1 + 1) / 2
+    n = n1 + n2
+    variance = n1 * n2 / 12 * ((n + 1) - ties / (n * (n - 1))) if n > 1 else 0.0
+    if variance <= 0:
+        return 1.0
+    z = (abs(u - n1 * n2 / 2) - 0.5) / math.sqrt(variance)  # with continuity correction
+    return max(0.0, min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2))))

@@ -1,4 +1,5 @@
-"""The `oplens` commands `profile` (one function), `compare` (several), and each backend's own
+"""The `oplens` commands `profile` (one function), `compare` (several), `diff` (one function across
+an edit), `analyze` (a stored run attributed again from its trace), and each backend's own
 commands on a stored run (from the backend registry: Neuron's `explorer`).
 
 A thin layer: arguments → `engine.profile` (or the backend's command) → a renderer (rich, or
@@ -22,7 +23,9 @@ from oplens.backends.spec import BackendCommand, CommandContext
 from oplens.cli import render, serve
 from oplens.cli.progress import progress_display
 from oplens.engine import BACKENDS, DEFAULT_ITERS, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP, ProfileRequest, profile, runs
+from oplens.engine.analyze import reanalyze
 from oplens.engine.compare import compare_rows
+from oplens.engine.diff import diff_runs
 from oplens.records.errors import OpLensError
 from oplens.records.job import TargetSpec
 from oplens.records.run import Run
@@ -58,6 +61,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="arguments for every target, or once per target in order")
     common(c)
 
+    d = sub.add_parser("diff", help="one function before and after an edit: each line's change, with a verdict")
+    d.add_argument("before", help="the earlier run: a run id (or its start, or `latest`) or a run directory")
+    d.add_argument("after", nargs="?", default="latest", help="the later run (default: latest)")
+    d.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
+    d.add_argument("--json", metavar="PATH", help="write the diff as JSON to PATH ('-': stdout)")
+
+    a = sub.add_parser("analyze", help="attribute a stored run again from its trace.json, without running it (rewrites nothing)")
+    a.add_argument("run", help="a run id (or its start, or `latest`) or a run directory")
+    a.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
+    a.add_argument("--json", metavar="PATH", help="write the re-derived result.json object to PATH ('-': stdout)")
+
     for _, cmd in registry.commands():
         e = sub.add_parser(cmd.name, help=cmd.help)
         e.add_argument("run", help="a run id (or its start, or `latest`) in the runs directory, or a run directory")
@@ -83,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         _check_json_dest(getattr(args, "json", None))
         if args.command == "serve":
             return serve.run(args)
+        if args.command == "diff":
+            return _diff(args, out)
+        if args.command == "analyze":
+            return _analyze(args, out)
         if getattr(args, "backend_command", None) is not None:
             return _backend_command(args.backend_command, args, out)
         if args.command == "profile":
@@ -114,6 +132,25 @@ def _request(args: argparse.Namespace, target: str, expr: str) -> ProfileRequest
         out=args.out,
         backend_options=registry.parse_options(args.backend, given, Path.cwd(), strict=True),
     )
+
+
+def _diff(args: argparse.Namespace, out: Console) -> int:
+    _check_json_dest(args.json)
+    root = runs.runs_root(Path.cwd(), args.out)
+    result = diff_runs(runs.find(root, args.before), runs.find(root, args.after))
+    _emit_json(args.json, result.to_dict())
+    if args.json != "-":
+        render.diff(out, result)
+    return 0
+
+
+def _analyze(args: argparse.Namespace, out: Console) -> int:
+    _check_json_dest(args.json)
+    run = reanalyze(runs.find(runs.runs_root(Path.cwd(), args.out), args.run))
+    _emit_json(args.json, run.to_dict())
+    if args.json != "-":
+        render.profile(out, run)
+    return 0
 
 
 def _backend_command(cmd: BackendCommand, args: argparse.Namespace, out: Console) -> int:

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from oplens.backends import registry
+from oplens.engine.diff import FunctionDiff
 from oplens.records.errors import OpLensError
 from oplens.records.format import fmt_us
 from oplens.records.run import LineStat, Run
@@ -178,6 +179,51 @@ def compare(console: Console, runs: list[Run], rows: list[dict[str, Any]]) -> No
     for row in rows:
         if row["compile_us"] > 0:
             console.print(f"[dim]{escape(row['variant'])}: compile on first call ~{fmt_us(row['compile_us'])}, not included[/]")
+
+
+VERDICT_STYLE = {"slower": "red", "faster": "green", "new": "cyan", "removed": "dim", "same": ""}
+
+
+def diff(console: Console, d: FunctionDiff) -> None:
+    """One function before and after an edit: each line's change and its verdict."""
+    label = d.after.backend.device_label
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for name, justify in (("Before", "right"), ("After", "right"), (f"{label} before", "right"),
+                          (f"{label} after", "right"), ("Change", "right"), ("Verdict", "left"), ("Source", "left")):
+        table.add_column(name, justify=justify, no_wrap=name != "Source")  # type: ignore[arg-type]
+    for c in d.lines:
+        style = VERDICT_STYLE.get(c.verdict, "")
+        table.add_row(
+            str(c.before_line or ""),
+            str(c.after_line or ""),
+            fmt_us(c.before_us) if c.before_line else "",
+            fmt_us(c.after_us) if c.after_line else "",
+            change_text(c.ratio) if c.verdict in ("slower", "faster", "same") else "",
+            Text(c.verdict, style=style),
+            escape(c.text),
+        )
+    t = d.totals
+    console.print(
+        f"[bold]{escape(d.after.target.qualname)}[/]: run {d.before.run_id} → {d.after.run_id} (per iteration, {label})",
+        highlight=False,
+    )
+    console.print(table)
+    console.print(
+        f"Total: {fmt_us(t.before_us)} → {fmt_us(t.after_us)}"
+        + (f" ({change_text(t.ratio)})" if t.ratio is not None else "")
+        + f": [{VERDICT_STYLE.get(t.verdict, '') or 'bold'}]{t.verdict}[/]"
+        + (f" (p = {t.p_value:.2g})" if t.p_value is not None else ""),
+        highlight=False,
+    )
+
+
+def change_text(ratio: float | None) -> str:
+    """`2.1×` slower, `-40 %` faster, as a user reads a change."""
+    if ratio is None:
+        return "new"
+    if ratio >= 1.5:
+        return f"{ratio:.1f}×"
+    return f"{(ratio - 1) * 100:+.0f} %"
 
 
 def error(console: Console, e: OpLensError) -> None:

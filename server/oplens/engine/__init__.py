@@ -26,6 +26,7 @@ from oplens.records.run import Run
 BACKENDS = registry.NAMES
 DEFAULT_WARMUP = 3
 DEFAULT_ITERS = 20
+DEFAULT_PROFILER_WARMUP = 2  # profiled-but-dropped iterations: the profiler's start-up lands on them
 DEFAULT_TIMEOUT_S = 300.0
 
 
@@ -37,6 +38,7 @@ class ProfileRequest:
     warmup: int = DEFAULT_WARMUP
     iters: int = DEFAULT_ITERS
     timeout_s: float = DEFAULT_TIMEOUT_S
+    profiler_warmup: int = DEFAULT_PROFILER_WARMUP
     workspace: Path = field(default_factory=Path.cwd)
     out: str | None = None  # runs directory; default <workspace>/.oplens/runs
     # Each backend's options record by name (registry.parse_options); missing ones take defaults.
@@ -51,6 +53,8 @@ def validate(req: ProfileRequest) -> None:
         raise bad_input(f"--warmup must be 0 or more (got {req.warmup})")
     if req.iters < 1:
         raise bad_input(f"--iters must be 1 or more (got {req.iters})")
+    if req.profiler_warmup < 0:
+        raise bad_input(f"--profiler-warmup must be 0 or more (got {req.profiler_warmup})")
     if req.timeout_s <= 0:
         raise bad_input(f"--timeout must be positive (got {req.timeout_s:g})")
     for name in registry.candidates(req.backend):
@@ -88,6 +92,7 @@ def profile(
         workspace=str(workspace),
         backend_options={name: dataclasses.asdict(opts) for name, opts in req.backend_options.items()},
         timeout_s=req.timeout_s,
+        profiler_warmup=req.profiler_warmup,
     )
     worker = worker if worker is not None and worker.alive() else WorkerProcess(root / ".staging", cwd=workspace)
     try:

@@ -79,10 +79,14 @@ def _required_positional(args: ast.arguments) -> int:
     return len(positional) - len(args.defaults)
 
 
+def function_text(source: str, first_line: int, last_line: int) -> str:
+    """The function's lines (first_line..last_line, 1-based), joined by "\n"."""
+    return "\n".join(source.splitlines()[first_line - 1 : last_line])
+
+
 def source_sha256(source: str, first_line: int, last_line: int) -> str:
     """Hash of the function's text: results are valid while this is unchanged."""
-    lines = source.splitlines()[first_line - 1 : last_line]
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+    return hashlib.sha256(function_text(source, first_line, last_line).encode()).hexdigest()
 
 
 def resolve(file: str | Path, qualname: str | None = None, line: int | None = None) -> tuple[Target, FunctionDef]:
@@ -97,6 +101,7 @@ def resolve(file: str | Path, qualname: str | None = None, line: int | None = No
         last_line=fn.last_line,
         source_sha256=source_sha256(source, fn.first_line, fn.last_line),
         def_line=fn.def_line,
+        source=function_text(source, fn.first_line, fn.last_line),
     )
     return target, fn
 

@@ -68,6 +68,7 @@ class Job:
     # Each backend's options record as data, by backend name (backends/registry.py types them).
     backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     timeout_s: float = 0.0
+    profiler_warmup: int = 0  # iterations under the started profiler, not recorded (its start-up cost)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

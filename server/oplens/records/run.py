@@ -24,6 +24,8 @@ class Spread:
     median: float = 0.0
     min: float = 0.0
     max: float = 0.0
+    ci_low: float = 0.0  # the median's confidence interval (analysis/stats.py: CONFIDENCE)
+    ci_high: float = 0.0
 
 
 @dataclass
@@ -79,6 +81,9 @@ class LineStat:
     noisy: bool = False
     inner: list[InnerLine] = field(default_factory=list)
     compiled: list[CompiledRegion] = field(default_factory=list)
+    # The line's figure in each profiled iteration, in order (what spreads and diffs are made of).
+    device_samples_us: list[float] = field(default_factory=list)
+    cpu_samples_us: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -89,6 +94,7 @@ class Target:
     last_line: int
     source_sha256: str
     def_line: int = 0  # the `def` line (first_line includes decorators)
+    source: str = ""  # the function's text as profiled (first_line..last_line): what a diff maps lines by
 
 
 @dataclass
@@ -108,6 +114,7 @@ class BackendInfo:
 class Config:
     warmup: int
     iters: int
+    profiler_warmup: int = 0  # iterations run under the started profiler before the measured ones
     args: str = ""
     timeout_s: float = 0.0
     record_shapes: bool = True
@@ -121,6 +128,8 @@ class Totals:
     wall_us: Spread = field(default_factory=Spread)
     # Device time no CPU op claimed (e.g. a kernel with no launching op); not in any line.
     unattributed_device_us: float = 0.0
+    device_samples_us: list[float] = field(default_factory=list)  # per profiled iteration, all lines
+    cpu_samples_us: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -175,6 +184,7 @@ class Run:
     artifacts: Artifacts = field(default_factory=Artifacts)
     compile: Compile = field(default_factory=Compile)
     timings_ms: dict[str, float] = field(default_factory=dict)  # where the worker spent its time
+    estimators: dict[str, str] = field(default_factory=dict)  # what each figure is (analysis/stats.py)
     run_id: str = ""
     run_dir: str = ""
     created: str = ""

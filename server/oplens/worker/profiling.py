@@ -19,7 +19,7 @@ import torch
 
 from oplens.analysis import insights
 from oplens.analysis.attribution import Attribution, attribute
-from oplens.analysis.stats import spread
+from oplens.analysis.stats import ESTIMATORS, spread
 from oplens.backends.device import Backend
 from oplens.backends.registry import get as backend_spec
 from oplens.backends.resolve import BackendUnavailable, resolve
@@ -76,6 +76,7 @@ def run(job: Job, progress: Progress) -> Run:
     export_trace(prepared, measured, run)
     clock.lap("export_ms")
     run.timings_ms = clock.laps
+    run.estimators = dict(ESTIMATORS)
     return run
 
 
@@ -145,19 +146,31 @@ def record_shapes(p: Prepared) -> Any:
 def profile_iterations(p: Prepared, iters: int, progress: Progress) -> tuple[Any, list[float]]:
     """The timed iterations under the backend's profiler, each in its own iteration range, the
     target's lines marked. The device is synchronised after each call, outside its range (so the
-    wait is no line's)."""
+    wait is no line's).
+
+    The profiler's own start-up lands on the first iterations it records (0.3-4 ms on the CPU, on
+    the function's first op), so a `schedule` runs `profiler_warmup` iterations under the started
+    profiler first and records only the `iters` after them (torch.profiler's documented way, and
+    `schedule` is supported with NeuronConfig). Their wall times are not kept either."""
     stage = Path(p.job.stage_dir)
+    warm = p.job.profiler_warmup
     wall: list[float] = []
-    with torch.profiler.profile(
-        activities=p.backend.activities(), record_shapes=False, **p.backend.profiler_options(stage)
-    ) as prof:
-        for i in range(iters):
+    options = p.backend.profiler_options(stage)
+    if warm > 0:
+        options["schedule"] = torch.profiler.schedule(wait=0, warmup=warm, active=iters, repeat=1)
+    with torch.profiler.profile(activities=p.backend.activities(), record_shapes=False, **options) as prof:
+        for step in range(warm + iters):
+            i = step - warm  # the recorded iteration's index; negative while the profiler warms up
             t0 = time.perf_counter_ns()
-            with Range(f"{names.ITER_RANGE}{i}"), p.marker:
+            with Range(f"{names.ITER_RANGE}{max(i, 0)}"), p.marker:
                 call(p.fn, p.args, p.job.target)
             p.backend.synchronize()
-            wall.append((time.perf_counter_ns() - t0) / 1000.0)
-            progress("profile", i + 1, iters)
+            elapsed_us = (time.perf_counter_ns() - t0) / 1000.0  # before step(): the last one stops the trace
+            if warm > 0:
+                prof.step()
+            if i >= 0:
+                wall.append(elapsed_us)
+                progress("profile", i + 1, iters)
     return prof, wall
 
 
@@ -203,7 +216,9 @@ def describe(p: Prepared, m: Measured, result: Attribution, found: list[Insight]
     return Run(
         target=job.target,
         backend=info,
-        config=Config(warmup=job.warmup, iters=job.iters, args=job.args, timeout_s=job.timeout_s),
+        config=Config(
+            warmup=job.warmup, iters=job.iters, profiler_warmup=job.profiler_warmup, args=job.args, timeout_s=job.timeout_s
+        ),
         totals=result.totals,
         lines=result.lines,
         ops=result.ops,

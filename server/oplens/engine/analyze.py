@@ -1,0 +1,54 @@
+"""Re-derive a stored run's attribution and insights from its `trace.json`, without running the
+function again: a better rule applies to old runs too (`oplens analyze RUN`). Nothing is rewritten.
+
+Parent side, no torch: the trace is read as JSON (analysis/chrome_trace.py). What the trace does not
+hold stays as stored: the input shapes of the insights' call (so the intermediate-tensor sizes are
+not re-derived), the wall times and the compile figures.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+from oplens.analysis.attribution import attribute
+from oplens.analysis.chrome_trace import read_events
+from oplens.analysis.insights import find_insights
+from oplens.analysis.stats import ESTIMATORS
+from oplens.records.errors import bad_input
+from oplens.records.run import Run, SourceRef
+
+NOTE = "re-analysed from the stored trace.json (nothing rewritten); intermediate-tensor sizes are not re-derived"
+
+
+def reanalyze(run: Run) -> Run:
+    """A copy of `run` with its lines, ops, totals and insights derived again from its trace."""
+    trace = Path(run.run_dir) / run.artifacts.trace_json if run.artifacts.trace_json else None
+    if trace is None or not trace.is_file():
+        raise bad_input(
+            f"run {run.run_id} has no trace.json to analyse ({trace or 'none recorded'})",
+            "profile the function again: every run keeps its trace",
+        )
+    try:
+        events = read_events(trace)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise bad_input(f"cannot read {trace}: {e}", "is the file complete? profile again for a fresh trace") from None
+    fused: dict[str, list[SourceRef]] = {}
+    for line in run.lines:
+        for region in line.compiled:
+            fused.setdefault(region.name, region.fused)
+    # On the CPU the "device" time is the op's own CPU time; elsewhere kernels link to their op.
+    device_time = "cpu" if run.backend.device_label == "CPU" else "linked"
+    result = attribute(events, run.config.iters, run.target.def_line, device_time, fused)
+    if not result.lines:
+        raise bad_input(
+            f"the trace of run {run.run_id} holds no OpLens line markers",
+            "it was not written by an OpLens profile of a function; profile again",
+        )
+    again = copy.deepcopy(run)
+    result.totals.wall_us = run.totals.wall_us
+    again.totals, again.lines, again.ops = result.totals, result.lines, result.ops
+    again.insights = find_insights(result, run.backend.device_label, run.backend.device_label != "CPU", run.config.iters)
+    again.estimators = dict(ESTIMATORS)
+    again.backend.note = (run.backend.note + "; " if run.backend.note else "") + NOTE
+    return again

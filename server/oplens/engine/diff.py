@@ -1,0 +1,205 @@
+"""Before/after of one function across an edit: which lines got slower or faster, and is it real.
+
+Lines are mapped across the edit by difflib on the function's source text as each run profiled it
+(`target.source`): unchanged lines map one to one, a block of edited lines maps pairwise (a line
+changed in place keeps its before/after figures), inserted lines are `new`, deleted ones `removed`.
+Each mapped line's verdict comes from its per-iteration samples: `slower` or `faster` only where the
+Mann-Whitney test says the samples differ (p < ALPHA) *and* the change (a ratio of trimmed means) is
+larger than the minimum effect, else `same`. The minimum effect is the largest of MIN_EFFECT, the
+line's own spread between iterations, and the drift between the two runs: the largest factor by
+which any *other* line whose text did not change moved (lines of DRIFT_SHARE of the time or more).
+Two runs of the same code on a busy machine differ by more than their iterations do; the unchanged
+lines measure by how much. The totals get the same test against every unchanged line's move.
+Times are self device time per iteration (self CPU on the CPU), means as everywhere. Parent side,
+no torch: it reads two stored runs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import statistics
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from oplens.analysis.stats import mann_whitney_p, trimmed_mean
+from oplens.records.errors import bad_input
+from oplens.records.run import LineStat, Run
+
+ALPHA = 0.01  # the test's significance level
+MIN_EFFECT = 0.10  # a change smaller than this share is `same`, however significant
+NOISE_FACTOR = 2.0  # ... and smaller than this many times the line's relative interquartile range
+DRIFT_SHARE = 2.0  # % of the time from which an unchanged line's move counts as the runs' drift
+
+VERDICTS = ("slower", "faster", "same", "new", "removed")
+
+
+@dataclass
+class LineChange:
+    before_line: int | None  # None: a new line
+    after_line: int | None  # None: a removed line
+    before_us: float
+    after_us: float
+    ratio: float | None  # after / before; None where before is 0
+    verdict: str  # one of VERDICTS
+    p_value: float | None  # None for new and removed lines
+    text: str = ""  # the line's source (after the edit; before it for a removed line)
+
+
+@dataclass
+class TotalsChange:
+    before_us: float
+    after_us: float
+    ratio: float | None
+    verdict: str
+    p_value: float | None
+
+
+@dataclass
+class FunctionDiff:
+    before: Run
+    after: Run
+    lines: list[LineChange]
+    totals: TotalsChange
+    method: dict[str, Any] = field(default_factory=dict)  # the test and thresholds used
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "before": self.before.to_dict(),
+            "after": self.after.to_dict(),
+            "lines": [asdict(c) for c in self.lines],
+            "totals": asdict(self.totals),
+            "method": self.method,
+        }
+
+
+def diff_runs(before: Run, after: Run) -> FunctionDiff:
+    """The line-by-line change of one function from `before` to `after`."""
+    for run in (before, after):
+        if not run.target.source:
+            raise bad_input(
+                f"run {run.run_id} keeps no source text of {run.target.qualname} (it was profiled by an older OpLens)",
+                "profile the function again; runs made since keep their source",
+            )
+    if before.target.qualname != after.target.qualname:
+        raise bad_input(
+            f"the runs profile different functions ({before.target.qualname} and {after.target.qualname})",
+            "diff two runs of the same function (oplens diff OLD_RUN NEW_RUN)",
+        )
+    if before.backend.name != after.backend.name:
+        raise bad_input(
+            f"the runs ran on different backends ({before.backend.name} and {after.backend.name})",
+            "compare runs of one backend: their times are not the same kind of figure",
+        )
+    old_text, new_text = before.target.source.splitlines(), after.target.source.splitlines()
+    old_stats = {s.line: s for s in before.lines}
+    new_stats = {s.line: s for s in after.lines}
+    mapped: list[tuple[int | None, int | None, LineStat | None, LineStat | None, str]] = []
+    for a, b in map_lines(old_text, new_text):
+        old_line = before.target.first_line + a if a is not None else None
+        new_line = after.target.first_line + b if b is not None else None
+        old, new = old_stats.get(old_line or -1), new_stats.get(new_line or -1)
+        if old is None and new is None:
+            continue  # a comment, a blank line, a line that ran no op in either run
+        text = new_text[b] if b is not None else old_text[a] if a is not None else ""
+        mapped.append((old_line, new_line, old, new, text.strip()))
+    moves = {
+        nl: _move(o, n) for ol, nl, o, n, _ in mapped
+        if o is not None and n is not None and ol is not None and nl is not None
+        and old_text[ol - before.target.first_line].strip() == new_text[nl - after.target.first_line].strip()
+        and max(o.pct_device, n.pct_device) >= DRIFT_SHARE
+    }  # fmt: skip
+    changes = [
+        _line_change(ol, nl, o, n, text, max([m for line, m in moves.items() if line != nl], default=0.0))
+        for ol, nl, o, n, text in mapped
+    ]
+    changes += _unplaced(before, after, {c.before_line for c in changes}, {c.after_line for c in changes})
+    drift = max(moves.values(), default=0.0)
+    t = _compare(before.totals.device_samples_us, after.totals.device_samples_us,
+                 before.totals.self_device_us, after.totals.self_device_us, drift)  # fmt: skip
+    return FunctionDiff(
+        before=before,
+        after=after,
+        lines=changes,
+        totals=TotalsChange(t[0], t[1], t[2], t[3], t[4]),
+        method={
+            "test": "Mann-Whitney U, two-sided, over the per-iteration samples",
+            "alpha": ALPHA,
+            "min_effect": MIN_EFFECT,
+            "noise_factor": NOISE_FACTOR,
+            "drift_share_pct": DRIFT_SHARE,
+            "drift": math.exp(drift),
+            "rule": "slower/faster where p < alpha and the ratio of trimmed means is beyond the largest of "
+            "1 + min_effect, 1 + noise_factor × the larger relative interquartile range of the two runs' samples, "
+            "and the largest factor by which another unchanged line (drift_share_pct or more of the time) moved",
+        },
+    )
+
+
+def map_lines(old: list[str], new: list[str]) -> list[tuple[int | None, int | None]]:
+    """Pairs of 0-based line indexes (old, new); None on one side for inserted or deleted lines."""
+    pairs: list[tuple[int | None, int | None]] = []
+    matcher = difflib.SequenceMatcher(a=[s.strip() for s in old], b=[s.strip() for s in new], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            pairs += [(i1 + k, j1 + k) for k in range(i2 - i1)]
+            continue
+        common = min(i2 - i1, j2 - j1) if tag == "replace" else 0  # lines edited in place map pairwise
+        pairs += [(i1 + k, j1 + k) for k in range(common)]
+        pairs += [(i, None) for i in range(i1 + common, i2)]
+        pairs += [(None, j) for j in range(j1 + common, j2)]
+    return pairs
+
+
+def _move(old: LineStat, new: LineStat) -> float:
+    """How far an unchanged line moved between two runs: |log| of the ratio of its trimmed means."""
+    a, b = trimmed_mean(old.device_samples_us), trimmed_mean(new.device_samples_us)
+    return abs(math.log(b / a)) if a > 0 and b > 0 else 0.0
+
+
+def _line_change(
+    old_line: int | None, new_line: int | None, old: LineStat | None, new: LineStat | None, text: str, drift: float
+) -> LineChange:
+    if old is None or old_line is None:
+        return LineChange(None if old is None else old_line, new_line, 0.0, new.self_device_us if new else 0.0,
+                          None, "new", None, text)  # fmt: skip
+    if new is None or new_line is None:
+        return LineChange(old_line, None if new is None else new_line, old.self_device_us, 0.0, 0.0, "removed", None, text)
+    before_us, after_us, ratio, verdict, p = _compare(
+        old.device_samples_us, new.device_samples_us, old.self_device_us, new.self_device_us, drift
+    )
+    return LineChange(old_line, new_line, before_us, after_us, ratio, verdict, p, text)
+
+
+def _unplaced(before: Run, after: Run, seen_old: set[int | None], seen_new: set[int | None]) -> list[LineChange]:
+    """Lines with figures outside the function's text (e.g. the `def` line's own ops are inside it;
+    this catches figures of lines the source no longer spans)."""
+    out = [LineChange(s.line, None, s.self_device_us, 0.0, 0.0, "removed", None) for s in before.lines if s.line not in seen_old]
+    out += [LineChange(None, s.line, 0.0, s.self_device_us, None, "new", None) for s in after.lines if s.line not in seen_new]
+    return out
+
+
+def _compare(
+    old: list[float], new: list[float], old_mean: float, new_mean: float, drift: float
+) -> tuple[float, float, float | None, str, float | None]:
+    ratio = new_mean / old_mean if old_mean > 0 else None
+    if not old or not new:
+        return old_mean, new_mean, ratio, "same", None  # a run without samples cannot be judged
+    p = mann_whitney_p(old, new)
+    threshold = max(MIN_EFFECT, NOISE_FACTOR * max(_relative_iqr(old), _relative_iqr(new)), math.exp(drift) - 1)
+    robust_old, robust_new = trimmed_mean(old), trimmed_mean(new)
+    verdict = "same"
+    if p < ALPHA:
+        if robust_new > robust_old * (1 + threshold):
+            verdict = "slower"
+        elif robust_new * (1 + threshold) < robust_old:
+            verdict = "faster"
+    return old_mean, new_mean, ratio, verdict, p
+
+
+def _relative_iqr(values: list[float]) -> float:
+    if len(values) < 4:
+        return 0.0
+    q = statistics.quantiles(values, n=4)
+    median = statistics.median(values)
+    return (q[2] - q[0]) / median if median > 0 else 0.0

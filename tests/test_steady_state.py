@@ -1,0 +1,63 @@
+"""Shares a user can act on after one run with default settings: every line's share within 10
+points of the steady-state ground truth, and the same hot line wherever the truth's leads by 10.
+
+The ground truth is the line-marker method over many iterations with the first profiled
+iteration discarded (where the profiler's start-up lands), as a mean. Real worker, real torch.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, ROOT
+from oplens.engine import ProfileRequest, profile
+from oplens.records.job import TargetSpec
+from oplens.records.run import Run
+
+STEADY = DATA / "steady.py"
+
+
+def run(qualname: str, out: Path, **kw: object) -> Run:
+    req = ProfileRequest(target=TargetSpec(str(STEADY), qualname=qualname), workspace=ROOT, out=str(out), **kw)  # type: ignore[arg-type]
+    return profile(req)
+
+
+def truth_shares(r: Run) -> dict[int, float]:
+    """Per line: the mean of its per-iteration samples without the first iteration, as a share."""
+    means = {line.line: sum(line.device_samples_us[1:]) / (len(line.device_samples_us) - 1) for line in r.lines}
+    total = sum(means.values())
+    return {line: 100.0 * v / total for line, v in means.items()}
+
+
+@pytest.fixture(autouse=True)
+def one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # torch's idle pool spinning is not what is measured
+
+
+@pytest.mark.parametrize("qualname", ["front_loaded", "elementwise_chain", "one_heavy_line"])
+def test_default_run_shares_match_the_steady_state(qualname: str, tmp_path: Path) -> None:
+    truth = truth_shares(run(qualname, tmp_path, iters=200, profiler_warmup=0))
+    shown = run(qualname, tmp_path)  # what a user gets from one run with the defaults
+    per_call = shown.totals.wall_us.median
+    assert 20 <= per_call <= 5000, f"{qualname} is not the size this test is about: {per_call:.0f} µs a call"
+    for line in shown.lines:
+        assert abs(line.pct_device - truth.get(line.line, 0.0)) <= 10.0, (
+            f"{qualname}, line {line.line}: shown {line.pct_device:.1f} %, steady state {truth.get(line.line, 0.0):.1f} %"
+        )
+    ranked = sorted(truth.items(), key=lambda kv: -kv[1])
+    if len(ranked) >= 2 and ranked[0][1] - ranked[1][1] >= 10.0:
+        hot = [i.line for i in shown.insights if i.kind == "hot_line"]
+        top = max(shown.lines, key=lambda s: s.pct_device).line
+        assert top == ranked[0][0] and hot in ([], [ranked[0][0]]), f"{qualname}: hot line {top}, truth {ranked[0][0]}"
+
+
+def test_samples_and_estimators_are_in_the_result(tmp_path: Path) -> None:
+    r = run("front_loaded", tmp_path, iters=7)
+    assert r.config.profiler_warmup == 2
+    assert len(r.totals.device_samples_us) == 7 and all(len(line.device_samples_us) == 7 for line in r.lines)
+    assert abs(sum(r.totals.device_samples_us) / 7 - r.totals.self_device_us) < 1e-6 * max(1.0, r.totals.self_device_us)
+    assert "pct_device, pct_cpu" in r.estimators and "trimmed mean" in r.estimators["pct_device, pct_cpu"]
+    assert os.path.isfile(os.path.join(r.run_dir, "result.json"))
