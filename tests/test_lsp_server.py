@@ -179,6 +179,15 @@ def test_params_that_do_not_decode_get_an_error_response(served: tuple[Client, P
     assert len(client.answer(51)["result"]) == FUNCTIONS  # and it keeps serving
 
 
+def test_a_buffer_that_is_not_a_file_is_left_alone(served: tuple[Client, Path, dict[str, Any]]) -> None:
+    client, ws, _ = served
+    client.open("untitled:Untitled-1", "def scratch():\n    pass\n")
+    client.send(request(60, "textDocument/codeLens", {"textDocument": {"uri": (ws / "ex.py").as_uri()}}))
+    assert len(client.answer(60)["result"]) == FUNCTIONS
+    assert not [m for m in client.seen if m.get("method") == "window/showMessage"]  # no "Error in server"
+    assert not [m for m in client.seen if m.get("method") == names.DOCUMENT_NOTIFICATION and "Untitled" in json.dumps(m)]
+
+
 def test_the_clients_settings_at_work_and_bad_ones_named(workspace: Path) -> None:
     client_root, client_uri = "file:///client/ws", "file:///client/ws/ex.py"  # the editor's paths, mapped to workspace
     options = {"hintThreshold": 0, "pathMappings": [{"local": "/client/ws", "host": str(workspace)}],

@@ -54,10 +54,9 @@ class ClientState:
         self.settings, warnings = settings.parse(params.initialization_options)
         self.paths = PathMap(self.settings.path_mappings)
         root = None
-        if params.workspace_folders:
-            root = Path(self.paths.uri_to_host_path(params.workspace_folders[0].uri))
-        elif params.root_uri:
-            root = Path(self.paths.uri_to_host_path(params.root_uri))
+        given = params.workspace_folders[0].uri if params.workspace_folders else params.root_uri
+        if given and self.is_file(given):  # not a file folder (a virtual workspace): the server's own
+            root = Path(self.host_path(given))
         self._shared = self._shared_for(root)
         warnings += settings.check_backend_options(self.settings, self._shared.workspace)
         self._listener = listener
@@ -86,6 +85,13 @@ class ClientState:
 
     def is_open(self, uri: str) -> bool:
         return uri in self.ls.workspace.text_documents
+
+    def is_file(self, uri: str) -> bool:
+        try:
+            self.paths.uri_to_host_path(uri)
+        except ValueError:
+            return False
+        return True
 
     # ---- telling the client -----------------------------------------------------------
 

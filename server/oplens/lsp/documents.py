@@ -69,7 +69,10 @@ def functions(client: ClientState, arg: Any) -> dict[str, Any]:
 
 
 def publish(client: ClientState, uri: str) -> None:
-    """Send the document's diagnostics and its `oplens/document` notification."""
+    """Send the document's diagnostics and its `oplens/document` notification (none for a buffer
+    that is not a file, e.g. `untitled:`: nothing there can be profiled)."""
+    if not client.is_file(uri):
+        return
     v = view(client, uri)
     found = views.diagnostics(v.placed, client.errors.get(v.path), v.path)
     client.ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=found))
@@ -79,11 +82,7 @@ def publish(client: ClientState, uri: str) -> None:
 def redraw(client: ClientState, file: str | None = None) -> None:
     """Publish again every document the client has open (of `file` only, when given)."""
     for uri in list(client.ls.workspace.text_documents):
-        try:
-            path = client.paths.uri_to_host_path(uri)
-        except ValueError:  # not a file (an untitled buffer): nothing of ours to draw
-            continue
-        if file is None or _same(path, file):
+        if client.is_file(uri) and (file is None or _same(client.host_path(uri), file)):
             publish(client, uri)
 
 
