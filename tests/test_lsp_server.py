@@ -133,7 +133,7 @@ def test_server_info_announces_the_protocol(served: tuple[Client, Path, dict[str
 def test_commands_come_from_the_names_module_and_the_backend_registry(served: tuple[Client, Path, dict[str, Any]]) -> None:
     _, _, result = served
     ours = [names.PROFILE_COMMAND, names.COMPARE_COMMAND, names.CANCEL_COMMAND, names.SHOW_RUN_COMMAND,
-            names.CLEAR_COMMAND, names.FUNCTIONS_COMMAND]
+            names.CLEAR_COMMAND, names.FUNCTIONS_COMMAND, names.DIFF_COMMAND]
     backends = [cmd.lsp_command for _, cmd in registry.commands()]
     assert backends  # Neuron's Explorer opener, at least
     assert sorted(result["capabilities"]["executeCommandProvider"]["commands"]) == sorted(ours + backends)
@@ -153,6 +153,9 @@ BAD_ARGUMENTS = [
     (names.SHOW_RUN_COMMAND, [{"run_id": "no-such-run"}], "no run 'no-such-run'"),
     (names.CLEAR_COMMAND, [{"uri": ["EX"]}], "uri must be a string"),
     (names.FUNCTIONS_COMMAND, [{"uri": "untitled:Untitled-1"}], "not a file URI"),
+    (names.DIFF_COMMAND, [{"before": "x"}], "give after, or uri and qualname"),
+    (names.DIFF_COMMAND, [{"uri": "EX", "qualname": "f"}], "no stored run of f"),
+    (names.DIFF_COMMAND, [{"after": ["x"]}], "after must be a string"),
     *[(cmd.lsp_command, [{"runId": "x"}], "run_id is missing") for _, cmd in registry.commands()],
 ]
 

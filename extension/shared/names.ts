@@ -21,6 +21,7 @@ export const SHOW_RUN_COMMAND = 'oplens.showRun';
 export const CLEAR_COMMAND = 'oplens.clear';
 export const CANCEL_COMMAND = 'oplens.cancel';
 export const FUNCTIONS_COMMAND = 'oplens.functions';
+export const DIFF_COMMAND = 'oplens.diff';
 
 // server → client notifications
 export const RESULT_NOTIFICATION = 'oplens/result';
@@ -55,6 +56,7 @@ export const SERVER_COMMANDS: readonly string[] = [
   CLEAR_COMMAND,
   CANCEL_COMMAND,
   FUNCTIONS_COMMAND,
+  DIFF_COMMAND,
   ...BACKEND_COMMANDS.map((c) => c.lspCommand),
 ];
 

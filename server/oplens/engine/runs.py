@@ -43,10 +43,14 @@ def prepare(root: Path) -> Path:
     return root
 
 
+def _id_name(qualname: str) -> str:
+    """The qualname as a run id carries it: anything but [A-Za-z0-9_.-] as `_`, at most 60 characters."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", qualname)[:60]
+
+
 def new_run_id(qualname: str) -> str:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", qualname)[:60]
-    return f"{stamp}-{name}-{secrets.token_hex(3)}"
+    return f"{stamp}-{_id_name(qualname)}-{secrets.token_hex(3)}"
 
 
 def stage(root: Path, run_id: str) -> Path:
@@ -100,6 +104,43 @@ def list_runs(root: Path) -> list[Path]:
     if not root.is_dir():
         return []
     return sorted(p for p in root.iterdir() if p.is_dir() and (p / RESULT).is_file())
+
+
+def history_dirs(root: Path, qualname: str) -> list[Path]:
+    """The completed runs whose id names `qualname` (`<stamp>-<name>-<hex>`), oldest first, without
+    reading them: functions whose names differ only where a run id writes `_` share an id name, so
+    a caller still checks each run's `target`. Runs of one second are ordered by when their
+    result.json was written (the id's stamp has whole seconds, its hex part is random)."""
+    if not root.is_dir():
+        return []
+    pattern = re.compile(rf"\d{{8}}-\d{{6}}-{re.escape(_id_name(qualname))}-[0-9a-f]+")
+    found = []
+    for p in root.iterdir():
+        if pattern.fullmatch(p.name) and p.is_dir():
+            try:
+                written = (p / RESULT).stat().st_mtime_ns
+            except OSError:
+                continue  # no result.json: not a completed run
+            found.append((p.name[:15], written, p.name, p))
+    return [p for *_, p in sorted(found)]
+
+
+def same_file(a: str, b: str) -> bool:
+    return a == b or Path(a).resolve() == Path(b).resolve()
+
+
+def history(root: Path, file: str, qualname: str) -> list[Run]:
+    """Every stored run of function `qualname` of `file`, oldest first (a damaged one is skipped)."""
+    found = []
+    for run_dir in history_dirs(root, qualname):
+        try:
+            run = load(run_dir)
+        except (OSError, ValueError, TypeError, KeyError):  # damaged: it must not hide the others
+            continue
+        if run.target.qualname == qualname and same_file(run.target.file, file):
+            run.run_dir = str(run_dir.resolve())
+            found.append(run)
+    return found
 
 
 def find(root: Path, spec: str) -> Run:

@@ -68,6 +68,17 @@ class ClearArgs:
 CLEAR_SHAPE = "{uri?}"
 
 
+@dataclass
+class DiffArgs:
+    after: str | None = None  # a run id; None: the latest run of the function `uri` + `qualname`
+    before: str | None = None  # a run id; None: the run of the same function just before `after`
+    uri: str | None = None
+    qualname: str | None = None
+
+
+DIFF_SHAPE = "{after?, before?, uri?, qualname?} (after: a run id, else the latest run of uri's qualname)"
+
+
 def only(command: str, values: tuple[Any, ...]) -> Any:
     """The one argument of a command (None when the client sent none)."""
     if len(values) > 1:

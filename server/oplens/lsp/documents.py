@@ -2,7 +2,8 @@
 `oplens/document` notification (the file's functions and where each run sits in its text).
 
 `view` reads a document once (the open buffer, else the file on disk) and lays the shared runs over
-it; the handlers turn that into LSP with `views`. The notification goes out after `didOpen`, after
+it, each shown run with its diff against the function's previous run (`diffs.attach`); the handlers
+turn that into LSP with `views`. The notification goes out after `didOpen`, after
 each `didChange`, after a run of a function of the file finishes (to every client that has the file
 open) and after `oplens.clear`, so that a client never parses Python itself.
 """
@@ -17,7 +18,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 
 from oplens.engine.targets import FunctionDef
-from oplens.lsp import arguments, views
+from oplens.lsp import arguments, diffs, views
 from oplens.lsp.client import ClientState
 from oplens.records.names import DOCUMENT_NOTIFICATION, FUNCTIONS_COMMAND
 
@@ -41,7 +42,7 @@ def view(client: ClientState, uri: str) -> DocumentView:
     except (OSError, UnicodeDecodeError):
         text = ""
     functions, parse_error = views.parse_functions(text, path)
-    placed = views.place(client.shared.results.for_file(path), text, functions)
+    placed = diffs.attach(client, views.place(client.shared.results.for_file(path), text, functions))
     return DocumentView(uri, path, text, doc.version, functions, parse_error, placed)
 
 

@@ -4,6 +4,7 @@ Each connection gets its own `LanguageServer` and `ClientState` over one `Shared
 handler here is one line: params → the module of its concern → LSP (through `views`):
 
     documents         lenses, inlay hints, hovers, diagnostics, `oplens/document`, `oplens.functions`
+    diffs             `oplens.diff`, and each shown run's diff against the previous run (for the above)
     profiling         `oplens.profile`, `oplens.compare`, `oplens.cancel`, `$/progress` and its cancel
     results           `oplens.showRun`, `oplens.clear`, redrawing every client after a run or a clear
     backend_commands  each backend's commands from the registry (Neuron: `oplens.openExplorer`)
@@ -21,7 +22,7 @@ from pygls.lsp.server import LanguageServer
 from oplens import __version__
 from oplens.backends import registry
 from oplens.backends.spec import BackendCommand
-from oplens.lsp import backend_commands, documents, profiling, protocol, results
+from oplens.lsp import backend_commands, diffs, documents, profiling, protocol, results
 from oplens.lsp.arguments import only
 from oplens.lsp.client import ClientState, SharedFor
 from oplens.lsp.protocol import OpLensProtocol
@@ -98,6 +99,10 @@ def make_server(
     @ls.command(names.FUNCTIONS_COMMAND)
     def functions(*args: Any) -> dict[str, Any]:
         return documents.functions(client, only(names.FUNCTIONS_COMMAND, args))
+
+    @ls.command(names.DIFF_COMMAND)
+    def diff(*args: Any) -> dict[str, Any]:
+        return diffs.diff(client, only(names.DIFF_COMMAND, args))
 
     for _, backend_cmd in registry.commands():
 

@@ -1,4 +1,5 @@
-"""What all clients of one `oplens serve` share: the runs, the device queue, a warm worker.
+"""What all clients of one `oplens serve` share: the runs (and the diffs between runs of a
+function), the device queue, a warm worker.
 
 One `SharedState` lives as long as the server process; each client connection (stdio, or one of
 many WebSocket clients) is its own `ClientState` over it, told of every finished run and every
@@ -11,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from oplens.engine import ProfileRequest, profile, runs
+from oplens.engine.diff import FunctionDiff, diff_runs
 from oplens.engine.process import WorkerProcess
 from oplens.records.errors import OpLensError
 from oplens.records.run import Run
@@ -81,6 +84,99 @@ class ResultStore:
         self.hidden.update(k for k in self.latest if path is None or k[0] == path)
 
 
+@dataclass(frozen=True)
+class StoredRun:
+    """What a list of a function's runs needs of one (without keeping the whole run)."""
+
+    run_id: str
+    file: str
+    qualname: str
+    created: str
+    self_device_us: float
+    device_label: str
+    args: str
+
+    def entry(self) -> dict[str, Any]:
+        """`{run_id, created, self_device_us, device_label, args}`, as `oplens.diff`'s `earlier` lists it."""
+        return {"run_id": self.run_id, "created": self.created, "self_device_us": self.self_device_us,
+                "device_label": self.device_label, "args": self.args}
+
+
+class RunDiffs:
+    """Each function's stored runs, and diffs between two of them, kept as they are computed:
+    a stored run never changes, so neither does what is read of it (per run directory, which
+    function it profiled) or a diff of two (per pair of run ids, the `keep` most recent)."""
+
+    def __init__(self, root: Path, load: Callable[[str], Run | None], keep: int = 64) -> None:
+        self.root = root
+        self._load = load  # a run by id (the store's: the latest runs are in memory)
+        self._keep = keep
+        self._stored: dict[str, StoredRun | None] = {}  # run directory name → its run (None: unreadable)
+        self._diffs: OrderedDict[tuple[str, str], FunctionDiff] = OrderedDict()
+        self._previous: OrderedDict[str, FunctionDiff | None] = OrderedDict()  # after run id → vs its previous run
+
+    def history(self, file: str, qualname: str) -> list[StoredRun]:
+        """The stored runs of function `qualname` of `file`, oldest first."""
+        found = []
+        for run_dir in runs.history_dirs(self.root, qualname):
+            if run_dir.name not in self._stored:
+                self._stored[run_dir.name] = _stored(run_dir)
+            s = self._stored[run_dir.name]
+            if s is not None and s.qualname == qualname and runs.same_file(s.file, file):
+                found.append(s)
+        return found
+
+    def earlier(self, run: Run) -> list[StoredRun]:
+        """The stored runs of `run`'s function from before it, newest first."""
+        found = self.history(run.target.file, run.target.qualname)
+        ids = [s.run_id for s in found]
+        if run.run_id in ids:
+            return found[: ids.index(run.run_id)][::-1]
+        return [s for s in found if s.created <= run.created][::-1]  # not on disk (yet): by its time
+
+    def diff(self, before: Run, after: Run) -> FunctionDiff:
+        """`engine.diff.diff_runs`, once per pair; raises its OpLensError where two runs do not diff."""
+        key = (before.run_id, after.run_id)
+        found = self._diffs.get(key)
+        if found is None:
+            found = self._diffs[key] = diff_runs(before, after)
+        self._diffs.move_to_end(key)
+        while len(self._diffs) > self._keep:
+            self._diffs.popitem(last=False)
+        return found
+
+    def against_previous(self, run: Run) -> FunctionDiff | None:
+        """`run` against the run of its function just before it; None where there is none, or
+        where the two do not diff (another backend, a run that kept no source)."""
+        if run.run_id not in self._previous:
+            self._previous[run.run_id] = self._against_previous(run)
+        self._previous.move_to_end(run.run_id)
+        while len(self._previous) > self._keep:
+            self._previous.popitem(last=False)
+        return self._previous[run.run_id]
+
+    def _against_previous(self, run: Run) -> FunctionDiff | None:
+        earlier = self.earlier(run)
+        before = self._load(earlier[0].run_id) if earlier else None
+        if before is None:
+            return None
+        try:
+            return self.diff(before, run)
+        except OpLensError as e:
+            log.info("no diff of %s against %s: %s", run.run_id, before.run_id, e.message)
+            return None
+
+
+def _stored(run_dir: Path) -> StoredRun | None:
+    try:
+        run = runs.load(run_dir)
+    except Exception as e:  # a damaged run must not stop the others from being listed
+        log.warning("skipping run %s: %s", run_dir, e)
+        return None
+    return StoredRun(run_dir.name, run.target.file, run.target.qualname, run.created,
+                     run.totals.self_device_us, run.backend.device_label, run.config.args)
+
+
 class WarmPool:
     """Keeps one worker started (torch imported) so that a profile does not pay the import.
 
@@ -138,6 +234,7 @@ class SharedState:
         self.runs_root = runs.prepare(runs.runs_root(self.workspace, runs_dir))
         self.results = ResultStore(self.runs_root)
         self.results.load()
+        self.diffs = RunDiffs(self.runs_root, self.results.by_id)
         self.pool = WarmPool(self.runs_root / ".staging", self.workspace, enabled=warm)
         self.device_lock = asyncio.Lock()  # jobs on the device run one at a time
         self.waiting = 0  # jobs queued behind the running one

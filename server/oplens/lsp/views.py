@@ -5,6 +5,10 @@ Pure functions of the document's current text and the runs of its functions. A r
 only while the function's text is what was profiled (same source hash); if the function only
 moved (lines added above it), its lines shift with it. Otherwise its lens says `stale` and its
 hints, hovers and diagnostics are hidden rather than pointing at the wrong lines.
+
+A shown run that has a diff against the function's previous run (`Placed.diff`, attached by
+`documents` from `diffs`) also says what changed: its lens the function's verdict, each changed
+line's hint its mark (`▲ 2.1×`, `▼ 40 %`, `new`), the hover of a changed line before → after.
 """
 
 from __future__ import annotations
@@ -16,9 +20,10 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from oplens.engine.diff import FunctionDiff, LineChange, TotalsChange
 from oplens.engine.targets import FunctionDef, list_functions, source_sha256
 from oplens.records.errors import OpLensError
-from oplens.records.format import fmt_share, fmt_us
+from oplens.records.format import fmt_change, fmt_share, fmt_us
 from oplens.records.names import PROFILE_COMMAND, SHOW_RUN_COMMAND
 from oplens.records.run import LineStat, Run
 
@@ -30,9 +35,16 @@ class Placed:
     run: Run
     fresh: bool
     shift: int = 0
+    diff: FunctionDiff | None = None  # the run against the function's previous run, where there is one
 
     def line(self, profiled_line: int) -> int:
         return profiled_line + self.shift
+
+    def change(self, profiled_line: int) -> LineChange | None:
+        """What the diff says of the run's (after) line `profiled_line`."""
+        if self.diff is None:
+            return None
+        return next((c for c in self.diff.lines if c.after_line == profiled_line), None)
 
     @property
     def state(self) -> str:
@@ -109,14 +121,44 @@ def code_lenses(uri: str, source: str, functions: list[FunctionDef], placed: lis
         )
         p = by_name.get(fn.qualname)
         if p is not None:
-            title = totals_title(p.run) if p.fresh else f"stale: {totals_title(p.run)} (changed since profiled)"
+            title = lens_title(p) if p.fresh else f"stale: {totals_title(p.run)} (changed since profiled)"
             show = lsp.Command(title=title, command=SHOW_RUN_COMMAND, arguments=[{"run_id": p.run.run_id}])
             lenses.append(lsp.CodeLens(range=where, command=show))
     return lenses
 
 
-def hint_label(stat: LineStat) -> str:
-    return f"{fmt_us(stat.self_device_us)} · {fmt_share(stat.pct_device)}"
+def lens_title(p: Placed) -> str:
+    """The totals, and the function's verdict against the previous run where there is a diff."""
+    title = totals_title(p.run)
+    return f"{title} · {verdict_phrase(p.diff.totals)}" if p.diff is not None else title
+
+
+def verdict_phrase(t: TotalsChange) -> str:
+    """`▲ 2.1× slower than previous run`, `▼ 35 % faster than previous run`, `same as previous run`."""
+    if t.verdict in ("slower", "faster"):
+        return f"{fmt_change(t.verdict, t.ratio)} {t.verdict} than previous run"
+    return "same as previous run"
+
+
+def hint_label(stat: LineStat, change: LineChange | None = None) -> str:
+    """`1,164.5 µs · 49.5 %`, and the line's change where the diff found one (`… · ▲ 2.1×`)."""
+    label = f"{fmt_us(stat.self_device_us)} · {fmt_share(stat.pct_device)}"
+    mark = fmt_change(change.verdict, change.ratio) if change is not None else ""
+    return f"{label} · {mark}" if mark else label
+
+
+def change_sentence(c: LineChange) -> str:
+    """What the hover says of a line's change: before → after, the verdict and the test's p-value."""
+    if c.verdict == "new":
+        return f"new since the previous run: {fmt_us(c.after_us)}"
+    mark = fmt_change(c.verdict, c.ratio)
+    out = f"{fmt_us(c.before_us)} → {fmt_us(c.after_us)}"
+    out += f", {mark} {c.verdict}" if mark else f", {c.verdict}"
+    if c.p_value is not None:
+        out += f" (p = {c.p_value:.2g})"
+    if c.before_line is not None and c.before_line != c.after_line:
+        out += f"; line {c.before_line} then"
+    return out
 
 
 def inlay_hints(source: str, placed: list[Placed], threshold_pct: float, first: int, last: int) -> list[lsp.InlayHint]:
@@ -130,12 +172,16 @@ def inlay_hints(source: str, placed: list[Placed], threshold_pct: float, first: 
             n = p.line(stat.line)
             if not first <= n <= last or n > len(lines) or stat.pct_device < threshold_pct:
                 continue
+            change = p.change(stat.line)
+            tooltip = f"Self {p.run.backend.device_label} per iteration over {p.run.config.iters} iterations"
+            if change is not None and change.verdict != "same":
+                tooltip += f"; vs previous run: {change_sentence(change)}"
             hints.append(
                 lsp.InlayHint(
                     position=lsp.Position(line=n - 1, character=len(lines[n - 1])),
-                    label=hint_label(stat),
+                    label=hint_label(stat, change),
                     padding_left=True,
-                    tooltip=f"Self {p.run.backend.device_label} per iteration over {p.run.config.iters} iterations",
+                    tooltip=tooltip,
                 )
             )
     return hints
@@ -148,17 +194,21 @@ def hover(placed: list[Placed], line: int) -> lsp.Hover | None:
             continue
         for stat in p.run.lines:
             if p.line(stat.line) == line:
-                return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=line_markdown(p.run, stat)))
+                value = line_markdown(p.run, stat, p.change(stat.line))
+                return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=value))
     return None
 
 
-def line_markdown(run: Run, stat: LineStat) -> str:
+def line_markdown(run: Run, stat: LineStat, change: LineChange | None = None) -> str:
     label = run.backend.device_label
+    changed = [f"\n**vs previous run**: {change_sentence(change)}"] if change is not None and change.verdict in (
+        "slower", "faster", "new") else []
     out = [
         f"**OpLens** · line {stat.line}: Self {label} {fmt_us(stat.self_device_us)} ({fmt_share(stat.pct_device)})"
         + (f", self CPU {fmt_us(stat.self_cpu_us)}" if label != "CPU" else "")
         + f" · median {fmt_us(stat.device_spread.median)}, min {fmt_us(stat.device_spread.min)}, "
         f"max {fmt_us(stat.device_spread.max)}" + (" · **noisy**" if stat.noisy else ""),
+        *changed,
         "",
         f"| op | calls | Self {label} | Self CPU |",
         "|---|---:|---:|---:|",
@@ -241,3 +291,14 @@ def function_entry(fn: FunctionDef) -> dict[str, Any]:
 def run_entry(p: Placed) -> dict[str, Any]:
     """`shift`: add it to the run's line numbers to get the current ones (0 unless moved)."""
     return {"runId": p.run.run_id, "qualname": p.run.target.qualname, "state": p.state, "shift": p.shift}
+
+
+# ---- the oplens.diff answer -------------------------------------------------------------------
+
+
+def diff_answer(uri: str, after: Run, diff: FunctionDiff | None, earlier: list[dict[str, Any]]) -> dict[str, Any]:
+    """`{before, after, lines, totals, method}` of `diff` (with no diff: `before` and `totals` null,
+    `lines` empty), `earlier` (the function's runs before `after`, newest first) and `uri`."""
+    found = diff.to_dict() if diff is not None else {"before": None, "after": after.to_dict(), "lines": [],
+                                                     "totals": None, "method": {}}
+    return {**found, "earlier": earlier, "uri": uri}

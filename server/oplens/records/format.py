@@ -17,3 +17,25 @@ def fmt_share(pct: float) -> str:
 def fmt_bytes(n: float) -> str:
     """`3 * 2**20` → `3.0 MiB`; smaller sizes in KiB."""
     return f"{n / 2**20:,.1f} MiB" if n >= 2**20 else f"{n / 1024:,.1f} KiB"
+
+
+def fmt_ratio(ratio: float) -> str:
+    """A change as a user reads it: `2.1×` from 1.5 times up, else `+35 %` / `-40 %`."""
+    if ratio >= 1.5:
+        return f"{ratio:.1f}×"
+    return f"{(ratio - 1) * 100:+.0f} %"
+
+
+def fmt_change(verdict: str, ratio: float | None) -> str:
+    """A diff's verdict as a mark: `▲ 2.1×` or `▲ 35 %` slower, `▼ 40 %` faster (time saved),
+    `new`; nothing where the line is the same (or removed)."""
+    if verdict == "new":
+        return "new"
+    if verdict not in ("slower", "faster"):
+        return ""
+    arrow = "▲" if verdict == "slower" else "▼"
+    if ratio is None:
+        return arrow
+    if verdict == "slower" and ratio >= 1.5:
+        return f"{arrow} {ratio:.1f}×"
+    return f"{arrow} {abs(ratio - 1) * 100:.0f} %"
