@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from oplens.records.doctor import Check
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.run import Run
 
@@ -62,6 +63,15 @@ class BackendCommand:
     run_lsp: Callable[[Run, Mapping[str, Any], CommandContext], CommandOutput]
 
 
+@dataclass(frozen=True)
+class DoctorContext:
+    """What `oplens doctor` hands a backend's own checks (`BackendSpec.doctor_checks`)."""
+
+    facts: Mapping[str, Any]  # what the backend's `doctor_probe` reported in a worker-side process ({}: none)
+    env: Mapping[str, str]  # the environment profiles run with (the worker inherits it)
+    torch_version: str  # "" where torch does not import
+
+
 class BackendSpec(Generic[OptionsT]):
     """The parent side of one backend. Subclasses override what their backend adds."""
 
@@ -71,6 +81,9 @@ class BackendSpec(Generic[OptionsT]):
     device_class = ""  # "module:Class" of the worker-side Backend
     options_type: type[Any] = NoOptions
     commands: tuple[BackendCommand, ...] = ()
+    # "module:function" of a worker-side function (torch allowed) that returns what `oplens doctor`
+    # should know of this backend on the host, as JSON-able data; "" for none. Never imported here.
+    doctor_probe = ""
 
     def parse_options(self, raw: Mapping[str, Any], workspace: Path) -> OptionsT:
         """This backend's options record from plain data (CLI flags, editor settings), checked:
@@ -106,6 +119,11 @@ class BackendSpec(Generic[OptionsT]):
 
     def explain_failure(self, error: OpLensError, requested: str, options: OptionsT) -> None:
         """Add to a failed run's error what this backend knows of its cause (in place)."""
+
+    def doctor_checks(self, context: DoctorContext) -> list[Check]:
+        """`oplens doctor`'s checks of this backend beyond its availability (drivers, tools, the
+        environment), judged here from `context.facts`; each names the fix. Default: none."""
+        return []
 
     def describe_artifacts(self, run: Run) -> list[str]:
         """Lines about the device profile a run of this backend left (the CLI's listing)."""

@@ -1,5 +1,6 @@
 """The `oplens` commands `profile` (one function), `compare` (several), `diff` (one function across
-an edit), `analyze` (a stored run attributed again from its trace), and each backend's own
+an edit), `analyze` (a stored run attributed again from its trace), `doctor` (is this host ready:
+`cli/doctor.py`), and each backend's own
 commands on a stored run (from the backend registry: Neuron's `explorer`).
 
 A thin layer: arguments → `engine.profile` (or the backend's command) → a renderer (rich, or
@@ -20,7 +21,7 @@ from rich.console import Console
 from oplens import __version__
 from oplens.backends import registry
 from oplens.backends.spec import BackendCommand, CommandContext
-from oplens.cli import render, serve
+from oplens.cli import doctor, render, serve
 from oplens.cli.progress import progress_display
 from oplens.engine import BACKENDS, DEFAULT_ITERS, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP, ProfileRequest, profile, runs
 from oplens.engine.analyze import reanalyze
@@ -81,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_arguments(e)
         e.set_defaults(backend_command=cmd)
 
+    doctor.add_arguments(sub.add_parser("doctor", help=doctor.HELP))
     serve.add_arguments(sub.add_parser("serve", help=serve.HELP))
     return parser
 
@@ -97,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         _check_json_dest(getattr(args, "json", None))
         if args.command == "serve":
             return serve.run(args)
+        if args.command == "doctor":
+            return doctor.run(args, out, err, _emit_json)
         if args.command == "diff":
             return _diff(args, out)
         if args.command == "analyze":

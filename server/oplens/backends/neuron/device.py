@@ -21,24 +21,16 @@ import torch
 from torch.profiler import ProfilerActivity
 
 from oplens.backends.device import Backend
+from oplens.backends.neuron import install
 from oplens.backends.neuron.artifacts import PROFILE_DIR, find_artifacts
 from oplens.backends.neuron.options import NeuronOptions
 from oplens.records.errors import bad_input
 from oplens.records.run import Artifacts
 
-NEURON_PIP = "https://pip.repos.neuron.amazonaws.com"
-SETUP_GUIDE = "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/setup/pytorch/index.html"
-
 
 def install_hint() -> str:
-    """Where TorchNeuron comes from: the Neuron pip repository, for this torch's version."""
-    version = ".".join(torch.__version__.split("+")[0].split(".")[:2])
-    return (
-        f"TorchNeuron (torch-neuronx for PyTorch 2.13/2.14) comes from the Neuron pip repository, not PyPI (the PyPI "
-        f"package of that name is a stub): on a Trn2/Trn3 host run "
-        f"pip install 'torch-neuronx=={version}.*' --extra-index-url {NEURON_PIP} "
-        f"(or use the Neuron Deep Learning AMI, where it is installed); guide: {SETUP_GUIDE}"
-    )
+    """Where TorchNeuron comes from, for this torch's version (one text, in `install.py`)."""
+    return install.install_hint(torch.__version__)
 
 
 class NeuronBackend(Backend[NeuronOptions]):

@@ -7,9 +7,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from oplens.backends.neuron import checks, commands
+from oplens.backends.neuron import checks, commands, doctor
 from oplens.backends.neuron.options import DEFAULT_MAX_EVENTS_PER_NC, MODES, NeuronOptions, parse
-from oplens.backends.spec import BackendSpec
+from oplens.backends.spec import BackendSpec, DoctorContext
+from oplens.records.doctor import Check
 from oplens.records.errors import OpLensError
 from oplens.records.format import fmt_bytes
 from oplens.records.run import Run
@@ -24,6 +25,7 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
     device_class = "oplens.backends.neuron.device:NeuronBackend"
     options_type = NeuronOptions
     commands = (commands.EXPLORER,)
+    doctor_probe = "oplens.backends.neuron.host:facts"
 
     def parse_options(self, raw: Mapping[str, Any], workspace: Path) -> NeuronOptions:
         return parse(raw, workspace)
@@ -55,6 +57,9 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
         self, run: Run, options: NeuronOptions, run_dir: Path, log_text: str, env: Mapping[str, str]
     ) -> list[str]:
         return checks.run_warnings(run, options, run_dir, log_text, env)
+
+    def doctor_checks(self, context: DoctorContext) -> list[Check]:
+        return doctor.doctor_checks(context)
 
     def explain_failure(self, error: OpLensError, requested: str, options: NeuronOptions) -> None:
         checks.explain_failure(error, requested, options)

@@ -1,0 +1,19 @@
+"""Where TorchNeuron comes from, in one place (no torch): the advice `profile` gives when Neuron is
+missing (worker side, `device.py`) and `oplens doctor` gives for the same (parent side)."""
+
+from __future__ import annotations
+
+NEURON_PIP = "https://pip.repos.neuron.amazonaws.com"
+SETUP_GUIDE = "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/setup/pytorch/index.html"
+
+
+def install_hint(torch_version: str) -> str:
+    """The install advice for this torch (`torch.__version__`, e.g. "2.13.0+cpu"): the matching
+    torch-neuronx from the Neuron pip repository."""
+    version = ".".join(torch_version.split("+")[0].split(".")[:2]) or "2.13"
+    return (
+        f"TorchNeuron (torch-neuronx for PyTorch 2.13/2.14) comes from the Neuron pip repository, not PyPI (the PyPI "
+        f"package of that name is a stub): on a Trn2/Trn3 host run "
+        f"pip install 'torch-neuronx=={version}.*' --extra-index-url {NEURON_PIP} "
+        f"(or use the Neuron Deep Learning AMI, where it is installed); guide: {SETUP_GUIDE}"
+    )

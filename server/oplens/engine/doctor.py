@@ -1,0 +1,301 @@
+"""`oplens doctor`: can this host profile? Each answer a named `Check` with its fix (parent side, no torch).
+
+In order: Python; torch (imports, at least the version OpLens requires); the backend (the very
+`resolve` a profile meets, in a worker-side process, `oplens.worker.doctor`, which also runs the
+backend's `doctor_probe`); the backend's own checks (`BackendSpec.doctor_checks`: for Neuron
+torch-neuronx, the NeuronCores, the runtime's environment, neuron-explorer and its ports); the runs
+directory (`runs.prepare`); a tiny profile of a function shipped for it (`worker/doctor_probe.py`)
+through the real engine and worker, which passes only with device time in the op table; and the
+language server's import, in a subprocess so that the doctor stays light.
+
+Exit codes (`DoctorReport.exit_code`): 0 usable (warnings allowed), 5 torch or the backend is
+unavailable, 2 a runs directory given with `--out` cannot be written, 1 another problem.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from oplens.backends import registry
+from oplens.backends.spec import DoctorContext
+from oplens.engine import DEFAULT_TIMEOUT_S, ProfileRequest, profile, runs
+from oplens.engine.process import STARTUP_TIMEOUT_S, ProgressFn
+from oplens.records.doctor import OK, PROBLEM, WARNING, Check, DoctorReport
+from oplens.records.errors import OpLensError, bad_input
+from oplens.records.format import fmt_us
+from oplens.records.job import TargetSpec
+from oplens.records.run import Run
+
+# The function profiled, a file of the worker package (it imports torch): found by path, never imported here.
+PROBE_FILE = Path(__file__).resolve().parents[1] / "worker" / "doctor_probe.py"
+PROBE_QUALNAME = "probe"
+PROBE_ARGS = "make_inputs()"
+PROBE_WARMUP = 3  # the first calls compile on Neuron; 3 is what the Neuron docs ask for
+PROBE_ITERS = 5
+LSP_TIMEOUT_S = 60.0
+MESSAGE_CHARS = 300  # a failed tiny profile's message, shortened (its worker log has all of it)
+FALLBACK_MIN_TORCH = "2.4"  # where the installed metadata cannot be read (pyproject.toml says the same)
+
+CheckFn = Callable[[Check], None]
+
+
+@dataclass
+class DoctorRequest:
+    backend: str = "cpu"
+    out: str | None = None  # keep the tiny profile's run here; default: a temporary runs directory
+    workspace: Path = field(default_factory=Path.cwd)
+    timeout_s: float = DEFAULT_TIMEOUT_S  # for the tiny profile (a Neuron compile takes a while)
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+def doctor(req: DoctorRequest, on_check: CheckFn | None = None, progress: ProgressFn | None = None) -> DoctorReport:
+    """Every check, in order; `on_check` sees each as it is made, `progress` the tiny profile's stages."""
+    if req.backend not in registry.NAMES:
+        raise bad_input(f"unknown backend {req.backend!r}", f"choose one of: {', '.join(registry.NAMES)}")
+    report = DoctorReport(req.backend)
+
+    def add(check: Check) -> Check:
+        report.checks.append(check)
+        if on_check is not None:
+            on_check(check)
+        return check
+
+    lsp = _start_lsp_import(req.workspace)
+    add(python_check())
+    found = host_facts(req.backend, req.workspace)
+    torch_ok = add(torch_check(found)).status != PROBLEM
+    backend = found.get("backend") or {}
+    backend_ok = add(backend_check(req.backend, found)).status != PROBLEM
+    if torch_ok:
+        spec = registry.get(str(backend.get("name") or req.backend))
+        context = DoctorContext(found.get("facts") or {}, req.env, str(found.get("torch_version", "")))
+        for check in spec.doctor_checks(context):
+            add(check)
+    root = runs.runs_root(req.workspace, req.out)
+    runs_ok = add(runs_check(root)).status != PROBLEM
+    if not (torch_ok and backend_ok):
+        why = "torch does not import" if not torch_ok else "the backend is unavailable"
+        add(Check("tiny profile", PROBLEM, f"not run: {why}", "fix the problems above, then run oplens doctor again"))
+    elif not runs_ok and req.out:
+        add(Check("tiny profile", PROBLEM, f"not run: cannot write runs to {root}", "give a writable --out DIR"))
+    else:
+        add(tiny_profile(req, progress))
+    add(_finish_lsp_import(lsp))
+    if not (torch_ok and backend_ok):
+        report.exit_code = 5
+    elif not runs_ok and req.out:
+        report.exit_code = 2
+    else:
+        report.exit_code = 0 if report.usable else 1
+    return report
+
+
+# ---------------------------------------------------------------------------- Python and torch
+
+
+def python_check() -> Check:
+    v = sys.version_info
+    return Check("python", OK, f"{v.major}.{v.minor}.{v.micro} ({sys.executable})")
+
+
+def min_torch() -> str:
+    """The torch OpLens requires, from its installed metadata (`torch>=2.4` in pyproject.toml)."""
+    try:
+        requires = importlib.metadata.requires("oplens") or []
+    except importlib.metadata.PackageNotFoundError:
+        requires = []
+    for req in requires:
+        m = re.fullmatch(r"torch\s*>=\s*([\d.]+)", req.split(";")[0].strip())
+        if m:
+            return m.group(1)
+    return FALLBACK_MIN_TORCH
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", version.split("+")[0])[:2])
+
+
+def torch_check(found: Mapping[str, Any]) -> Check:
+    need = min_torch()
+    install = (
+        f"install torch {need} or newer into this environment ({sys.executable} -m pip install 'torch>={need}'; the CPU "
+        "wheel with --index-url https://download.pytorch.org/whl/cpu, on Trainium the one TorchNeuron names)"
+    )
+    version = str(found.get("torch_version") or "")
+    if not version:
+        return Check("torch", PROBLEM, f"does not import: {found.get('torch_error') or 'no answer'}", install)
+    if _version_tuple(version) < _version_tuple(need):
+        return Check("torch", PROBLEM, f"{version}: OpLens needs {need} or newer", install)
+    return Check("torch", OK, f"{version} (OpLens needs {need} or newer)")
+
+
+def host_facts(backend: str, workspace: Path) -> dict[str, Any]:
+    """What torch and the backend report, from a worker-side process (`oplens.worker.doctor`)."""
+    cmd = [sys.executable, "-m", "oplens.worker.doctor", backend]
+    try:
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=STARTUP_TIMEOUT_S, cwd=workspace, stdin=subprocess.DEVNULL
+        )
+    except subprocess.TimeoutExpired:
+        return {"torch_error": f"importing torch took more than {STARTUP_TIMEOUT_S:g} s"}
+    except OSError as e:
+        return {"torch_error": f"cannot start {sys.executable}: {e}"}
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith("{"):
+            try:
+                data: dict[str, Any] = json.loads(line)
+                return data
+            except ValueError:
+                break
+    tail = " | ".join(proc.stderr.strip().splitlines()[-3:]) or f"exit status {proc.returncode}"
+    return {"torch_error": f"the worker-side check died ({tail})"}
+
+
+def backend_check(requested: str, found: Mapping[str, Any]) -> Check:
+    backend = found.get("backend") or {}
+    if not found.get("torch_version"):
+        return Check("backend", PROBLEM, f"{requested}: not checked (torch does not import)", "install torch first (above)")
+    name = str(backend.get("name") or requested)
+    if not backend.get("available"):
+        fix = "install what is missing (the lines below name it), or use --backend auto (the best one present)"
+        return Check("backend", PROBLEM, str(backend.get("message") or f"{name} is unavailable"), fix)
+    spec = registry.get(name)
+    detail = f"{name}: {backend.get('device_name') or spec.title}"
+    note = str(backend.get("message") or "")
+    return Check("backend", OK, detail + (f" ({note})" if note else ""))
+
+
+# ---------------------------------------------------------------------------- runs, the tiny profile
+
+
+def runs_check(root: Path) -> Check:
+    try:
+        runs.prepare(root)
+    except OpLensError as e:
+        return Check("runs directory", PROBLEM, e.message, e.detail)
+    return Check("runs directory", OK, f"{root} is writable")
+
+
+def tiny_profile(req: DoctorRequest, progress: ProgressFn | None = None) -> Check:
+    """Profile `doctor_probe.py::probe` on the backend through the real engine; ok only with device time."""
+    temporary = None if req.out else Path(tempfile.mkdtemp(prefix="oplens-doctor-"))
+    keep = False
+    try:
+        run = profile(
+            ProfileRequest(
+                target=TargetSpec(str(PROBE_FILE), qualname=PROBE_QUALNAME),
+                args=PROBE_ARGS,
+                backend=req.backend,
+                warmup=PROBE_WARMUP,
+                iters=PROBE_ITERS,
+                timeout_s=req.timeout_s,
+                workspace=req.workspace,
+                out=str(temporary) if temporary else req.out,
+            ),
+            progress=progress,
+        )
+        check = judge_profile(run, kept=not temporary)
+        if temporary is not None and check.status == PROBLEM:
+            keep = True  # a failed proof is worth reading: its run stays
+            check = judge_profile(run, kept=True)
+        return check
+    except OpLensError as e:
+        keep = True  # the failed run's worker log (named in the error) stays
+        message = e.message.strip().splitlines()[0] if e.message.strip() else e.kind
+        if len(message) > MESSAGE_CHARS:
+            message = message[:MESSAGE_CHARS] + " …"
+        return Check("tiny profile", PROBLEM, f"{e.kind}: {message}", _failure_fix(e.detail))
+    finally:
+        if temporary is not None and not keep:
+            shutil.rmtree(temporary, ignore_errors=True)
+
+
+def _failure_fix(detail: str) -> str:
+    """From a failed profile's detail: its advice (the first line, where it is not a traceback or a
+    log tail) and where the whole worker log is."""
+    lines = [line.strip() for line in detail.strip().splitlines() if line.strip()]
+    advice = lines[:1] if lines and not lines[0].startswith(("Traceback", "worker log", "full worker log")) else []
+    log = [line for line in lines if line.startswith("full worker log:")][-1:]
+    return "\n".join(advice + log) or "profile a function of yours with oplens profile to see the whole error"
+
+
+def judge_profile(run: Run, kept: bool = True) -> Check:
+    """The proof that device time reaches the op table: the ops' self device time is above zero."""
+    label = run.backend.device_label
+    device = sum(op.self_device_us for op in run.ops)
+    where = f"run {run.run_dir}" if kept else "a temporary run (--out DIR keeps it)"
+    what = f"{run.backend.name} ({run.backend.device_name or label}), {run.config.iters} iterations; {where}"
+    if device <= 0:
+        stray = run.totals.unattributed_device_us
+        why = (
+            f"the profile holds {fmt_us(stray)} of device time that no op claimed"
+            if stray > 0
+            else "the profile holds no device time at all"
+        )
+        return Check(
+            "tiny profile", PROBLEM,
+            f"the op table shows no Self {label} time ({len(run.ops)} ops, {fmt_us(run.totals.self_cpu_us)} self CPU): "
+            f"{why}; {what}",
+            "; ".join(run.backend.warnings)
+            or f"open the run's trace.json and worker.log: did the ops run on the {label} device?",
+        )  # fmt: skip
+    top = max(run.ops, key=lambda op: op.self_device_us)
+    detail = (
+        f"{fmt_us(device)} of Self {label} per iteration over {len(run.ops)} ops "
+        f"(top: {top.name} {fmt_us(top.self_device_us)}); {what}"
+    )
+    if run.backend.warnings:
+        return Check("tiny profile", WARNING, detail, "; ".join(run.backend.warnings))
+    return Check("tiny profile", OK, detail)
+
+
+# ---------------------------------------------------------------------------- the language server
+
+
+def _start_lsp_import(workspace: Path) -> subprocess.Popen[str] | OSError:
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-c", "import oplens.lsp.server"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=workspace,
+        )
+    except OSError as e:
+        return e
+
+
+def _finish_lsp_import(proc: subprocess.Popen[str] | OSError) -> Check:
+    name = "language server"
+    fix = f"install OpLens again into this environment ({sys.executable} -m pip install oplens, or -e the checkout): pygls 2"
+    if isinstance(proc, OSError):
+        return Check(name, PROBLEM, f"cannot start {sys.executable}: {proc}", fix)
+    try:
+        _, err = proc.communicate(timeout=LSP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return Check(name, PROBLEM, f"importing oplens.lsp.server took more than {LSP_TIMEOUT_S:g} s", fix)
+    if proc.returncode != 0:
+        tail = " | ".join(err.strip().splitlines()[-2:]) or f"exit status {proc.returncode}"
+        return Check(name, PROBLEM, f"oplens.lsp.server does not import: {tail}", fix)
+    return Check(name, OK, f"oplens.lsp.server imports (pygls {_version('pygls')}); editors start it with oplens serve --stdio")
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
