@@ -168,7 +168,7 @@ def backend_check(requested: str, found: Mapping[str, Any]) -> Check:
         return Check("backend", PROBLEM, f"{requested}: not checked (torch does not import)", "install torch first (above)")
     name = str(backend.get("name") or requested)
     if not backend.get("available"):
-        fix = "install what is missing (the lines below name it), or use --backend auto (the best one present)"
+        fix = "install what the message names, or use --backend auto (the best backend present here)"
         return Check("backend", PROBLEM, str(backend.get("message") or f"{name} is unavailable"), fix)
     spec = registry.get(name)
     detail = f"{name}: {backend.get('device_name') or spec.title}"
