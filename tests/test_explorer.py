@@ -99,6 +99,11 @@ def ports() -> tuple[int, int]:
     return found[0], found[1]
 
 
+def open_run(run: Run, *args: Any, **kw: Any) -> explorer.ExplorerLink:
+    """A stored run opened as the CLI and the server open it."""
+    return explorer.open_in_explorer(explorer.run_source(run), *args, **kw)
+
+
 def make_run(root: Path, kind: str = "system", sizes: tuple[int, ...] = (100,), run_id: str = "20260101-000000-fn-abc123") -> Run:
     """A stored run whose profile is laid out as the Neuron runtime writes it; its artifacts are
     found by OpLens's own `find_artifacts`. kind: system (DEVICE+RUNTIME), device (DEVICE only), cpu."""
@@ -149,17 +154,19 @@ def test_starts_the_viewer_and_ingests_the_profile_directory_with_stand_in_explo
 ) -> None:
     ui, api = ports
     run = make_run(tmp_path / "runs")
-    link = explorer.open_in_explorer(run, tmp_path, ui, api, start_timeout_s=20)
+    link = open_run(run, tmp_path, ui, api, start_timeout_s=20)
     host = socket.gethostname()
     assert link.url == f"http://localhost:{ui}/profile/{run.run_id}"
     assert link.tunnel == f"ssh -L {ui}:localhost:{ui} -L {api}:localhost:{api} {host}"
     assert (link.host, link.display_name, link.viewer) == (host, run.run_id, "started")
     serve, ingest = stand_in_explorer.argvs()
-    assert serve == ["view", "--port", str(ui), "--api-port", str(api)]
+    data = str((tmp_path / "runs" / ".explorer" / "data").resolve())  # one absolute data path for both
+    assert serve == ["view", "--data-path", data, "--port", str(ui), "--api-port", str(api)]
     profile_dir = str(Path(run.run_dir) / PROFILE_DIR)
-    assert ingest == [
-        "view", "-d", profile_dir, "--ingest-only", "--display-name", run.run_id, "--framework-source-root", str(tmp_path),
-    ]  # fmt: skip
+    # -d for a system profile; --framework-source-root is documented with -n/-s only
+    assert ingest == ["view", "-d", profile_dir, "--data-path", data, "--ingest-only", "--display-name", run.run_id]
+    assert (Path(data) / "profiles" / "global" / f"{run.run_id}@latest").is_dir()  # where the viewer looks
+    assert link.data_path == data and link.commands == [[link.ingest_command[0], *serve], link.ingest_command]
     assert link.ingest_command[1:] == ingest and Path(link.ingest_command[0]).name == "neuron-explorer"
     assert link.viewer_pid == stand_in_explorer.serving_pids()[0]
     assert Path(link.viewer_log).is_file() and "View a list of profiles" in Path(link.viewer_log).read_text()
@@ -171,12 +178,12 @@ def test_a_second_open_reuses_the_viewer_and_the_ingest_with_stand_in_explorer(
     stand_in_explorer: StandIn, ports: tuple[int, int], tmp_path: Path
 ) -> None:
     run = make_run(tmp_path / "runs")
-    explorer.open_in_explorer(run, tmp_path, *ports, start_timeout_s=20)
-    again = explorer.open_in_explorer(run, tmp_path, *ports, start_timeout_s=20)
+    open_run(run, tmp_path, *ports, start_timeout_s=20)
+    again = open_run(run, tmp_path, *ports, start_timeout_s=20)
     assert again.viewer == "already serving" and again.viewer_pid == 0 and again.ingest_command == []
     assert any(m.startswith("already ingested") for m in again.messages)
     assert len(stand_in_explorer.serving_pids()) == 1 and len(ingest_calls(stand_in_explorer)) == 1
-    forced = explorer.open_in_explorer(run, tmp_path, *ports, reingest=True)
+    forced = open_run(run, tmp_path, *ports, reingest=True)
     assert forced.ingest_command and len(ingest_calls(stand_in_explorer)) == 2
 
 
@@ -193,7 +200,7 @@ def test_a_viewer_started_elsewhere_is_used_as_it_is_with_stand_in_explorer(
     while not (explorer.probe(ui).listening and explorer.probe(api).listening):
         assert time.monotonic() < deadline and viewer.poll() is None
         time.sleep(0.05)
-    link = explorer.open_in_explorer(make_run(tmp_path / "runs"), tmp_path, ui, api)
+    link = open_run(make_run(tmp_path / "runs"), tmp_path, ui, api)
     assert (link.viewer, link.viewer_pid) == ("already serving", 0)
     assert len(stand_in_explorer.serving_pids()) == 1  # no second viewer
     assert len(ingest_calls(stand_in_explorer)) == 1
@@ -204,24 +211,24 @@ def test_a_device_only_profile_opens_by_its_neff_ntff_pair_with_stand_in_explore
 ) -> None:
     run = make_run(tmp_path / "runs", kind="device", sizes=(10, 300, 0))
     assert run.artifacts.system_trace_files == []
-    link = explorer.open_in_explorer(run, tmp_path, *ports, start_timeout_s=20)
+    link = open_run(run, tmp_path, *ports, start_timeout_s=20)
     profile = Path(run.run_dir) / run.artifacts.device_profile_dir
     (ingest,) = ingest_calls(stand_in_explorer)
     assert ingest[:5] == ["view", "-n", str(profile / "neff_111001.neff"), "-s", str(profile / "111001_instid_0_vnc_0.ntff")]
     assert link.profile == "NEFF/NTFF pair 111001" and link.display_name == run.run_id
     assert any("device-only profile" in m for m in link.messages)
     assert any("opened 111001 (the largest trace)" in m and "111000, 111002" in m for m in link.messages)
-    chosen = explorer.open_in_explorer(run, tmp_path, *ports, pair="111000")
+    chosen = open_run(run, tmp_path, *ports, pair="111000")
     assert chosen.display_name == f"{run.run_id}-111000" and chosen.url.endswith(f"/profile/{run.run_id}-111000")
     assert ingest_calls(stand_in_explorer)[-1][2] == str(profile / "neff_111000.neff")
-    with pytest.raises(OpLensError, match="matches 3 NEFF/NTFF pairs") as e:
-        explorer.open_in_explorer(run, tmp_path, *ports, pair="111")
+    with pytest.raises(OpLensError, match="matches 3 NEFFs") as e:
+        open_run(run, tmp_path, *ports, pair="111")
     assert e.value.exit_code == 2 and "111000, 111001, 111002" in e.value.detail
 
 
 def test_a_run_without_a_neuron_profile_is_bad_input(stand_in_explorer: StandIn, ports: tuple[int, int], tmp_path: Path) -> None:
     with pytest.raises(OpLensError, match="has no Neuron profile .it ran on the cpu backend") as e:
-        explorer.open_in_explorer(make_run(tmp_path / "runs", kind="cpu"), tmp_path, *ports)
+        open_run(make_run(tmp_path / "runs", kind="cpu"), tmp_path, *ports)
     assert e.value.exit_code == 2 and "--backend neuron" in e.value.detail
     assert stand_in_explorer.argvs() == []
 
@@ -236,12 +243,12 @@ def test_ports_taken_by_another_program_are_named_with_stand_in_explorer(
     run = make_run(tmp_path / "runs")
     with listen(ui):
         with pytest.raises(OpLensError) as e:
-            explorer.open_in_explorer(run, tmp_path, ui, api)
+            open_run(run, tmp_path, ui, api)
         assert e.value.kind == "bad_input" and e.value.exit_code == 2
         assert f"port {ui} is taken by pid {os.getpid()}" in e.value.message
         assert f"UI on {ui}, API on {api}" in e.value.message and "--ui-port N --api-port M" in e.value.detail
         with listen(api), pytest.raises(OpLensError, match=f"port {api} is taken by pid {os.getpid()}"):
-            explorer.open_in_explorer(run, tmp_path, ui, api)
+            open_run(run, tmp_path, ui, api)
     assert stand_in_explorer.argvs() == []  # neither a viewer started nor an ingest tried
 
 
@@ -250,7 +257,7 @@ def test_ports_served_by_an_unseen_program_are_taken_to_be_the_viewer_with_stand
 ) -> None:
     monkeypatch.setattr(explorer, "_listener_pid", lambda port: 0)  # as for another user's or a container's viewer
     with listen(ports[0]), listen(ports[1]):
-        link = explorer.open_in_explorer(make_run(tmp_path / "runs"), tmp_path, *ports)
+        link = open_run(make_run(tmp_path / "runs"), tmp_path, *ports)
     assert link.viewer == "already serving" and any("taken to be Neuron Explorer" in m for m in link.messages)
     assert len(ingest_calls(stand_in_explorer)) == 1 and stand_in_explorer.serving_pids() == []
 
@@ -259,7 +266,7 @@ def test_missing_tools_say_what_to_install(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.setattr(explorer, "NEURON_BIN", tmp_path / "no-neuron-bin")
     with pytest.raises(OpLensError) as e:
-        explorer.open_in_explorer(make_run(tmp_path / "runs"), tmp_path, *ports)
+        open_run(make_run(tmp_path / "runs"), tmp_path, *ports)
     assert e.value.kind == "backend_unavailable" and e.value.exit_code == 5
     assert "neuron-explorer is not installed here" in e.value.message
     assert "aws-neuronx-tools" in e.value.detail and "/opt/aws/neuron/bin on PATH" in e.value.detail
@@ -279,7 +286,7 @@ def test_a_viewer_that_fails_to_start_is_reported_with_its_log_with_stand_in_exp
 ) -> None:
     monkeypatch.setenv("STANDIN_EXPLORER_FAIL_START", "1")
     with pytest.raises(OpLensError) as e:
-        explorer.open_in_explorer(make_run(tmp_path / "runs"), tmp_path, *ports, start_timeout_s=20)
+        open_run(make_run(tmp_path / "runs"), tmp_path, *ports, start_timeout_s=20)
     assert e.value.kind == "tool_failed" and e.value.exit_code == 4
     assert "neuron-explorer view exited with status 1" in e.value.message and "--api-port" in e.value.message
     assert "unknown flag: --api-port" in e.value.detail and ingest_calls(stand_in_explorer) == []
@@ -291,26 +298,26 @@ def test_a_failed_ingest_shows_the_tool_output_with_stand_in_explorer(
     monkeypatch.setenv("STANDIN_EXPLORER_FAIL_INGEST", "1")
     run = make_run(tmp_path / "runs")
     with pytest.raises(OpLensError) as e:
-        explorer.open_in_explorer(run, tmp_path, *ports, start_timeout_s=20)
+        open_run(run, tmp_path, *ports, start_timeout_s=20)
     assert e.value.kind == "tool_failed" and "could not ingest the profile directory" in e.value.message
     assert "ERROR_PROCESS_INCOMPLETE" in e.value.detail and "--ingest-only" in e.value.detail
-    assert not explorer.runs_state(Path(run.run_dir).parent).exists()  # not remembered as ingested
+    assert not (Path(run.run_dir).parent / ".explorer" / "ingested.json").exists()  # not remembered as ingested
 
 
 def test_dropped_events_reported_by_the_ingest_become_a_message_with_stand_in_explorer(
     stand_in_explorer: StandIn, ports: tuple[int, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("STANDIN_EXPLORER_DROPPED", "77")
-    link = explorer.open_in_explorer(make_run(tmp_path / "runs"), tmp_path, *ports, start_timeout_s=20)
+    link = open_run(make_run(tmp_path / "runs"), tmp_path, *ports, start_timeout_s=20)
     assert any("dropped 77 trace events" in m and "--neuron-max-events" in m for m in link.messages)
 
 
 def test_bad_ports_are_bad_input(tmp_path: Path) -> None:
     run = make_run(tmp_path / "runs")
     with pytest.raises(OpLensError, match="need two ports"):
-        explorer.open_in_explorer(run, tmp_path, 4000, 4000)
+        open_run(run, tmp_path, 4000, 4000)
     with pytest.raises(OpLensError, match="is not a TCP port"):
-        explorer.open_in_explorer(run, tmp_path, 0, 4000)
+        open_run(run, tmp_path, 0, 4000)
 
 
 # --------------------------------------------------------------------------- finding runs

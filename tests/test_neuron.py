@@ -29,7 +29,7 @@ from oplens.backends.neuron.device import NeuronBackend
 from oplens.backends.neuron.options import NeuronOptions
 from oplens.cli import main as cli_main
 from oplens.records.errors import OpLensError
-from oplens.records.run import Artifacts, NeffNtffPair
+from oplens.records.run import Artifacts, NeffFile, NtffFile
 from oplens.worker import events
 
 STANDINS = Path(__file__).resolve().parent / "standins"
@@ -115,6 +115,7 @@ def test_neuron_config_from_options_with_stand_in_torch_neuronx(stand_in_torch_n
         "capture_enabled_for_nc": "0-1",
         "max_events_per_nc": 5000,
         "neff_cache_dir": str(tmp_path / "neffs"),
+        "precache_node_info": True,  # the documented default, where OpLens is given none
         "correlate_device_time": True,  # this stand-in's signature takes it
     }
     ready = options["on_trace_ready"]
@@ -163,7 +164,13 @@ def test_synchronize_calls_torch_neuron_with_stand_in_torch_neuronx(stand_in_tor
 def test_export_writes_the_documented_layout_and_oplens_finds_it_with_stand_in_torch_neuronx(
     stand_in_torch_neuronx: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("STANDIN_PAIRS", "3")
+    """The docs' "Expected output" (how-to-profile-workload.rst), a session capture:
+
+    ./profile_output/<instance-id>_pid_<pid_0>/<timestamp>/ cpu_util.pb, host_mem.pb,
+        neff_<hash_0>_vnc_0.neff, neff_<hash_1>_vnc_0.neff, ntrace.pb, profile_nc_0_session_0.ntff,
+        trace.json, trace_info.pb"""
+    monkeypatch.setenv("STANDIN_NEFFS", "2")
+    monkeypatch.setenv("STANDIN_CORES", "3")
     monkeypatch.setenv("STANDIN_EMPTY_NTFFS", "1")
     backend = NeuronBackend(NeuronOptions(modes=["DEVICE", "RUNTIME", "CPU_UTIL", "HOST_MEMORY"]))
     with torch.profiler.profile(activities=backend.activities(), **backend.profiler_options(tmp_path)) as prof:
@@ -177,11 +184,16 @@ def test_export_writes_the_documented_layout_and_oplens_finds_it_with_stand_in_t
     assert art.trace_json == f"{art.device_profile_dir}/trace.json"
     assert json.loads((tmp_path / art.trace_json).read_text())["traceEvents"]
     assert sorted(Path(f).name for f in art.system_trace_files) == ["cpu_util.pb", "host_mem.pb", "ntrace.pb", "trace_info.pb"]
-    assert [p.hash for p in art.neff_ntff_pairs] == ["395760075800974", "395760075800975", "395760075800976"]
-    for p in art.neff_ntff_pairs:
-        assert Path(p.neff).name == f"neff_{p.hash}.neff" and Path(p.ntff).name == f"{p.hash}_instid_0_vnc_0.ntff"
-        assert not Path(p.neff).is_absolute() and (tmp_path / p.ntff).stat().st_size == p.ntff_bytes
-    assert [p.ntff_bytes > 0 for p in art.neff_ntff_pairs] == [True, True, False]
+    assert [(Path(n.path).name, n.form, n.core) for n in art.neffs] == [
+        ("neff_395760075800974_vnc_0.neff", "session", 0), ("neff_395760075800975_vnc_0.neff", "session", 0)]  # fmt: skip
+    assert [(Path(t.path).name, t.form, t.core, t.session, t.bytes > 0) for t in art.ntffs] == [
+        ("profile_nc_0_session_0.ntff", "session", 0, 0, True),
+        ("profile_nc_1_session_0.ntff", "session", 1, 0, True),
+        ("profile_nc_2_session_0.ntff", "session", 2, 0, False),
+    ]
+    assert art.neff_ntff_pairs == []  # session captures need no 1:1 pairing (troubleshooting.rst)
+    (profile,) = art.neuron_profiles
+    assert profile.kind == "system" and profile.dir == art.device_profile_dir and len(profile.ntffs) == 3
     assert all(not Path(f).is_absolute() for f in art.files)
     # PrivateUse1's per-op device time is -1 where an op has none: never negative device time
     assert all(e.legacy_device_ns >= 0 for e in events.from_profiler(prof, legacy_privateuse1=True))
@@ -324,29 +336,32 @@ def test_trap_warnings_name_the_fix(tmp_path: Path) -> None:
     assert neuron_checks.log_warnings("all fine", NeuronOptions()) == []
 
 
-def _pairs(run_dir: Path, sizes: list[int]) -> Artifacts:
-    pairs, files = [], []
-    for i, size in enumerate(sizes):
-        neff, ntff = f"p/neff_{i}.neff", f"p/{i}_instid_0_vnc_0.ntff"
-        (run_dir / "p").mkdir(exist_ok=True)
-        (run_dir / ntff).write_bytes(b"x" * size)
-        pairs.append(NeffNtffPair(str(i), neff, ntff, size))
-        files += [neff, ntff]
-    return Artifacts(neff_ntff_pairs=pairs, files=files)
+def _session(run_dir: Path, ntff_sizes: list[int], neffs: int = 1) -> Artifacts:
+    """A session capture's lists: NEFFs and NTFFs, never paired."""
+    (run_dir / "p").mkdir(exist_ok=True)
+    ntffs = []
+    for core, size in enumerate(ntff_sizes):
+        path = f"p/profile_nc_{core}_session_0.ntff"
+        (run_dir / path).write_bytes(b"x" * size)
+        ntffs.append(NtffFile(path, "session", core, 0, bytes=size))
+    neff_files = [NeffFile(f"p/neff_{i}_vnc_0.neff", "session", str(i), 0) for i in range(neffs)]
+    return Artifacts(neffs=neff_files, ntffs=ntffs)
 
 
-def test_artifact_warnings_empty_ntffs_missing_neffs_and_eager_mode(tmp_path: Path) -> None:
-    (w,) = neuron_checks.artifact_warnings(_pairs(tmp_path, [10, 0, 0]), tmp_path, NeuronOptions())
+def test_artifact_warnings_read_the_neff_and_ntff_lists(tmp_path: Path) -> None:
+    (w,) = neuron_checks.artifact_warnings(_session(tmp_path, [10, 0, 0]), tmp_path, NeuronOptions())
     assert "2 of 3 NTFFs are empty" in w and "NEURON_RT_NUM_CORES" in w
-    (w,) = neuron_checks.artifact_warnings(_pairs(tmp_path, [0, 0]), tmp_path, NeuronOptions())
+    (w,) = neuron_checks.artifact_warnings(_session(tmp_path, [0, 0]), tmp_path, NeuronOptions())
     assert "every NTFF is empty" in w and "--warmup 3" in w
-    (w,) = neuron_checks.artifact_warnings(_pairs(tmp_path, [5] * 12), tmp_path, NeuronOptions())
-    assert "12 NEFF/NTFF pairs" in w and "eager mode" in w and 'torch.compile(backend="neuron")' in w
-    (w,) = neuron_checks.artifact_warnings(Artifacts(files=["a/1_instid_0_vnc_0.ntff"]), tmp_path, NeuronOptions())
+    (w,) = neuron_checks.artifact_warnings(_session(tmp_path, [5], neffs=12), tmp_path, NeuronOptions())
+    assert "12 NEFFs" in w and "eager mode" in w and 'torch.compile(backend="neuron")' in w
+    (w,) = neuron_checks.artifact_warnings(_session(tmp_path, [5], neffs=0), tmp_path, NeuronOptions())
     assert "no NEFF" in w and "--neff-cache-dir" in w
     (w,) = neuron_checks.artifact_warnings(Artifacts(), tmp_path, NeuronOptions())
     assert "DEVICE mode wrote no NTFF" in w
     assert neuron_checks.artifact_warnings(Artifacts(), tmp_path, NeuronOptions(modes=["RUNTIME"])) == []
+    # unequal NEFF and NTFF counts are expected in a session capture: no warning of their own
+    assert neuron_checks.artifact_warnings(_session(tmp_path, [5, 5, 5], neffs=2), tmp_path, NeuronOptions()) == []
 
 
 def test_device_out_of_memory_under_device_mode_names_the_hbm_reservation() -> None:
@@ -378,7 +393,7 @@ def test_profile_end_to_end_with_stand_in_torch_neuronx(tmp_path: Path) -> None:
     proc = oplens(
         tmp_path, "profile", "t.py::fn", "--backend", "neuron", *FAST, "--neuron-cores", "0", "--neuron-max-events", "5000",
         "--neff-cache-dir", "neffs", "--json", "-",
-        **with_stand_in(STANDIN_RECORD=str(record), STANDIN_PAIRS="2", STANDIN_EMPTY_NTFFS="1", STANDIN_DROPPED="1001",
+        **with_stand_in(STANDIN_RECORD=str(record), STANDIN_CORES="2", STANDIN_EMPTY_NTFFS="1", STANDIN_DROPPED="1001",
                         NEURON_RT_NUM_CORES="4"),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -392,7 +407,13 @@ def test_profile_end_to_end_with_stand_in_torch_neuronx(tmp_path: Path) -> None:
     assert len(calls(record, "synchronize")) >= 1 + 2  # after each warm-up run and each profiled iteration
     assert run["backend"]["details"]["neuron_config"]["profile_output_dir"] == PROFILE_DIR  # run-relative, not .staging
     art = run["artifacts"]
-    assert art["profile_output_dir"] == PROFILE_DIR and len(art["neff_ntff_pairs"]) == 2
+    assert art["profile_output_dir"] == PROFILE_DIR and len(art["ntffs"]) == 2 and art["neff_ntff_pairs"] == []
+    # the documented order: NeuronConfig and NeuronProfiler before the warm-up runs (their synchronize calls),
+    # and the NEFF cache in the environment before torch_neuronx was imported
+    order = [c["event"] for c in map(json.loads, record.read_text().splitlines())]
+    assert order.index("NeuronConfig") < order.index("NeuronProfiler") < order.index("synchronize")
+    (imported,) = calls(record, "import")
+    assert imported["neff_cache_env"] == str((tmp_path / "neffs").resolve())
     for path in [art["trace_json"], art["device_profile_dir"], *art["system_trace_files"], art["worker_log"]]:
         assert (run_dir / path).exists(), path  # relative to the run directory, valid after the rename
     warnings = "\n".join(run["backend"]["warnings"])
@@ -407,7 +428,8 @@ def test_profile_end_to_end_with_stand_in_torch_neuronx(tmp_path: Path) -> None:
     assert listing.returncode == 0, listing.stderr
     out = flat(listing.stdout)
     assert "Neuron profile neuron_profile/i-0standin0000000_pid_" in out and "(modes DEVICE, RUNTIME)" in out
-    assert "system traces: ntrace.pb, trace_info.pb" in out and "NEFF/NTFF 395760075800974" in out
+    assert "system traces: ntrace.pb, trace_info.pb" in out and "NEFFs: neff_395760075800974_vnc_0.neff" in out
+    assert "NTFFs: profile_nc_0_session_0.ntff" in out
     assert "open in Neuron Explorer: oplens explorer" in out and "warning: only 1 warm-up run(s)" in out
 
 

@@ -148,6 +148,40 @@ export interface Artifacts {
   profile_output_dir: string;
   /** Neuron: trace_info.pb, ntrace.pb, ... */
   system_trace_files: string[];
+  /** Neuron: every NEFF and NTFF by its documented naming, and each process's profile directory. */
+  neffs: NeffFile[];
+  ntffs: NtffFile[];
+  neuron_profiles: NeuronProfileDir[];
+}
+
+/** A compiled graph in a Neuron profile: `session` neff_<hash>_vnc_<n>.neff, `model` neff_<hash>.neff, `graph` neffs/graph_<hash>.neff. */
+export interface NeffFile {
+  path: string;
+  form: string;
+  hash: string;
+  core: number | null;
+}
+
+/** A device trace: `session` profile_nc_<n>_session_<m>.ntff, `model` <hash>_instid_<i>_vnc_<n>.ntff, `capture`. */
+export interface NtffFile {
+  path: string;
+  form: string;
+  core: number | null;
+  session: number | null;
+  rank: number | null;
+  hash: string;
+  /** 0: an empty trace (a NeuronCore that ran nothing). */
+  bytes: number;
+}
+
+/** One process's profile directory; `system` holds trace_info.pb + ntrace.pb (Explorer ingests it with -d). */
+export interface NeuronProfileDir {
+  dir: string;
+  kind: string;
+  neffs: string[];
+  ntffs: string[];
+  rank: number | null;
+  framework_trace: string;
 }
 
 export interface Run {

@@ -61,6 +61,9 @@ describe('parseRun', () => {
       files: [],
       profile_output_dir: '',
       system_trace_files: [],
+      neffs: [],
+      ntffs: [],
+      neuron_profiles: [],
     });
     assert.deepEqual(run.backend.warnings, []);
     assert.deepEqual(run.compile, { first_call_us: 0, compile_us: 0, graphs: 0 });

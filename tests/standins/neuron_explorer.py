@@ -2,7 +2,8 @@
 
 The tests write this file out as an executable named `neuron-explorer` (with a shebang).
   neuron-explorer view [--port UI] [--api-port API]     serve the UI and API ports until killed
-  neuron-explorer view -d DIR | -n NEFF -s NTFF --ingest-only --display-name NAME [--framework-source-root DIR]
+  neuron-explorer view -d DIR | -n NEFF -s NTFF [--data-path DIR] --ingest-only --display-name NAME [--framework-source-root DIR]
+                                 (with --data-path, the processed profile lands in <data-path>/profiles/global/<name>@latest/)
                                                          check the inputs, print the profile's link
 Environment (set by the test):
   STANDIN_EXPLORER_RECORD=PATH   append each call's argv (JSON lines) to PATH
@@ -79,6 +80,11 @@ def ingest(argv: list[str]) -> int:
         if not (neff and ntff and Path(neff).is_file() and Path(ntff).is_file()):
             print("Error: give -d DIR, or -n NEFF and -s NTFF", file=sys.stderr)
             return 2
+    data_path = option(argv, "--data-path")
+    if data_path is not None:  # how-to-analyze-profile-output.rst: <data-path>/profiles/global/<display-name>@latest/
+        processed = Path(data_path) / "profiles" / "global" / f"{name}@latest"
+        processed.mkdir(parents=True, exist_ok=True)
+        (processed / "Summary.parquet").write_bytes(b"standin")
     dropped = int(os.environ.get("STANDIN_EXPLORER_DROPPED", "0"))
     if dropped:
         print(f"WARN[0000] Warning: {dropped} trace events were dropped during capture (stored 1 out of {dropped + 1}).")

@@ -16,7 +16,10 @@ import type {
   InnerLine,
   Insight,
   LineStat,
+  NeffFile,
   NeffNtffPair,
+  NeuronProfileDir,
+  NtffFile,
   OpStat,
   Run,
   SourceRef,
@@ -42,8 +45,8 @@ function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** A reader over one JSON object that knows where it is, for error messages. */
-class Reader {
+/** A reader over one JSON object that knows where it is, for error messages (also parseDiff.ts's). */
+export class Reader {
   constructor(
     private readonly o: Obj,
     private readonly at: string,
@@ -264,6 +267,29 @@ const insight = (r: Reader): Insight => ({
 
 const pair = (r: Reader): NeffNtffPair => ({ hash: r.str('hash'), neff: r.str('neff'), ntff: r.str('ntff'), ntff_bytes: r.num('ntff_bytes', 0) });
 
+const optionalNum = (r: Reader, key: string): number | null => (r.has(key) ? r.num(key) : null);
+
+const neffFile = (r: Reader): NeffFile => ({ path: r.str('path'), form: r.str('form', ''), hash: r.str('hash', ''), core: optionalNum(r, 'core') });
+
+const ntffFile = (r: Reader): NtffFile => ({
+  path: r.str('path'),
+  form: r.str('form', ''),
+  core: optionalNum(r, 'core'),
+  session: optionalNum(r, 'session'),
+  rank: optionalNum(r, 'rank'),
+  hash: r.str('hash', ''),
+  bytes: r.num('bytes', 0),
+});
+
+const neuronProfileDir = (r: Reader): NeuronProfileDir => ({
+  dir: r.str('dir'),
+  kind: r.str('kind', ''),
+  neffs: r.strings('neffs'),
+  ntffs: r.strings('ntffs'),
+  rank: optionalNum(r, 'rank'),
+  framework_trace: r.str('framework_trace', ''),
+});
+
 const artifacts = (r: Reader): Artifacts => ({
   trace_json: r.str('trace_json', ''),
   device_profile_dir: r.str('device_profile_dir', ''),
@@ -272,6 +298,9 @@ const artifacts = (r: Reader): Artifacts => ({
   files: r.strings('files'),
   profile_output_dir: r.str('profile_output_dir', ''),
   system_trace_files: r.strings('system_trace_files'),
+  neffs: r.list('neffs', neffFile),
+  ntffs: r.list('ntffs', ntffFile),
+  neuron_profiles: r.list('neuron_profiles', neuronProfileDir),
 });
 
 /** A `Run` from the parsed JSON of `result.json` (or the `run` of an `oplens/result` notification). */
@@ -279,7 +308,7 @@ export function parseRun(data: unknown): Run {
   return readRun(Reader.of(data, ''));
 }
 
-function readRun(r: Reader): Run {
+export function readRun(r: Reader): Run {
   const schema = r.str('schema', RUN_SCHEMA);
   if (schema.split('/')[0] !== RUN_SCHEMA.split('/')[0]) {
     throw new RunParseError(r.where('schema'), `is ${JSON.stringify(schema)}, not an OpLens result`);

@@ -55,6 +55,15 @@ class Backend(Generic[OptionsT]):
     def synchronize(self) -> None:
         """Wait for queued device work, so that a timed iteration holds all of its work."""
 
+    @classmethod
+    def environment(cls, options: Any) -> dict[str, str]:
+        """Variables the worker sets before this backend's vendor module is imported (anything that
+        must be in place before it compiles), from the backend's options."""
+        return {}
+
+    def configure(self, run_dir: Path) -> None:
+        """Set up vendor profiling before the warm-up calls (where the vendor documents that order)."""
+
     def profiler_options(self, run_dir: Path) -> dict[str, Any]:
         """Extra keyword arguments for `torch.profiler.profile` (vendor configuration)."""
         return {}

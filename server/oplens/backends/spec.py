@@ -44,23 +44,26 @@ class CommandOutput:
 @dataclass(frozen=True)
 class CommandContext:
     workspace: Path
+    runs_root: Path
+    find_run: Callable[[str], Run]  # a stored run by id, id prefix, `latest` or directory (bad_input if none)
     settings: Mapping[str, Any] = field(default_factory=dict)  # the editor's settings under `settings_key`
 
 
 @dataclass(frozen=True)
 class BackendCommand:
-    """An extra command a backend offers on a stored run: on the CLI `oplens <name> RUN [flags]`, over
-    LSP `lsp_command` with `{run_id, ...}`. The front ends find the run (and own `RUN`, `--out`,
-    `--workspace`, `--json`); the command gets it with its own flags or LSP arguments."""
+    """An extra command a backend offers on a target (a stored run, or what the backend also takes,
+    e.g. a profile directory): on the CLI `oplens <name> TARGET [flags]`, over LSP `lsp_command` with
+    `{run_id, ...}`. The front ends own `TARGET`/`run_id`, `--out`, `--workspace` and `--json`, and
+    give the command a `find_run` for stored runs; its own flags or LSP arguments are its own."""
 
     name: str
     lsp_command: str
     help: str
     settings_key: str  # the LSP initializationOptions key that holds this command's settings
     add_arguments: Callable[[argparse.ArgumentParser], None]
-    run_cli: Callable[[Run, argparse.Namespace, CommandContext], CommandOutput]
+    run_cli: Callable[[str, argparse.Namespace, CommandContext], CommandOutput]
     # Blocking (it may run a tool for minutes): the language server calls it off its event loop.
-    run_lsp: Callable[[Run, Mapping[str, Any], CommandContext], CommandOutput]
+    run_lsp: Callable[[str, Mapping[str, Any], CommandContext], CommandOutput]
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     for _, cmd in registry.commands():
         e = sub.add_parser(cmd.name, help=cmd.help)
-        e.add_argument("run", help="a run id (or its start, or `latest`) in the runs directory, or a run directory")
+        e.add_argument("run", metavar="TARGET",
+                       help="a run id (or its start, or `latest`) in the runs directory, a run directory, or what the "
+                       "command also takes (explorer: any Neuron profile output directory)")  # fmt: skip
         e.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
         e.add_argument("--workspace", metavar="DIR", help="the workspace (source root) of the run (default: .)")
         e.add_argument("--json", metavar="PATH", help="write the answer as JSON to PATH ('-': stdout)")
@@ -160,8 +162,8 @@ def _analyze(args: argparse.Namespace, out: Console) -> int:
 def _backend_command(cmd: BackendCommand, args: argparse.Namespace, out: Console) -> int:
     _check_json_dest(args.json)
     workspace = Path(args.workspace or ".").resolve()
-    run = runs.find(runs.runs_root(workspace, args.out), args.run)
-    answer = cmd.run_cli(run, args, CommandContext(workspace))
+    root = runs.runs_root(workspace, args.out)
+    answer = cmd.run_cli(args.run, args, CommandContext(workspace, root, lambda spec: runs.find(root, spec)))
     _emit_json(args.json, answer.data)
     if args.json != "-":
         render.command_output(out, answer.text)

@@ -7,7 +7,8 @@ Each mapped line's verdict comes from its per-iteration samples: `slower` or `fa
 Mann-Whitney test says the samples differ (p < ALPHA) *and* the change (a ratio of trimmed means) is
 larger than the minimum effect, else `same`. The minimum effect is the largest of MIN_EFFECT, the
 line's own spread between iterations, and the drift between the two runs: the largest factor by
-which any *other* line whose text did not change moved (lines of DRIFT_SHARE of the time or more).
+which any *other* line whose text did not change moved (lines of DRIFT_SHARE of the time or more),
+raised to DRIFT_MARGIN.
 Two runs of the same code on a busy machine differ by more than their iterations do; the unchanged
 lines measure by how much. The totals get the same test against every unchanged line's move.
 Times are self device time per iteration (self CPU on the CPU), means as everywhere. Parent side,
@@ -30,6 +31,7 @@ ALPHA = 0.01  # the test's significance level
 MIN_EFFECT = 0.10  # a change smaller than this share is `same`, however significant
 NOISE_FACTOR = 2.0  # ... and smaller than this many times the line's relative interquartile range
 DRIFT_SHARE = 2.0  # % of the time from which an unchanged line's move counts as the runs' drift
+DRIFT_MARGIN = 1.5  # a change must exceed the largest such move by this power (in log terms) to count
 
 VERDICTS = ("slower", "faster", "same", "new", "removed")
 
@@ -128,10 +130,12 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
             "min_effect": MIN_EFFECT,
             "noise_factor": NOISE_FACTOR,
             "drift_share_pct": DRIFT_SHARE,
+            "drift_margin": DRIFT_MARGIN,
             "drift": math.exp(drift),
             "rule": "slower/faster where p < alpha and the ratio of trimmed means is beyond the largest of "
             "1 + min_effect, 1 + noise_factor × the larger relative interquartile range of the two runs' samples, "
-            "and the largest factor by which another unchanged line (drift_share_pct or more of the time) moved",
+            "and the largest factor by which another unchanged line (drift_share_pct or more of the time) moved, "
+            "raised to drift_margin",
         },
     )
 
@@ -186,7 +190,7 @@ def _compare(
     if not old or not new:
         return old_mean, new_mean, ratio, "same", None  # a run without samples cannot be judged
     p = mann_whitney_p(old, new)
-    threshold = max(MIN_EFFECT, NOISE_FACTOR * max(_relative_iqr(old), _relative_iqr(new)), math.exp(drift) - 1)
+    threshold = max(MIN_EFFECT, NOISE_FACTOR * max(_relative_iqr(old), _relative_iqr(new)), math.exp(DRIFT_MARGIN * drift) - 1)
     robust_old, robust_new = trimmed_mean(old), trimmed_mean(new)
     verdict = "same"
     if p < ALPHA:

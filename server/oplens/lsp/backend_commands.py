@@ -19,10 +19,13 @@ SHAPE = "{run_id, ...}"
 async def run(client: ClientState, cmd: BackendCommand, arg: Any) -> dict[str, Any]:
     run_id = arguments.parse(cmd.lsp_command, arg, arguments.RunArgs, SHAPE).run_id
     shared = client.shared
-    ctx = CommandContext(shared.workspace, client.settings.command_settings.get(cmd.settings_key, {}))
+    root = shared.runs_root
+    ctx = CommandContext(
+        shared.workspace, root, lambda spec: runs.find(root, spec), client.settings.command_settings.get(cmd.settings_key, {})
+    )
     try:
-        stored = runs.find(shared.runs_root, run_id)
-        answer = await asyncio.to_thread(cmd.run_lsp, stored, arg, ctx)  # a tool may run for minutes: off the loop
+        runs.find(root, run_id)  # over LSP the target is a stored run: say so before any work
+        answer = await asyncio.to_thread(cmd.run_lsp, run_id, arg, ctx)  # a tool may run for minutes: off the loop
     except OpLensError as e:
         raise client.request_error(e) from None
     return answer.data

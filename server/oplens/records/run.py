@@ -160,16 +160,54 @@ class NeffNtffPair:
 
 
 @dataclass
+class NeffFile:
+    """A compiled graph in a Neuron profile, in one of the documented namings (backends/neuron/artifacts.py)."""
+
+    path: str  # relative to the run directory (or to the profile directory given to `oplens explorer`)
+    form: str  # "session" neff_<hash>_vnc_<n>.neff | "model" neff_<hash>.neff | "graph" neffs/graph_<hash>.neff
+    hash: str = ""
+    core: int | None = None  # the virtual NeuronCore of a session-form NEFF
+
+
+@dataclass
+class NtffFile:
+    """A device trace in a Neuron profile."""
+
+    path: str
+    form: str  # "session" profile_nc_<n>_session_<m>.ntff | "model" <hash>_instid_<i>_vnc_<n>.ntff | "capture" <name>.ntff
+    core: int | None = None  # NeuronCore
+    session: int | None = None
+    rank: int | None = None  # from a _rank_<id> suffix (multi-worker captures)
+    hash: str = ""  # model form: the NEFF it pairs with
+    bytes: int = 0  # 0: an empty trace (a NeuronCore that ran nothing)
+
+
+@dataclass
+class NeuronProfileDir:
+    """One process's profile directory (`<instance>_pid_<pid>[/<timestamp>]`, one per rank)."""
+
+    dir: str
+    kind: str  # "system" (trace_info.pb + ntrace.pb: Explorer ingests the directory) | "device" (NTFFs only)
+    neffs: list[str] = field(default_factory=list)  # paths, the NEFFs that belong to this profile
+    ntffs: list[str] = field(default_factory=list)
+    rank: int | None = None
+    framework_trace: str = ""  # trace.json or neuron_framework_trace_rank_<N>.json
+
+
+@dataclass
 class Artifacts:
     """What a run leaves besides result.json; paths are relative to the run directory."""
 
     trace_json: str = ""
-    device_profile_dir: str = ""  # Neuron: <out>/<instance>_pid_<pid>/<timestamp>
-    neff_ntff_pairs: list[NeffNtffPair] = field(default_factory=list)
+    device_profile_dir: str = ""  # Neuron: <out>/<instance>_pid_<pid>/<timestamp> (the newest)
+    neff_ntff_pairs: list[NeffNtffPair] = field(default_factory=list)  # only where the naming implies a pair
     worker_log: str = ""
     files: list[str] = field(default_factory=list)  # other backend files (system traces, ...)
     profile_output_dir: str = ""  # Neuron: NeuronConfig's profile_output_dir (what Explorer ingests)
     system_trace_files: list[str] = field(default_factory=list)  # Neuron: trace_info.pb, ntrace.pb, ...
+    neffs: list[NeffFile] = field(default_factory=list)
+    ntffs: list[NtffFile] = field(default_factory=list)
+    neuron_profiles: list[NeuronProfileDir] = field(default_factory=list)
 
 
 @dataclass

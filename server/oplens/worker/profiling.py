@@ -9,6 +9,7 @@ Runs only in the worker process (imports torch and the user's code). Errors come
 from __future__ import annotations
 
 import gc
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from oplens.analysis.attribution import Attribution, attribute
 from oplens.analysis.stats import ESTIMATORS, spread
 from oplens.backends.device import Backend
 from oplens.backends.registry import get as backend_spec
-from oplens.backends.resolve import BackendUnavailable, resolve
+from oplens.backends.resolve import BackendUnavailable, backend_class, resolve
 from oplens.records import names
 from oplens.records.errors import OpLensError
 from oplens.records.job import Job
@@ -82,19 +83,28 @@ def run(job: Job, progress: Progress) -> Run:
 
 def prepare(job: Job, progress: Progress) -> Prepared:
     """The backend (with its options record), the user's module, function and arguments on the device."""
+    options = {name: record_from_dict(backend_spec(name).options_type, data) for name, data in job.backend_options.items()}
+    for name, opts in options.items():  # before any vendor module is imported (and compiles)
+        os.environ.update(backend_class(name).environment(opts))
     try:
-        options = {
-            name: record_from_dict(backend_spec(name).options_type, data) for name, data in job.backend_options.items()
-        }
         backend = resolve(job.backend, options)
     except BackendUnavailable as e:
         raise OpLensError("backend_unavailable", str(e)) from None
+    backend.configure(Path(job.stage_dir))  # vendor profiling set up before the warm-up, as documented
     backend.note = backend.note or ("" if job.backend == backend.name else f"{job.backend} chose {backend.name}")
     progress("importing", 0, 1)
     module = load_module(Path(job.target.file), Path(job.workspace))
     fn = find_callable(module, job.target)
     marker = LineMarker(find_code(module, job.target), code_objects(module))
-    args = backend.place(build_args(module, job, fn))
+    args = build_args(module, job, fn)
+    try:
+        args = backend.place(args)
+    except Exception as e:  # the device refuses the tensors: a backend problem, not the user's code nor ours
+        raise OpLensError(
+            "backend_unavailable",
+            f"moving the arguments to the {backend.device_label} device failed: {type(e).__name__}: {e}",
+            f"is the device usable here? oplens doctor --backend {backend.name} checks it",
+        ) from None
     return Prepared(job, backend, fn, args, marker)
 
 

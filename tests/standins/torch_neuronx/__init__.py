@@ -39,6 +39,9 @@ def _synchronize(device: Any = None) -> None:
     record("synchronize")
 
 
+# What the worker set before importing us (it must be there before anything compiles).
+record("import", neff_cache_env=os.environ.get("TORCH_NEURONX_NEFF_CACHE_DIR"))
+
 _device = types.ModuleType("torch.neuron")
 _device.is_available = lambda: _cores() > 0  # type: ignore[attr-defined]
 _device.device_count = _cores  # type: ignore[attr-defined]

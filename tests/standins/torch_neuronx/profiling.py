@@ -1,14 +1,24 @@
 """STAND-IN for `torch_neuronx.profiling` (tests only): NeuronConfig, ProfileMode, NeuronProfiler.
 
-Writes the documented layout on `export_trace`:
-  <profile_output_dir>/<instance>_pid_<pid>/<timestamp>/trace.json
-      DEVICE      neff_<hash>.neff + <hash>_instid_0_vnc_0.ntff
-      RUNTIME     trace_info.pb, ntrace.pb
-      CPU_UTIL    cpu_util.pb
-      HOST_MEMORY host_mem.pb
-Environment (set by the test):
-  STANDIN_NO_CORRELATE=1  an older NeuronConfig without `correlate_device_time`
-  STANDIN_PAIRS=N         NEFF/NTFF pairs written in DEVICE mode (default 1)
+Writes the layout of the docs' "Expected output" (how-to-profile-workload.rst) on `export_trace`:
+
+   ./profile_output/
+   ├── <instance-id>_pid_<pid_0>/
+   │   └── <timestamp>/
+   │       ├── cpu_util.pb                 # CPU utilization
+   │       ├── host_mem.pb                 # Host memory
+   │       ├── neff_<hash_0>_vnc_0.neff
+   │       ├── neff_<hash_1>_vnc_0.neff
+   │       ├── ntrace.pb                   # System profile trace
+   │       ├── profile_nc_0_session_0.ntff # Device trace (NeuronCore 0)
+   │       ├── trace.json                  # Framework trace
+   │       └── trace_info.pb               # System profile metadata
+
+per mode: DEVICE the NEFFs and NTFFs, RUNTIME trace_info.pb + ntrace.pb, CPU_UTIL cpu_util.pb,
+HOST_MEMORY host_mem.pb. Environment (set by the test):
+  STANDIN_NO_CORRELATE=1  an older NeuronConfig without `correlate_device_time` (nor precache_node_info)
+  STANDIN_NEFFS=N         graphs compiled (NEFFs written in DEVICE mode, default 1)
+  STANDIN_CORES=N         NeuronCores with a session NTFF (default 1)
   STANDIN_EMPTY_NTFFS=K   the last K of those NTFFs are empty (idle NeuronCores)
   STANDIN_NO_NEFF=1       NTFFs only (NEFFs left in the compiler's cache)
   STANDIN_DROPPED=N       print the runtime's "N trace events were dropped" warning
@@ -52,6 +62,7 @@ class _NeuronConfigWithCorrelate(_Config):
         capture_enabled_for_nc: str | None = None,
         max_events_per_nc: int = 1_000_000,
         neff_cache_dir: str | None = None,
+        precache_node_info: bool = True,
         correlate_device_time: bool = False,
     ) -> None:
         super().__init__()
@@ -81,6 +92,7 @@ NeuronConfig = _NeuronConfigOlder if os.environ.get("STANDIN_NO_CORRELATE") == "
 class NeuronProfiler:
     def __init__(self, config: _Config) -> None:
         self.config = config
+        record("NeuronProfiler")
 
     def export_trace(self, prof: Any) -> None:
         kw = self.config.kwargs
@@ -96,13 +108,14 @@ class NeuronProfiler:
         if ProfileMode.HOST_MEMORY in modes:
             (run / "host_mem.pb").write_bytes(b"standin")
         if ProfileMode.DEVICE in modes:
-            pairs = int(os.environ.get("STANDIN_PAIRS", "1"))
+            graphs = int(os.environ.get("STANDIN_NEFFS", "1"))
+            cores = int(os.environ.get("STANDIN_CORES", "1"))
             empty = int(os.environ.get("STANDIN_EMPTY_NTFFS", "0"))
-            for i in range(pairs):
-                h = str(395760075800974 + i)
-                if os.environ.get("STANDIN_NO_NEFF") != "1":
-                    (run / f"neff_{h}.neff").write_bytes(b"NEFF" * 64)
-                (run / f"{h}_instid_0_vnc_0.ntff").write_bytes(b"" if i >= pairs - empty else b"NTFF" * (256 + i))
+            if os.environ.get("STANDIN_NO_NEFF") != "1":
+                for i in range(graphs):
+                    (run / f"neff_{395760075800974 + i}_vnc_0.neff").write_bytes(b"NEFF" * 64)
+            for core in range(cores):
+                (run / f"profile_nc_{core}_session_0.ntff").write_bytes(b"" if core >= cores - empty else b"NTFF" * (256 + core))
         dropped = int(os.environ.get("STANDIN_DROPPED", "0"))
         if dropped:
             print(

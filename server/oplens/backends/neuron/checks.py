@@ -62,10 +62,10 @@ def core_warnings(options: NeuronOptions, env: Mapping[str, str]) -> list[str]:
 
 
 def artifact_warnings(artifacts: Artifacts, run_dir: Path, options: NeuronOptions) -> list[str]:
+    """Traps read from the profile's NEFF and NTFF lists (not from pairs: session captures, PyTorch's
+    default, need no 1:1 pairing)."""
     found: list[str] = []
-    pairs = artifacts.neff_ntff_pairs
-    ntffs = [f for f in artifacts.files if f.endswith(".ntff")]
-    neffs = [f for f in artifacts.files if f.endswith(".neff")]
+    ntffs, neffs = artifacts.ntffs, artifacts.neffs
     if "DEVICE" in options.modes:
         if not ntffs:
             found.append(
@@ -77,22 +77,22 @@ def artifact_warnings(artifacts: Artifacts, run_dir: Path, options: NeuronOption
                 f"{len(ntffs)} NTFF(s) but no NEFF: the compiled graphs stayed in the compiler's cache; give "
                 "--neff-cache-dir DIR so each NEFF is kept beside its NTFF (Neuron Explorer needs both)"
             )
-    empty = [p for p in pairs if p.ntff_bytes == 0 and (run_dir / p.ntff).is_file()]
-    if pairs and len(empty) == len(pairs):
+    empty = [t for t in ntffs if t.bytes == 0 and (run_dir / t.path).is_file()]
+    if ntffs and len(empty) == len(ntffs):
         found.append(
             "every NTFF is empty: the device trace captured nothing; warm up (--warmup 3 or more) and check "
             "that the function's tensors are on the neuron device"
         )
     elif empty:
-        names = ", ".join(Path(p.ntff).name for p in empty[:3]) + (" …" if len(empty) > 3 else "")
+        names = ", ".join(Path(t.path).name for t in empty[:3]) + (" …" if len(empty) > 3 else "")
         narrower = "" if options.capture_enabled_for_nc else " or capture only those (--neuron-cores 0)"
         found.append(
-            f"{len(empty)} of {len(pairs)} NTFFs are empty ({names}): NeuronCores that were initialised but ran "
+            f"{len(empty)} of {len(ntffs)} NTFFs are empty ({names}): NeuronCores that were initialised but ran "
             f"nothing; set NEURON_RT_NUM_CORES to the cores used (1 for one function){narrower}"
         )
-    if len(pairs) > MANY_NEFFS:
+    if len(neffs) > MANY_NEFFS:
         found.append(
-            f"{len(pairs)} NEFF/NTFF pairs: in eager mode every op compiles to its own NEFF, so the device "
+            f"{len(neffs)} NEFFs: in eager mode every op compiles to its own NEFF, so the device "
             "profile is split into one small graph per op; compile the function "
             '(torch.compile(backend="neuron")) to see it as one graph, and give --neff-cache-dir so that '
             "every NEFF is kept"

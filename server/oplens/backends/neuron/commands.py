@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from oplens.backends.neuron import explorer
 from oplens.backends.spec import BackendCommand, CommandContext, CommandOutput
 from oplens.records.errors import bad_input
-from oplens.records.run import Run
 
 
 def add_arguments(e: argparse.ArgumentParser) -> None:
@@ -21,17 +21,32 @@ def add_arguments(e: argparse.ArgumentParser) -> None:
     e.add_argument("--api-port", type=int, default=explorer.DEFAULT_API_PORT, help="Explorer's API port (default: 3002)")
     e.add_argument("--pair", metavar="HASH", help="open this NEFF/NTFF pair (by its hash) instead of the whole profile")
     e.add_argument("--reingest", action="store_true", help="process the profile again even if it was ingested before")
+    e.add_argument("--data-path", metavar="DIR",
+                   help="Explorer's data path, one for ingest and viewer (default: <runs>/.explorer/data)")  # fmt: skip
+    e.add_argument("--dry-run", action="store_true", help="launch nothing; print the plan (with --json: the plan as JSON)")
     e.add_argument("--timeout", type=float, default=explorer.INGEST_TIMEOUT_S, help="seconds for the ingest (default: 1800)")
 
 
-def run_cli(run: Run, args: argparse.Namespace, ctx: CommandContext) -> CommandOutput:
+def source(target: str, ctx: CommandContext) -> explorer.ProfileSource:
+    """An OpLens run (id, prefix, `latest`, run directory), or any Neuron profile output directory."""
+    path = Path(target).expanduser()
+    if path.is_dir() and not (path / "result.json").is_file():
+        return explorer.directory_source(path)
+    return explorer.run_source(ctx.find_run(target))
+
+
+def run_cli(target: str, args: argparse.Namespace, ctx: CommandContext) -> CommandOutput:
     link = explorer.open_in_explorer(
-        run, ctx.workspace, args.ui_port, args.api_port, pair=args.pair, reingest=args.reingest, ingest_timeout_s=args.timeout
-    )
+        source(target, ctx), ctx.workspace, args.ui_port, args.api_port, pair=args.pair, reingest=args.reingest,
+        ingest_timeout_s=args.timeout, data_path=Path(args.data_path) if args.data_path else None,
+        state_dir=ctx.runs_root / ".explorer", dry_run=args.dry_run,
+    )  # fmt: skip
+    if args.dry_run:
+        return CommandOutput(link.plan(), describe_plan(link))
     return CommandOutput(link.to_dict(), describe(link))
 
 
-def run_lsp(run: Run, arg: Mapping[str, Any], ctx: CommandContext) -> CommandOutput:
+def run_lsp(target: str, arg: Mapping[str, Any], ctx: CommandContext) -> CommandOutput:
     """`{run_id, uiPort?, apiPort?}`; the ports default to the editor's `explorer` settings."""
     ports = []
     for key, default in (("uiPort", explorer.DEFAULT_UI_PORT), ("apiPort", explorer.DEFAULT_API_PORT)):
@@ -39,8 +54,23 @@ def run_lsp(run: Run, arg: Mapping[str, Any], ctx: CommandContext) -> CommandOut
         if isinstance(value, bool) or not isinstance(value, int):
             raise bad_input(f"{key} must be an integer (got {value!r})")
         ports.append(value)
-    link = explorer.open_in_explorer(run, ctx.workspace, ports[0], ports[1])
+    data_path = ctx.settings.get("dataPath")
+    link = explorer.open_in_explorer(
+        source(target, ctx), ctx.workspace, ports[0], ports[1],
+        data_path=Path(data_path) if isinstance(data_path, str) and data_path else None, state_dir=ctx.runs_root / ".explorer",
+    )  # fmt: skip
     return CommandOutput(link.to_dict(), describe(link))
+
+
+def describe_plan(link: explorer.ExplorerLink) -> list[str]:
+    lines = [f"Neuron Explorer plan (dry run): {link.url}", f"  data path {link.data_path}"]
+    for p in link.profiles:
+        rank = f", rank {p['rank']}" if p["rank"] is not None else ""
+        lines.append(f"  {p['kind']} profile {p['dir']}{rank}: {len(p['neff'])} NEFF, {len(p['ntff'])} NTFF")
+    lines += ["  would run: " + " ".join(cmd) for cmd in link.commands]
+    lines += [f"  {m}" for m in link.messages]
+    lines.append(f"tunnel: {link.tunnel}")
+    return lines
 
 
 def describe(link: explorer.ExplorerLink) -> list[str]:

@@ -23,7 +23,7 @@ from torch.profiler import ProfilerActivity
 from oplens.backends.device import Backend
 from oplens.backends.neuron import install
 from oplens.backends.neuron.artifacts import PROFILE_DIR, find_artifacts
-from oplens.backends.neuron.options import NeuronOptions
+from oplens.backends.neuron.options import NEFF_CACHE_ENV, NeuronOptions
 from oplens.records.errors import bad_input
 from oplens.records.run import Artifacts
 
@@ -110,11 +110,25 @@ class NeuronBackend(Backend[NeuronOptions]):
         )
         return NeuronConfig(**kwargs)
 
-    def profiler_options(self, run_dir: Path) -> dict[str, Any]:
+    @classmethod
+    def environment(cls, options: Any) -> dict[str, str]:
+        """`TORCH_NEURONX_NEFF_CACHE_DIR` where the user gave a NEFF cache: the docs ask for it "before
+        running your profiling script", i.e. before anything compiles, which NeuronConfig alone cannot do."""
+        cache = getattr(options, "neff_cache_dir", None)
+        return {NEFF_CACHE_ENV: cache} if cache else {}
+
+    def configure(self, run_dir: Path) -> None:
+        """NeuronConfig and NeuronProfiler before the warm-up, in the documented order (`precache_node_info`
+        populates per-NEFF metadata during the warm-up iterations)."""
         from torch_neuronx.profiling import NeuronProfiler
 
         config = self.neuron_config(run_dir)
-        return {"experimental_config": config, "on_trace_ready": NeuronProfiler(config).export_trace}
+        self._configured = {"experimental_config": config, "on_trace_ready": NeuronProfiler(config).export_trace}
+
+    def profiler_options(self, run_dir: Path) -> dict[str, Any]:
+        if not getattr(self, "_configured", None):
+            self.configure(run_dir)
+        return dict(self._configured)
 
     def writes_own_trace(self) -> bool:
         return True  # NeuronProfiler.export_trace writes trace.json into the profile directory

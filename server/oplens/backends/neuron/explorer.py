@@ -31,11 +31,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from oplens.backends.neuron.artifacts import SYSTEM_PROFILE, discover
 from oplens.backends.neuron.checks import log_warnings
 from oplens.backends.neuron.options import NeuronOptions
 from oplens.records.atomic import write_json_atomic
 from oplens.records.errors import OpLensError, bad_input
-from oplens.records.run import NeffNtffPair, Run
+from oplens.records.run import NeffNtffPair, NeuronProfileDir, NtffFile, Run
 
 TOOL = "neuron-explorer"
 NEURON_BIN = Path("/opt/aws/neuron/bin")
@@ -47,14 +48,60 @@ INSTALL_TOOLS = (
     "install the Neuron tools (package aws-neuronx-tools: sudo apt install aws-neuronx-tools, or dnf on Amazon "
     "Linux; the Neuron DLAMI has them) and put /opt/aws/neuron/bin on PATH"
 )
-SYSTEM_PROFILE = ("trace_info.pb", "ntrace.pb")  # what a directory ingest needs
 _STARTED: list[subprocess.Popen[bytes]] = []  # viewers this process started (polled, so none stays a zombie)
 _LOCK = threading.Lock()  # one viewer start and one state write at a time (the language server has threads)
 
 
 @dataclass
+class ProfileSource:
+    """What to open: a run's Neuron profile, or any Neuron profile output directory (a user's own
+    `NeuronProfiler` capture, an inspect output). Paths in `profiles`/`pairs` are relative to `base`."""
+
+    name: str  # the Explorer display name: the run id, or the directory's name
+    root: Path  # the profile output directory (what `-d` ingests)
+    base: Path
+    profiles: list[NeuronProfileDir]
+    pairs: list[NeffNtffPair]
+    ntffs: list[NtffFile]
+    run_id: str = ""
+
+
+def run_source(run: Run) -> ProfileSource:
+    art = run.artifacts
+    run_dir = Path(run.run_dir)
+    run_id = run.run_id or run_dir.name
+    if not art.profile_output_dir and not art.neff_ntff_pairs and not art.ntffs:
+        raise bad_input(
+            f"run {run_id} has no Neuron profile (it ran on the {run.backend.name} backend)",
+            "Neuron Explorer shows Trainium profiles: profile with --backend neuron on a Trn2/Trn3 host",
+        )
+    if not run_dir.is_dir():
+        raise bad_input(f"the run directory {run_dir} is gone", "profile again, or give the run's new directory")
+    root = run_dir / art.profile_output_dir if art.profile_output_dir else run_dir
+    # Runs stored before the documented layouts were read: find the profile again from its files.
+    neffs_ntffs = (art.ntffs, art.neuron_profiles, art.neff_ntff_pairs)
+    if not art.neuron_profiles and root.is_dir():
+        _, ntffs, profiles, pairs = discover(root, run_dir)
+        neffs_ntffs = (ntffs, profiles, pairs)
+    ntffs, profiles, pairs = neffs_ntffs
+    return ProfileSource(run_id, root, run_dir, profiles, pairs, ntffs, run_id)
+
+
+def directory_source(path: Path) -> ProfileSource:
+    """Any Neuron profile output directory, as the runtime laid it out (or one of its `_pid_` folders)."""
+    root = path.resolve()
+    _, ntffs, profiles, pairs = discover(root, root)
+    if not profiles and not pairs:
+        raise bad_input(
+            f"{path} holds no Neuron profile (no trace_info.pb + ntrace.pb, no .ntff)",
+            "give the profile_output_dir of a NeuronConfig capture (or an OpLens run id)",
+        )
+    return ProfileSource(root.name, root, root, profiles, pairs, ntffs)
+
+
+@dataclass
 class ExplorerLink:
-    """Where a run's profile opens, and how to reach it from the user's machine."""
+    """Where a profile opens, and how to reach it from the user's machine; with `--dry-run` the plan only."""
 
     run_id: str
     display_name: str
@@ -63,9 +110,12 @@ class ExplorerLink:
     host: str
     ui_port: int
     api_port: int
-    profile: str  # what was ingested: "profile directory <path>" or "NEFF/NTFF pair <hash>"
+    profile: str  # what is ingested: "profile directory <path>" or "NEFF/NTFF pair <hash>"
+    data_path: str = ""  # the one --data-path of ingest and viewer (profiles land in <data-path>/profiles/)
+    profiles: list[dict[str, Any]] = field(default_factory=list)  # {dir, kind, neff, ntff, rank}
+    commands: list[list[str]] = field(default_factory=list)  # the viewer's (if started) and the ingest's argv
     ingest_command: list[str] = field(default_factory=list)  # empty when it was ingested before
-    viewer: str = ""  # "started" | "already serving"
+    viewer: str = ""  # "started" | "already serving" | "" (dry run)
     viewer_pid: int = 0  # the viewer OpLens started (0: it was already serving)
     viewer_log: str = ""
     messages: list[str] = field(default_factory=list)
@@ -73,9 +123,18 @@ class ExplorerLink:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def plan(self) -> dict[str, Any]:
+        """What `--dry-run --json` prints."""
+        return {"profiles": self.profiles, "commands": self.commands, "data_path": self.data_path,
+                "url": self.url, "tunnel": self.tunnel, "display_name": self.display_name, "messages": self.messages}  # fmt: skip
+
+
+def default_data_path(runs_root: Path) -> Path:
+    return (runs_root / ".explorer" / "data").resolve()
+
 
 def open_in_explorer(
-    run: Run,
+    source: ProfileSource,
     workspace: Path,
     ui_port: int = DEFAULT_UI_PORT,
     api_port: int = DEFAULT_API_PORT,
@@ -83,21 +142,24 @@ def open_in_explorer(
     reingest: bool = False,
     ingest_timeout_s: float = INGEST_TIMEOUT_S,
     start_timeout_s: float = START_TIMEOUT_S,
+    data_path: Path | None = None,
+    state_dir: Path | None = None,
+    dry_run: bool = False,
 ) -> ExplorerLink:
-    """Ingest `run`'s Neuron profile into Neuron Explorer (starting the viewer if none serves) and
-    return its URL and tunnel command. `pair` picks one NEFF/NTFF pair by hash (prefix).
+    """Ingest a Neuron profile into Neuron Explorer (starting the viewer if none serves) and return its
+    URL and tunnel command; `dry_run`: launch nothing, return the plan. `pair` picks one NEFF/NTFF pair
+    by hash (prefix). Ingest and viewer share one absolute `--data-path` (default: the runs root's).
 
-    Raises `OpLensError`: bad_input (no device profile in the run, ports taken by another program),
+    Raises `OpLensError`: bad_input (nothing Explorer can ingest, ports taken by another program),
     backend_unavailable (no neuron-explorer), tool_failed or timeout (the tool itself failed)."""
     _check_ports(ui_port, api_port)
-    run_dir = Path(run.run_dir)
-    run_id = run.run_id or run_dir.name
-    what = ingest_target(run, run_dir, pair)
-    display_name = f"{run_id}-{what.pair}" if pair else run_id  # one Explorer profile per chosen pair
-    tool = find_tool()
-    state = runs_state(run_dir.parent)
+    what = ingest_target(source, pair, workspace)
+    display_name = f"{source.name}-{what.pair}" if pair else source.name  # one Explorer profile per chosen pair
+    tool = find_tool() if not dry_run else _tool_or_name()
+    state = (state_dir or source.base.parent / ".explorer") / "ingested.json"
+    data = (data_path or default_data_path(state.parent.parent)).resolve()
     link = ExplorerLink(
-        run_id=run_id,
+        run_id=source.run_id,
         display_name=display_name,
         url=f"http://localhost:{ui_port}/profile/{quote(display_name, safe='')}",
         tunnel=tunnel_command(ui_port, api_port),
@@ -105,20 +167,29 @@ def open_in_explorer(
         ui_port=ui_port,
         api_port=api_port,
         profile=what.profile,
+        data_path=str(data),
+        profiles=[_profile_entry(p, source.base) for p in source.profiles],
         messages=list(what.messages),
     )
+    ingest = [str(tool), "view", *what.args, "--data-path", str(data), "--ingest-only", "--display-name", display_name]
+    viewer = viewer_command(tool, ui_port, api_port, data)
+    if dry_run:
+        link.commands = [viewer, ingest]
+        link.messages.append("dry run: nothing was started; the viewer command runs only where none serves on the ports")
+        return link
+    data.mkdir(parents=True, exist_ok=True)
     with _LOCK:
-        link.messages += ensure_viewer(link, tool, state.parent, start_timeout_s)
+        link.messages += ensure_viewer(link, tool, state.parent, start_timeout_s, data)
+    if link.viewer == "started":
+        link.commands.append(viewer)
     key = f"{ui_port}:{display_name}"
     ingested = _load_json(state)
     if key in ingested and not reingest:
         link.messages.append(f"already ingested on {ingested[key]}; --reingest to process it again")
         return link
-    link.ingest_command = [
-        str(tool), "view", *what.args, "--ingest-only", "--display-name", display_name,
-        "--framework-source-root", str(workspace.resolve()),
-    ]  # fmt: skip
-    output = _ingest(link.ingest_command, run_dir, what.profile, ingest_timeout_s)
+    link.ingest_command = ingest
+    link.commands.append(ingest)
+    output = _ingest(ingest, source.base, what.profile, ingest_timeout_s)
     link.messages += log_warnings(output, NeuronOptions())
     printed = re.search(r"https?://\S+/profile/\S+", output)
     if printed and printed.group(0).rstrip(".") != link.url:
@@ -131,13 +202,13 @@ def open_in_explorer(
     return link
 
 
+def _profile_entry(p: NeuronProfileDir, base: Path) -> dict[str, Any]:
+    return {"dir": str(base / p.dir), "kind": p.kind, "neff": [str(base / n) for n in p.neffs],
+            "ntff": [str(base / n) for n in p.ntffs], "rank": p.rank}  # fmt: skip
+
+
 def tunnel_command(ui_port: int, api_port: int, host: str | None = None) -> str:
     return f"ssh -L {ui_port}:localhost:{ui_port} -L {api_port}:localhost:{api_port} {host or socket.gethostname()}"
-
-
-def runs_state(runs_root: Path) -> Path:
-    """Which display names were ingested on which port (so a second open does not re-process)."""
-    return runs_root / ".explorer" / "ingested.json"
 
 
 def find_tool() -> Path:
@@ -154,49 +225,63 @@ def find_tool() -> Path:
     )
 
 
+def _tool_or_name() -> Path:
+    try:
+        return find_tool()
+    except OpLensError:
+        return Path(TOOL)  # a plan may be made where the tool is not installed
+
+
 # ---------------------------------------------------------------------------- what to ingest
 
 
 @dataclass
 class IngestTarget:
-    args: list[str]  # `-d DIR`, or `-n NEFF -s NTFF`
+    args: list[str]  # `-d DIR`, or `-n NEFF -s NTFF --framework-source-root DIR`
     profile: str  # in words, for messages
     pair: str = ""  # the pair's hash, for a device-only profile
     messages: list[str] = field(default_factory=list)
 
 
-def ingest_target(run: Run, run_dir: Path, pair: str | None) -> IngestTarget:
-    """What to ingest: the profile directory where it holds a system trace, else one NEFF/NTFF pair."""
-    art = run.artifacts
-    pairs = art.neff_ntff_pairs
-    if not art.profile_output_dir and not pairs:
-        raise bad_input(
-            f"run {run.run_id or run_dir.name} has no Neuron profile (it ran on the {run.backend.name} backend)",
-            "Neuron Explorer shows Trainium profiles: profile with --backend neuron on a Trn2/Trn3 host",
-        )
-    if not run_dir.is_dir():
-        raise bad_input(f"the run directory {run_dir} is gone", "profile again, or give the run's new directory")
+def ingest_target(source: ProfileSource, pair: str | None, workspace: Path) -> IngestTarget:
+    """What to ingest, as the docs document it: the profile output directory (`-d`) where it holds a
+    complete system profile (trace_info.pb + ntrace.pb); else a device-only profile of the model form
+    by one NEFF/NTFF pair (`-n -s`). A device-only *session* capture has no documented single ingest."""
+    pairs = source.pairs
     if pair is not None:
         chosen = [p for p in pairs if p.hash.startswith(pair)]
-        if len(chosen) != 1:
-            hashes = ", ".join(p.hash for p in pairs) or "none"
-            raise bad_input(f"--pair {pair!r} matches {len(chosen)} NEFF/NTFF pairs of this run", f"its pairs: {hashes}")
-        return _pair_target(chosen[0], run_dir)
-    system = [f for f in art.system_trace_files if Path(f).name in SYSTEM_PROFILE]
-    if system and art.profile_output_dir:
-        profile_dir = run_dir / art.profile_output_dir
-        if not profile_dir.is_dir():
-            raise bad_input(f"the profile directory {profile_dir} is gone", "profile again")
-        return IngestTarget(["-d", str(profile_dir)], f"profile directory {profile_dir}")
+        hashes = sorted({p.hash for p in chosen})
+        if len(hashes) != 1:
+            known = ", ".join(sorted({p.hash for p in pairs})) or "none"
+            raise bad_input(f"--pair {pair!r} matches {len(hashes)} NEFFs of this profile", f"its NEFF/NTFF pairs: {known}")
+        best = max(chosen, key=lambda p: p.ntff_bytes)  # one NTFF per NeuronCore: the busiest core
+        target = _pair_target(best, source.base, workspace)
+        if len(chosen) > 1:
+            target.messages.append(f"{len(chosen)} NTFFs of NEFF {best.hash} (one per NeuronCore); opened {Path(best.ntff).name}")
+        return target
+    if any(p.kind == "system" for p in source.profiles):
+        if not source.root.is_dir():
+            raise bad_input(f"the profile directory {source.root} is gone", "profile again")
+        target = IngestTarget(["-d", str(source.root)], f"profile directory {source.root}")
+        device_only = [p.dir for p in source.profiles if p.kind != "system"]
+        if device_only:
+            target.messages.append(f"not a system profile, left out of the directory ingest: {', '.join(device_only)}")
+        return target
     if not pairs:
+        if any(t.form == "session" for t in source.ntffs):
+            raise bad_input(
+                f"{source.name} is a device-only session capture (profile_nc_<n>_session_<m>.ntff without "
+                f"{' + '.join(SYSTEM_PROFILE)}): Neuron Explorer documents no ingest for it",
+                "capture again with the system profile too: ProfileMode.RUNTIME beside DEVICE "
+                "(--neuron-modes DEVICE,RUNTIME, the default), so the directory is a system profile Explorer ingests",
+            )
         raise bad_input(
-            f"run {run.run_id or run_dir.name} holds neither a system trace ({' + '.join(SYSTEM_PROFILE)}) "
-            "nor a NEFF/NTFF pair",
+            f"{source.name} holds neither a system profile ({' + '.join(SYSTEM_PROFILE)}) nor a NEFF/NTFF pair",
             "profile with --neuron-modes DEVICE,RUNTIME (the default) and see the run's warnings",
         )
-    # Device-only: Explorer opens one pair at a time; the largest trace is most of the device time.
+    # Device-only, model form: Explorer opens one pair at a time; the largest trace is most of the device time.
     best = max(pairs, key=lambda p: p.ntff_bytes)
-    target = _pair_target(best, run_dir)
+    target = _pair_target(best, source.base, workspace)
     target.messages.append("device-only profile (no system trace): opened by its NEFF/NTFF pair")
     if len(pairs) > 1:
         others = ", ".join(p.hash for p in pairs if p is not best)
@@ -204,12 +289,14 @@ def ingest_target(run: Run, run_dir: Path, pair: str | None) -> IngestTarget:
     return target
 
 
-def _pair_target(pair: NeffNtffPair, run_dir: Path) -> IngestTarget:
-    neff, ntff = run_dir / pair.neff, run_dir / pair.ntff
+def _pair_target(pair: NeffNtffPair, base: Path, workspace: Path) -> IngestTarget:
+    neff, ntff = base / pair.neff, base / pair.ntff
     for path in (neff, ntff):
         if not path.is_file():
             raise bad_input(f"{path} is gone", "profile again")
-    return IngestTarget(["-n", str(neff), "-s", str(ntff)], f"NEFF/NTFF pair {pair.hash}", pair.hash)
+    # --framework-source-root is documented with -n/-s (not with -d)
+    args = ["-n", str(neff), "-s", str(ntff), "--framework-source-root", str(workspace.resolve())]
+    return IngestTarget(args, f"NEFF/NTFF pair {pair.hash}", pair.hash)
 
 
 # ---------------------------------------------------------------------------- the viewer
@@ -229,7 +316,7 @@ class PortUse:
         return "a program OpLens cannot see (another user's or a container's)"
 
 
-def ensure_viewer(link: ExplorerLink, tool: Path, log_dir: Path, timeout_s: float) -> list[str]:
+def ensure_viewer(link: ExplorerLink, tool: Path, log_dir: Path, timeout_s: float, data_path: Path | None = None) -> list[str]:
     """Reuse the viewer serving on the link's ports, or start one; fills link.viewer*."""
     _reap()
     ui, api = probe(link.ui_port), probe(link.api_port)
@@ -238,9 +325,13 @@ def ensure_viewer(link: ExplorerLink, tool: Path, log_dir: Path, timeout_s: floa
         raise _ports_taken(foreign, link)
     if ui.listening and api.listening:
         link.viewer = "already serving"
+        same_data = (
+            f"a viewer already serves on {link.ui_port}/{link.api_port}: the profile shows there only if it was started "
+            f"with --data-path {data_path} (OpLens starts it so); otherwise stop it and run again"
+        )
         if not (ui.explorer or api.explorer):
-            return [f"ports {link.ui_port}/{link.api_port} are served by {ui.describe()}: taken to be Neuron Explorer"]
-        return []
+            return [f"ports {link.ui_port}/{link.api_port} are served by {ui.describe()}: taken to be Neuron Explorer", same_data]
+        return [same_data] if data_path is not None and str(data_path) not in (ui.command + api.command) else []
     if ui.listening or api.listening:
         busy = ui if ui.listening else api
         if not busy.explorer:
@@ -255,16 +346,16 @@ def ensure_viewer(link: ExplorerLink, tool: Path, log_dir: Path, timeout_s: floa
             f"{link.api_port if busy is ui else link.ui_port}",
             f"stop it (kill {busy.pid}) and run again, so that OpLens starts a fresh viewer on both ports",
         )
-    link.viewer_pid, link.viewer_log = start_viewer(tool, link, log_dir, timeout_s)
+    link.viewer_pid, link.viewer_log = start_viewer(tool, link, log_dir, timeout_s, data_path)
     link.viewer = "started"
     return [f"started neuron-explorer view (pid {link.viewer_pid}); it keeps running for later runs, log: {link.viewer_log}"]
 
 
-def viewer_command(tool: Path, ui_port: int, api_port: int) -> list[str]:
-    """`neuron-explorer view` serves on 3001/3002 by default. Other ports: `--port` (the UI port, as AWS's
-    own scripts pass it) and `--api-port` (not in the documented CLI: if the tool refuses it, start
-    the viewer yourself on these ports)."""
-    cmd = [str(tool), "view"]
+def viewer_command(tool: Path, ui_port: int, api_port: int, data_path: Path | None = None) -> list[str]:
+    """`neuron-explorer view [--data-path DIR]` serves on 3001/3002 by default, the only ports the docs
+    name. Other ports: `--port` (the UI port, as AWS's own scripts pass it) and `--api-port`
+    (documented nowhere: if the tool refuses it, start the viewer yourself on these ports)."""
+    cmd = [str(tool), "view"] + (["--data-path", str(data_path)] if data_path is not None else [])
     if ui_port != DEFAULT_UI_PORT:
         cmd += ["--port", str(ui_port)]
     if api_port != DEFAULT_API_PORT:
@@ -272,10 +363,12 @@ def viewer_command(tool: Path, ui_port: int, api_port: int) -> list[str]:
     return cmd
 
 
-def start_viewer(tool: Path, link: ExplorerLink, log_dir: Path, timeout_s: float) -> tuple[int, str]:
+def start_viewer(
+    tool: Path, link: ExplorerLink, log_dir: Path, timeout_s: float, data_path: Path | None = None
+) -> tuple[int, str]:
     log_dir.mkdir(parents=True, exist_ok=True)
     log = log_dir / f"neuron-explorer-{link.ui_port}.log"
-    cmd = viewer_command(tool, link.ui_port, link.api_port)
+    cmd = viewer_command(tool, link.ui_port, link.api_port, data_path)
     with open(log, "ab") as out:
         proc = subprocess.Popen(
             cmd,
@@ -291,7 +384,8 @@ def start_viewer(tool: Path, link: ExplorerLink, log_dir: Path, timeout_s: float
     code = proc.poll()
     if code is None:  # never came up: do not leave a half-started server behind
         _kill_group(proc)
-    ports = "" if cmd[2:] == [] else f"; it was given {' '.join(cmd[2:])}, which this neuron-explorer may not take"
+    flags = [a for a in cmd[2:] if a in ("--port", "--api-port")]
+    ports = "" if not flags else f"; it was given {' '.join(flags)}, which this neuron-explorer may not take"
     why = (
         f"exited with status {code}"
         if code is not None

@@ -20,6 +20,7 @@ from oplens.records.errors import bad_input
 MODES = ("DEVICE", "RUNTIME", "CPU_UTIL", "HOST_MEMORY")
 DEFAULT_MODES = ("DEVICE", "RUNTIME")
 DEFAULT_MAX_EVENTS_PER_NC = 1_000_000  # the Neuron runtime's default
+NEFF_CACHE_ENV = "TORCH_NEURONX_NEFF_CACHE_DIR"  # read by TorchNeuron when it compiles (how-to-profile-workload.rst)
 _CORES = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 
 
@@ -29,11 +30,12 @@ class NeuronOptions:
     capture_enabled_for_nc: str | None = None  # "0,1,2-5"; None: every core
     max_events_per_nc: int | None = None  # None: the runtime's default
     neff_cache_dir: str | None = None  # absolute; None: the compiler's cache
+    precache_node_info: bool | None = None  # None: NeuronConfig's default (True: metadata during the warm-up)
     device_index: int = 0
 
     def given(self) -> dict[str, Any]:
         """The NeuronConfig arguments the user set (besides modes)."""
-        keys = ("capture_enabled_for_nc", "max_events_per_nc", "neff_cache_dir")
+        keys = ("capture_enabled_for_nc", "max_events_per_nc", "neff_cache_dir", "precache_node_info")
         return {k: getattr(self, k) for k in keys if getattr(self, k) is not None}
 
 
@@ -103,6 +105,11 @@ def parse(raw: Mapping[str, Any], base: Path | None = None) -> NeuronOptions:
         if path.exists() and not path.is_dir():
             raise bad_input(f"--neff-cache-dir {cache} is a file", "give a directory (it is created if missing)")
         opts.neff_cache_dir = str(path.resolve())
+    precache = given.get("precache_node_info")
+    if precache is not None:
+        if not isinstance(precache, bool):
+            raise bad_input(f"precache_node_info must be true or false (got {precache!r})")
+        opts.precache_node_info = precache
     index = given.get("device_index")
     if index is not None:
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:

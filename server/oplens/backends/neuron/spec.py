@@ -39,7 +39,10 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
         n.add_argument("--neuron-max-events", type=int, metavar="N",
                        help=f"trace events kept per NeuronCore (runtime default {DEFAULT_MAX_EVENTS_PER_NC:,}); "
                             "raise it when events are dropped")  # fmt: skip
-        n.add_argument("--neff-cache-dir", metavar="DIR", help="where the compiled NEFFs are kept (so each pairs with its NTFF)")
+        n.add_argument("--neff-cache-dir", metavar="DIR",
+                       help="where the compiled NEFFs are kept and copied into the profile (set before any compile)")  # fmt: skip
+        n.add_argument("--neuron-precache-node-info", action=argparse.BooleanOptionalAction, default=None,
+                       help="NeuronConfig's precache_node_info: NEFF metadata during the warm-up (default: on)")  # fmt: skip
 
     def cli_options(self, args: argparse.Namespace) -> dict[str, Any]:
         given = {
@@ -47,6 +50,7 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
             "capture_enabled_for_nc": args.neuron_cores,
             "max_events_per_nc": args.neuron_max_events,
             "neff_cache_dir": args.neff_cache_dir,
+            "precache_node_info": args.neuron_precache_node_info,
         }
         return {k: v for k, v in given.items() if v is not None}
 
@@ -66,23 +70,21 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
 
     def describe_artifacts(self, run: Run) -> list[str]:
         art = run.artifacts
-        if not (art.profile_output_dir or art.neff_ntff_pairs):
+        if not (art.profile_output_dir or art.ntffs or art.neff_ntff_pairs):
             return []
         config = run.backend.details.get("neuron_config", {})
         modes = ", ".join(config.get("modes", [])) if isinstance(config, dict) else ""
         lines = [f"Neuron profile {art.device_profile_dir or art.profile_output_dir}" + (f"  (modes {modes})" if modes else "")]
         if art.system_trace_files:
             lines.append(f"  system traces: {', '.join(sorted({Path(f).name for f in art.system_trace_files}))}")
-        pairs = art.neff_ntff_pairs
-        for pair in pairs[:PAIR_ROWS]:
+        for kind, files in (("NEFF", art.neffs), ("NTFF", art.ntffs)):
+            names = [Path(f.path).name + (" (empty)" if kind == "NTFF" and getattr(f, "bytes", 1) == 0 else "") for f in files]
+            more = f" … {len(names) - PAIR_ROWS} more (see --json)" if len(names) > PAIR_ROWS else ""
+            lines.append(f"  {kind}s: {', '.join(names[:PAIR_ROWS]) + more or 'none'}")
+        for pair in art.neff_ntff_pairs[:PAIR_ROWS]:
             size = fmt_bytes(pair.ntff_bytes) if pair.ntff_bytes else "empty"
             lines.append(f"  NEFF/NTFF {pair.hash}: {Path(pair.neff).name} ↔ {Path(pair.ntff).name} ({size})")
-        if len(pairs) > PAIR_ROWS:
-            lines.append(f"  … {len(pairs) - PAIR_ROWS} more pairs (see --json)")
-        if not pairs:
-            lines.append("  NEFF/NTFF pairs: none")
         if art.trace_json:
             lines.append(f"  framework trace: {art.trace_json}")
         lines.append(f"  open in Neuron Explorer: oplens {commands.EXPLORER.name} {run.run_id}")
         return lines
-
