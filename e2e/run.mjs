@@ -35,6 +35,13 @@ const CHROMIUM = process.env.OPLENS_E2E_CHROMIUM || '/usr/bin/chromium';
 const TOTAL_BUDGET_MS = 10 * 60 * 1000;
 const PROFILE_TIMEOUT_MS = 4 * 60 * 1000; // first profile pays server start + import torch
 const ARGS_EXPR = 'make_inputs(2, 64, 256)';
+// The edit of the diff steps: x * x becomes 64 copies of it averaged (the same values, 64× the
+// multiplies plus a reduction). The diff's minimum effect grows with how far the unchanged lines
+// drift between two runs, and the function's total is judged against the largest such drift: on a
+// loaded 2-core machine a 3 µs line of these tiny inputs moves by 3-4×, which a 16× edit of one
+// line (the total 3-4× slower) did not always clear. 64× makes the total 15-40× slower.
+const EDITED_FROM = 'x_sq = x * x';
+const EDITED_TO = 'x_sq = (x.unsqueeze(0).expand(64, -1, -1, -1) * x).mean(0)';
 const TIME_RE = /\d[\d.,]*\s?(?:µs|us|ms|s)\b/;
 
 // ------------------------------------------------------------------ arguments
@@ -368,6 +375,52 @@ async function findWebviewFrame(text) {
   return null;
 }
 
+/** Left-click inside the code of the first editor line containing `textOnLine` (the cursor lands there). */
+async function clickOnLine(textOnLine) {
+  const idx = await waitFor(
+    `an editor line containing "${textOnLine}"`,
+    async () => {
+      const i = (await editorLines()).findIndex((l) => l.includes(textOnLine));
+      return i >= 0 ? i + 1 : null;
+    },
+    20000,
+  );
+  const box = await page.locator('.monaco-editor .view-lines .view-line').nth(idx - 1).boundingBox();
+  await page.mouse.click(box.x + 60, box.y + box.height / 2);
+}
+
+/**
+ * After Profile Function: answer the argument box with ARGS_EXPR (if asked) and poll `done` until
+ * it returns something; an OpLens error notification fails the step at once.
+ */
+async function answerArgumentsUntil(what, done, shot = null) {
+  let answered = false;
+  return waitFor(
+    what,
+    async () => {
+      if (!answered && (await quickInputVisible())) {
+        const prompt = await page.locator('.quick-input-widget').innerText();
+        log(`argument box: ${prompt.replace(/\s+/g, ' ').slice(0, 160)}`);
+        if (shot) await screenshot(shot);
+        await page.locator('.quick-input-widget input').fill(ARGS_EXPR);
+        await page.keyboard.press('Enter');
+        answered = true;
+        log(`answered ${ARGS_EXPR}`);
+      }
+      const errors = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
+      const err = errors.find((t) => /error|failed|cannot|could not/i.test(t) && /oplens/i.test(t));
+      if (err) throw new StepFailure(`the extension reported: ${err.replace(/\s+/g, ' ')}`);
+      return done();
+    },
+    PROFILE_TIMEOUT_MS,
+    1000,
+  ).catch(async (e) => {
+    if (e instanceof StepFailure && /the extension reported/.test(e.message)) throw e;
+    const lenses = await codeLensTexts().catch(() => []);
+    throw new StepFailure(`${e.message}; lenses seen: ${JSON.stringify(lenses)}`);
+  });
+}
+
 // ------------------------------------------------------------------ the test
 async function main() {
   const overall = setTimeout(() => {
@@ -613,33 +666,11 @@ async function main() {
   });
 
   await step('answer the argument box (if asked) and wait for the profile', async () => {
-    const deadline = Date.now() + PROFILE_TIMEOUT_MS;
-    let answered = false;
-    await waitFor(
+    await answerArgumentsUntil(
       'the CodeLens totals line over rmsnorm_naive (… ops · … iters)',
-      async () => {
-        if (!answered && (await quickInputVisible())) {
-          const input = page.locator('.quick-input-widget input');
-          const prompt = await page.locator('.quick-input-widget').innerText();
-          log(`argument box: ${prompt.replace(/\s+/g, ' ').slice(0, 160)}`);
-          await screenshot('argument-box');
-          await input.fill(ARGS_EXPR);
-          await page.keyboard.press('Enter');
-          answered = true;
-          log(`answered ${ARGS_EXPR}`);
-        }
-        const errors = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
-        const err = errors.find((t) => /error|failed|cannot|could not/i.test(t) && /oplens/i.test(t));
-        if (err) throw new StepFailure(`the extension reported: ${err.replace(/\s+/g, ' ')}`);
-        return (await codeLensTexts()).find((t) => /\bops?\b/.test(t) && /iters?\b/.test(t));
-      },
-      deadline - Date.now(),
-      1000,
-    ).catch(async (e) => {
-      if (e instanceof StepFailure && /the extension reported/.test(e.message)) throw e;
-      const lenses = await codeLensTexts().catch(() => []);
-      throw new StepFailure(`${e.message}; lenses seen: ${JSON.stringify(lenses)}`);
-    });
+      async () => (await codeLensTexts()).find((t) => /\bops?\b/.test(t) && /iters?\b/.test(t)),
+      'argument-box',
+    );
   });
 
   await step('assert: totals lens, per-line hints, results panel op table', async () => {
@@ -760,7 +791,87 @@ async function main() {
     await screenshot('compare-summary');
   });
 
-  log('PASSED: totals lens, per-line hints, results panel with aten::mul, comparison with speed-ups');
+  // ---------------------------------------------------------------- edit, profile again, diff
+  await step(`edit rmsnorm_naive: ${EDITED_FROM} → ${EDITED_TO}, and save`, async () => {
+    await clickOnLine(EDITED_FROM);
+    await page.keyboard.press('Home'); // to the first character of the code
+    await page.keyboard.press('Shift+End');
+    await page.keyboard.insertText(EDITED_TO); // no key events: no auto-closed brackets
+    await waitFor('the edited line in the editor', async () => (await editorLines()).some((l) => l.includes(EDITED_TO)), 10000);
+    await page.keyboard.press('Control+S');
+    await waitFor('rmsnorm.py saved (its tab not dirty)', async () => (await page.locator('.tabs-container .tab.active.dirty').count()) === 0, 10000);
+    await waitFor('the totals lens of rmsnorm_naive to say stale', async () => (await codeLensTexts()).some((t) => /stale: /.test(t)), 20000);
+  });
+
+  await step('right-click in the edited rmsnorm_naive → OpLens: Profile Function, again', async () => {
+    await rightClickOnLine(EDITED_TO);
+    await clickMenuItem(/^(OpLens: )?Profile Function$/);
+    await answerArgumentsUntil(
+      'the totals lens of the new run against the previous run (… previous run)',
+      async () => (await codeLensTexts()).find((t) => /previous run/.test(t) && !/stale: /.test(t)),
+    );
+  });
+
+  await step('assert: ▲ on the edited line, the lens\'s verdict, the results page\'s "vs previous run" view', async () => {
+    const totals = (await codeLensTexts()).find((t) => /previous run/.test(t) && !/stale: /.test(t));
+    log(`totals lens: ${totals}`);
+    const rowsNow = await waitFor('the results panel', () => findWebviewFrame('vs previous run'), 30000)
+      .then((f) => f.evaluate(() => document.body.innerText.split('\n').slice(0, 3).join(' ')))
+      .catch(() => '');
+    if (rowsNow) log(`results panel: ${rowsNow}`);
+    if (!/▲ [\d.,]+(×| %) slower than previous run/.test(totals)) {
+      throw new StepFailure(`the totals lens should end "▲ … slower than previous run": "${totals}"`);
+    }
+    const edited = await waitFor(
+      `a ▲ hint at the end of the edited line (${EDITED_TO})`,
+      async () => {
+        const l = (await editorLines()).find((x) => x.includes(EDITED_TO));
+        return l && /▲ [\d.,]+(×| %)/.test(l.slice(l.indexOf(EDITED_TO) + EDITED_TO.length)) ? l : null;
+      },
+      20000,
+    );
+    log(`hint: ${edited.trim()}`);
+    const lines = await editorLines();
+    for (const code of ['mean_sq = x_sq.mean', 'mean_eps = mean_sq + EPS', 'inv_rms = torch.rsqrt', 'x_norm = x * inv_rms', 'return x_norm * w']) {
+      const l = lines.find((x) => x.includes(code));
+      if (l) log(`hint: ${l.trim()}`);
+    }
+    // the editor is narrow beside the results panel: wrap its lines (View: Toggle Word Wrap, Alt+Z)
+    // for the screenshot, so that the hint of the long edited line shows whole
+    await clickOnLine('mean_eps = mean_sq + EPS');
+    await page.keyboard.press('Alt+Z');
+    await page.waitForTimeout(500);
+    await screenshot('editor-diff-hints');
+    await page.keyboard.press('Alt+Z');
+
+    const frame = await waitFor('the OpLens results panel with its "vs previous run" tab', () => findWebviewFrame('vs previous run'), 30000);
+    await frame.getByRole('button', { name: /vs previous run/ }).first().click();
+    const row = await waitFor(
+      'the "vs previous run" table with the edited line',
+      async () => {
+        const r = frame.locator('table.diff tbody tr', { hasText: 'x.unsqueeze(0)' }).first();
+        return (await r.count()) ? r : null;
+      },
+      30000,
+    );
+    const cells = (await row.locator('td').allInnerTexts()).map((t) => t.trim());
+    log(`diff row: ${cells.join(' | ')}`);
+    const verdict = (await row.locator('.verdict-tag').innerText()).trim();
+    if (verdict !== 'slower') throw new StepFailure(`the edited line's verdict is "${verdict}", not slower: ${cells.join(' | ')}`);
+    if (!/▲/.test(cells[4] ?? '')) throw new StepFailure(`the edited line's change should carry ▲: ${cells.join(' | ')}`);
+    const summary = (await frame.locator('.diff-summary').innerText()).trim();
+    log(`diff summary: ${summary}`);
+    if (!/slower than previous run/.test(summary)) throw new StepFailure(`the diff's totals should say slower than previous run: ${summary}`);
+    const options = await frame.locator('select option').allInnerTexts();
+    log(`earlier runs in the picker: ${options.join(' | ')}`);
+    // rmsnorm_naive ran twice before the edit: the first profile and the comparison
+    if (options.length < 2) throw new StepFailure(`the picker should list the earlier runs of rmsnorm_naive: ${options.join(' | ')}`);
+    for (const r of await frame.locator('table.diff tbody tr').allInnerTexts()) log(`  ${r.replace(/\s+/g, ' ').trim()}`);
+    await page.waitForTimeout(300);
+    await screenshot('results-vs-previous-run');
+  });
+
+  log('PASSED: totals lens, per-line hints, results panel with aten::mul, comparison with speed-ups, and after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view');
 }
 
 main()

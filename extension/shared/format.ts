@@ -63,3 +63,44 @@ export function totalsTitle(run: {
   parts.push(`${fmtCount(run.totals.op_calls)} ops`, `${run.config.iters} iters`);
   return parts.join(' · ');
 }
+
+/** A change as a user reads it (`format.fmt_ratio`): `2.1×` from 1.5 times up, else `+35 %` / `-40 %`. */
+export function fmtRatio(ratio: number): string {
+  if (!Number.isFinite(ratio)) {
+    return '–';
+  }
+  if (ratio >= 1.5) {
+    return `${ratio.toFixed(1)}×`;
+  }
+  const pct = (ratio - 1) * 100;
+  return `${pct < 0 ? '-' : '+'}${Math.round(Math.abs(pct))} %`;
+}
+
+/**
+ * A diff's verdict as a mark, as the server's hints write it (`format.fmt_change`): `▲ 2.1×` or
+ * `▲ 35 %` slower, `▼ 40 %` faster (the time saved), `new`; '' for same and removed lines.
+ */
+export function fmtChange(verdict: string, ratio: number | null): string {
+  if (verdict === 'new') {
+    return 'new';
+  }
+  if (verdict !== 'slower' && verdict !== 'faster') {
+    return '';
+  }
+  const arrow = verdict === 'slower' ? '▲' : '▼';
+  if (ratio === null || !Number.isFinite(ratio)) {
+    return arrow;
+  }
+  if (verdict === 'slower' && ratio >= 1.5) {
+    return `${arrow} ${ratio.toFixed(1)}×`;
+  }
+  return `${arrow} ${Math.round(Math.abs(ratio - 1) * 100)} %`;
+}
+
+/** The function's verdict as the totals lens ends (`views.verdict_phrase`), against `than` (default: the previous run). */
+export function verdictPhrase(totals: { verdict: string; ratio: number | null }, than = 'previous run'): string {
+  if (totals.verdict === 'slower' || totals.verdict === 'faster') {
+    return `${fmtChange(totals.verdict, totals.ratio)} ${totals.verdict} than ${than}`;
+  }
+  return `same as ${than}`;
+}

@@ -1,6 +1,7 @@
 /**
  * The **OpLens results** panel: one webview beside the editor showing a run (op table, per-line
- * bars, insights, artifacts, actions) or a comparison. The page is its own browser bundle
+ * bars, insights, artifacts, actions; and its "vs previous run" view, the server's `oplens.diff`
+ * against an earlier run of the function, which the page can pick) or a comparison. The page is its own browser bundle
  * (extension/webview/results.ts); they talk only in the messages of extension/shared/messages.ts.
  *
  * The page is not kept alive while hidden: when it comes back it says `ready` and gets the current
@@ -9,8 +10,10 @@
 
 import * as vscode from 'vscode';
 import type { CompareView, FromResultsPanel, ResultsPageState, RunView, ToResultsPanel } from '../shared/messages';
-import { RESULTS_VIEW_TYPE } from '../shared/names';
+import { DIFF_COMMAND, RESULTS_VIEW_TYPE } from '../shared/names';
+import { diffView } from './core/diffView';
 import { isDrawable, physicalLines } from './core/documentIndex';
+import { parseDiffResponse } from './core/parseDiff';
 import { resolveArtifact } from './core/pathMap';
 import type { RunStore, StoredRun } from './core/runStore';
 import { hottestLineOfOps, trimmedForView } from './core/runView';
@@ -128,6 +131,22 @@ export class ResultsPanel implements vscode.Disposable {
     const panel = this.ensurePanel(reveal);
     panel.title = `OpLens: ${view.run.target.qualname}`;
     this.post({ type: 'run', view });
+    void this.sendDiff(runId);
+  }
+
+  /** The shown run `after` against `before` (default: the function's previous run), for the page's "vs previous run" view. */
+  private async sendDiff(after: string, before?: string): Promise<void> {
+    let message: ToResultsPanel;
+    try {
+      const view = diffView(parseDiffResponse(await this.server.execute(DIFF_COMMAND, before === undefined ? { after } : { after, before })));
+      message = 'message' in view ? { type: 'noDiff', runId: after, message: view.message } : { type: 'diff', runId: after, view };
+    } catch (e) {
+      this.log.warn(`results panel: diff of run ${after}${before ? ` against ${before}` : ''}: ${(e as Error).message}`);
+      message = { type: 'noDiff', runId: after, message: `No comparison with an earlier run: ${(e as Error).message}` };
+    }
+    if (this.currentRunId === after) {
+      this.post(message);
+    }
   }
 
   showCompare(view: CompareView): void {
@@ -175,6 +194,7 @@ export class ResultsPanel implements vscode.Disposable {
       const view = await this.runView(this.showing.runId);
       if (view) {
         this.post({ type: 'run', view });
+        void this.sendDiff(this.showing.runId);
       }
     } else if (this.showing?.kind === 'compare') {
       this.post({ type: 'compare', view: this.showing.view });
@@ -244,6 +264,9 @@ export class ResultsPanel implements vscode.Disposable {
         return;
       case 'showRun':
         await this.actions?.showRun(m.runId);
+        return;
+      case 'diff':
+        await this.sendDiff(m.after, m.before);
         return;
       case 'openExplorer':
         await this.actions?.openExplorer(m.runId);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { deviceLabel, fmtCount, fmtShare, fmtSpeedup, fmtUs, totalsTitle } from '../shared/format';
+import { deviceLabel, fmtChange, fmtCount, fmtRatio, fmtShare, fmtSpeedup, fmtUs, totalsTitle, verdictPhrase } from '../shared/format';
 import { parseRun } from '../src/core/parseRun';
 import { jsonFixture } from './fixtures';
 
@@ -9,6 +9,9 @@ interface Expected {
   fmt_share: Record<string, string>;
   totals_title: string;
   hint_labels: Record<string, string>;
+  fmt_change: { verdict: string; ratio: number | null; text: string }[];
+  fmt_ratio: Record<string, string>;
+  verdict_phrases: { verdict: string; ratio: number; text: string }[];
 }
 
 // format.expected.json is written by the Python side (oplens.format, oplens.lsp.views) for the
@@ -57,6 +60,26 @@ describe('totalsTitle', () => {
       assert.equal(`${fmtUs(line.self_device_us)} · ${fmtShare(line.pct_device)}`, expected.hint_labels[String(line.line)]);
     }
   });
+});
+
+describe('a diff in words, as the server writes it', () => {
+  for (const { verdict, ratio, text } of expected.fmt_change) {
+    it(`marks ${verdict} ×${ratio} as ${JSON.stringify(text)}`, () => {
+      assert.equal(fmtChange(verdict, ratio), text);
+    });
+  }
+
+  for (const [input, want] of Object.entries(expected.fmt_ratio)) {
+    it(`writes the ratio ${input} as ${want}`, () => {
+      assert.equal(fmtRatio(Number(input)), want);
+    });
+  }
+
+  for (const { verdict, ratio, text } of expected.verdict_phrases) {
+    it(`ends the totals lens of a ${verdict} function (×${ratio}) with ${JSON.stringify(text)}`, () => {
+      assert.equal(verdictPhrase({ verdict, ratio }), text);
+    });
+  }
 });
 
 describe('small formatters', () => {

@@ -1,13 +1,14 @@
 /**
  * The OpLens results page (browser side): a run's header, actions, insights, per-line bar chart,
- * op table (key_averages) and artifacts; or a comparison. Plain DOM, no framework; long tables and
+ * op table (key_averages) and artifacts, or its "vs previous run" view (the diff against an earlier
+ * run of the function, with a picker of those runs); or a comparison. Plain DOM, no framework; long tables and
  * charts are windowed (virtual.ts) so a function with hundreds of lines and thousands of ops stays
  * fast. It speaks only the messages of shared/messages.ts.
  */
 
 import './results.css';
 import { deviceLabel, fmtCount, fmtShare, fmtSpeedup, fmtUs } from '../shared/format';
-import type { CompareView, FromResultsPanel, ResultsPageState, RunView, ToResultsPanel } from '../shared/messages';
+import type { CompareView, DiffView, FromResultsPanel, ResultsPageState, RunView, ToResultsPanel } from '../shared/messages';
 import type { LineStat, OpStat, Run } from '../shared/run';
 import { activate, append, button, clear, h } from './dom';
 import { VirtualRows } from './virtual';
@@ -53,9 +54,13 @@ function showRun(view: RunView): void {
   const label = deviceLabel(run.backend.device_label);
   const useDevice = run.totals.self_device_us > 0;
   clear(app);
+  append(app, header(view, label), tabs(run));
+  if (state.tab === 'diff') {
+    append(app, diffSection(run));
+    return;
+  }
   append(
     app,
-    header(view, label),
     view.stale
       ? h('p', { class: 'notice' }, 'This function changed since it was profiled: the lines below are those of the profiled version. Profile it again to refresh.')
       : null,
@@ -64,6 +69,113 @@ function showRun(view: RunView): void {
     lines(view, label, useDevice),
     ops(run, label, view.opLines),
     artifacts(run),
+  );
+}
+
+// ---- the run against an earlier one ------------------------------------------------------------
+
+/** The diff of the shown run (from the panel), or why there is none; undefined while it is asked for. */
+let lastDiff: { runId: string; view?: DiffView; message?: string } | undefined;
+
+function diffFor(run: Run): { view?: DiffView; message?: string } | undefined {
+  return lastDiff?.runId === run.run_id ? lastDiff : undefined;
+}
+
+function tabs(run: Run): HTMLElement {
+  const d = diffFor(run);
+  const verdict = d?.view ? d.view.totals.verdict : undefined;
+  const mark = d?.view ? d.view.totals.change || 'same' : '';
+  const pick = (tab: 'run' | 'diff'): void => {
+    state.tab = tab;
+    save();
+    showRunAgain();
+  };
+  const diffTab = button('vs previous run', () => pick('diff'), {
+    'aria-pressed': String(state.tab === 'diff'),
+    title: d?.view ? `${d.view.totals.phrase}: each line against ${d.view.against}` : (d?.message ?? 'Each line against the previous run of this function'),
+    class: 'diff-tab',
+  });
+  if (mark) {
+    diffTab.append(' ', h('span', { class: `verdict-mark verdict-${verdict}` }, mark));
+  }
+  return h(
+    'div',
+    { class: 'toggle tabs', role: 'group', 'aria-label': 'What to show' },
+    button('This run', () => pick('run'), { 'aria-pressed': String(state.tab !== 'diff') }),
+    diffTab,
+  );
+}
+
+function diffSection(run: Run): HTMLElement {
+  const d = diffFor(run);
+  if (!d) {
+    return section('vs previous run', h('p', { class: 'muted' }, 'Comparing with an earlier run…')); // the panel sends it with the run
+  }
+  if (!d.view) {
+    return section('vs previous run', h('p', { class: 'notice' }, d.message ?? 'No earlier run to compare with.'));
+  }
+  const v = d.view;
+  const picker = h('select', { 'aria-label': 'The earlier run to compare with' });
+  for (const e of v.earlier) {
+    const option = h('option', { value: e.runId }, e.label);
+    option.selected = e.runId === v.beforeRunId;
+    picker.append(option);
+  }
+  picker.addEventListener('change', () => {
+    lastDiff = undefined; // asked for; drawn when it comes
+    vscode.post({ type: 'diff', after: v.afterRunId, before: picker.value });
+    showRunAgain();
+  });
+  const t = v.totals;
+  const summary = h(
+    'p',
+    { class: 'diff-summary' },
+    `Total ${v.label}: ${t.before} → ${t.after} · `,
+    h('span', { class: `verdict-text verdict-${t.verdict}` }, t.phrase),
+    t.pValue ? h('span', { class: 'muted' }, ` (p = ${t.pValue})`) : null,
+  );
+  const body = h('tbody');
+  for (const r of v.rows) {
+    const row = h(
+      'tr',
+      { class: `verdict-${r.verdict}`, title: r.title },
+      h('td', { class: 'num lineno' }, r.beforeLine === null ? '' : String(r.beforeLine)),
+      h('td', { class: 'num lineno' }, r.afterLine === null ? '' : String(r.afterLine)),
+      h('td', { class: 'num' }, r.before),
+      h('td', { class: 'num' }, r.after),
+      h('td', { class: 'num change' }, r.change),
+      h('td', { class: 'verdict' }, h('span', { class: 'verdict-tag' }, r.verdict)),
+      h('td', { class: 'code-cell' }, h('code', {}, r.text)),
+    );
+    if (r.afterLine !== null) {
+      const line = r.afterLine;
+      activate(row, () => vscode.post({ type: 'revealLine', runId: v.afterRunId, line }));
+    }
+    body.append(row);
+  }
+  const head = h(
+    'thead',
+    {},
+    h(
+      'tr',
+      {},
+      h('th', { scope: 'col', class: 'num', title: 'The line in the earlier run' }, 'Before'),
+      h('th', { scope: 'col', class: 'num', title: 'The line in this run' }, 'Now'),
+      h('th', { scope: 'col', class: 'num' }, `${v.label} before`),
+      h('th', { scope: 'col', class: 'num' }, `${v.label} now`),
+      h('th', { scope: 'col', class: 'num' }, 'Change'),
+      h('th', { scope: 'col' }, 'Verdict'),
+      h('th', { scope: 'col' }, 'Source'),
+    ),
+  );
+  return section(
+    `Lines · vs ${v.against} · Self ${v.label} per iteration`,
+    h('div', { class: 'table-tools' }, h('label', {}, 'Compared with ', picker)),
+    summary,
+    ...v.notes.map((n) => h('p', { class: 'notice' }, n)),
+    h('div', { class: 'scroller diff-scroller' }, h('table', { class: 'diff' }, head, body)),
+    h('p', { class: 'muted small' }, `Before: ${v.runs.before}`, h('br'), `Now: ${v.runs.after}`),
+    h('p', { class: 'muted small' }, v.method),
   );
 }
 
@@ -431,6 +543,14 @@ window.addEventListener('message', (event: MessageEvent<ToResultsPanel>) => {
       break;
     case 'busy':
       setBanner(m.message);
+      break;
+    case 'diff':
+    case 'noDiff':
+      if (lastRun?.run.run_id !== m.runId) {
+        break; // for a run no longer on show
+      }
+      lastDiff = m.type === 'diff' ? { runId: m.runId, view: m.view } : { runId: m.runId, message: m.message };
+      showRunAgain();
       break;
   }
 });
