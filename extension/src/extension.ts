@@ -15,7 +15,7 @@ import { parseResultNotification } from './core/parseRun';
 import { RunStore } from './core/runStore';
 import { Documents } from './documents';
 import { EarlierRuns } from './earlierRuns';
-import { ExplorerOpener } from './explorer';
+import { ExplorerOpener } from './neuron/explorer';
 import { HeatDecorations } from './heatDecorations';
 import { Notifier } from './notify';
 import { Profiler } from './profiling';

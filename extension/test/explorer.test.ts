@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { explorerUnavailable, parseExplorerRecord, tunnelCommand, tunnelFor, withPort } from '../src/core/explorer';
+import { explorerUnavailable, parseExplorerRecord, tunnelCommand, tunnelFor, withPort } from '../src/core/neuron/explorer';
 import { parseRun } from '../src/core/parseRun';
 import { jsonFixture } from './fixtures';
 

@@ -7,8 +7,8 @@
  * local port numbers, or the page loads empty. Profiles open at `http://localhost:<ui>/profile/<name>`.
  */
 
-import { OPEN_EXPLORER_COMMAND } from '../../shared/names';
-import type { Run } from '../../shared/run';
+import { OPEN_EXPLORER_COMMAND } from '../../../shared/names';
+import type { Run } from '../../../shared/run';
 
 export interface ExplorerRecord {
   /** The profile's page, as the host sees it (http://localhost:3001/profile/<name>). */

@@ -12,13 +12,13 @@
  */
 
 import * as vscode from 'vscode';
-import { OPEN_EXPLORER_COMMAND } from '../shared/names';
-import type { SettingsSource } from './config';
-import { explorerUnavailable, parseExplorerRecord, tunnelFor, withPort, type ExplorerRecord } from './core/explorer';
-import type { RunStore, StoredRun } from './core/runStore';
-import type { Notifier } from './notify';
-import type { Profiler } from './profiling';
-import type { OpLensServer } from './server';
+import { OPEN_EXPLORER_COMMAND } from '../../shared/names';
+import type { SettingsSource } from '../config';
+import { explorerUnavailable, parseExplorerRecord, tunnelFor, withPort, type ExplorerRecord } from '../core/neuron/explorer';
+import type { RunStore, StoredRun } from '../core/runStore';
+import type { Notifier } from '../notify';
+import type { Profiler } from '../profiling';
+import type { OpLensServer } from '../server';
 
 export const AWS_EXPLORER_EXTENSION = 'AmazonWebServices.neuron-explorer';
 
