@@ -869,6 +869,19 @@ async function main() {
     for (const r of await frame.locator('table.diff tbody tr').allInnerTexts()) log(`  ${r.replace(/\s+/g, ' ').trim()}`);
     await page.waitForTimeout(300);
     await screenshot('results-vs-previous-run');
+
+    // the picker: against the first profile of the session instead of the previous run
+    await frame.locator('select').selectOption({ index: options.length - 1 });
+    const picked = await waitFor(
+      'the diff against the earliest run',
+      async () => {
+        const s = frame.locator('.diff-summary');
+        const t = (await s.count()) ? (await s.innerText()).trim() : '';
+        return /than the run of|as the run of/.test(t) ? t : null;
+      },
+      30000,
+    );
+    log(`against the earliest run: ${picked}`);
   });
 
   log('PASSED: totals lens, per-line hints, results panel with aten::mul, comparison with speed-ups, and after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view');

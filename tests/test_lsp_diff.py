@@ -7,6 +7,7 @@ set) give exact verdicts; one test profiles a real edit through the server's own
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import statistics
 from collections.abc import AsyncIterator
@@ -21,7 +22,9 @@ from pytest_lsp import LanguageClient
 
 from conftest import EXAMPLE, ROOT
 from oplens.engine import runs
+from oplens.engine.diff import diff_runs
 from oplens.engine.targets import source_sha256
+from oplens.lsp import views
 from oplens.records.names import DIFF_COMMAND, PROFILE_COMMAND
 from oplens.records.run import Run
 from test_lsp_session import edit, hints, lenses, line_of, open_doc, plain, run_command, start_client
@@ -159,16 +162,18 @@ async def test_diff_command_refuses_bad_arguments(client: LanguageClient, worksp
     assert e.value.code == -32602 and needle in e.value.message and e.value.message.startswith(DIFF_COMMAND)
 
 
+# Two lines of about the same time: on a busy machine an unchanged line of a few µs moves between two
+# runs by several times, and that drift is what a change must beat (engine/diff.py); lines of a
+# 192×192 matmul each move far less.
 SLOW = """import torch
 
-X = torch.randn(160, 160) / 13
+X = torch.randn(192, 192) / 14
 
 
 def step():
-    a = X * 2.0
+    a = X @ X
     b = a @ X
-    c = torch.relu(b)
-    return c.sum()
+    return b
 """
 SLOWER = SLOW.replace("    b = a @ X\n", "    b = " + "(" * 16 + "a" + " @ X)" * 16 + "\n")  # the same line, 16x the work
 
@@ -208,3 +213,31 @@ def edit_all(client: LanguageClient, uri: str, version: int, old: str, new: str)
                 range=lsp.Range(start=lsp.Position(line=0, character=0), end=end), text=new)],
         )
     )
+
+
+def test_an_inserted_line_says_new_and_the_lines_below_keep_their_change(tmp_path: Path) -> None:
+    """The converters alone (views.py is pure): a run with a line inserted, against the one before."""
+    inserted = ORIGINAL.replace("    x_sq = x * x\n", "    x_sq = x * x\n    x_sq = x_sq + 0.0\n")
+    before = stored(tmp_path, A, "2026-12-01T10:30:00+0000", ORIGINAL, {})
+    d = json.loads((tmp_path / ".oplens" / "runs" / A / runs.RESULT).read_text(encoding="utf-8"))
+    x_sq = line_of(EXAMPLE, "x_sq = x * x")
+    for line in d["lines"]:
+        line["line"] += line["line"] > x_sq
+    d["lines"].insert(1, {**copy.deepcopy(d["lines"][0]), "line": x_sq + 1})
+    text = inserted.splitlines(keepends=True)
+    d["target"].update(last_line=d["target"]["last_line"] + 1,
+                       source="".join(text[d["target"]["first_line"] - 1 : d["target"]["last_line"] + 1]))
+    d["target"]["source_sha256"] = source_sha256(inserted, d["target"]["first_line"], d["target"]["last_line"])
+    after = Run.from_dict({**d, "run_id": B})
+    diff = diff_runs(before, after)
+    fn = next(f for f in views.functions_in(inserted, "rmsnorm.py") if f.qualname == "rmsnorm_naive")
+    (placed,) = views.place([after], inserted, [fn])
+    placed = dataclasses.replace(placed, diff=diff)
+    labels = {h.position.line + 1: str(h.label) for h in views.inlay_hints(inserted, [placed], 0, 1, 1000)}
+    assert labels[x_sq + 1].endswith(" · new")
+    assert not labels[x_sq + 2].endswith("new") and "▲" not in labels[x_sq + 2]  # mean_sq, one line down, the same
+    hover = views.hover([placed], x_sq + 1)
+    assert hover is not None and "new since the previous run" in hover.contents.value  # type: ignore[union-attr]
+    lenses = views.code_lenses("u", inserted, [fn], [placed])
+    (lens,) = [c.command.title for c in lenses if c.command and "CPU" in c.command.title]
+    assert lens.endswith(" · same as previous run")  # the totals kept their samples: the same
