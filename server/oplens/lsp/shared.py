@@ -49,7 +49,9 @@ class ResultStore:
     latest: dict[tuple[str, str], Run] = field(default_factory=dict)
     hidden: set[tuple[str, str]] = field(default_factory=set)  # cleared from view, still on disk
 
-    def load(self) -> int:
+    def load(self, seen: Callable[[Run, str], None] | None = None) -> int:
+        """Read every stored run (each also to `seen`, with its directory's name); the latest of each
+        function is kept."""
         loaded = 0
         for run_dir in runs.list_runs(self.root):  # oldest first: later runs win
             try:
@@ -58,6 +60,8 @@ class ResultStore:
                 log.warning("skipping run %s: %s", run_dir, e)
                 continue
             self.latest[result_key(run.target.file, run.target.qualname)] = run
+            if seen is not None:
+                seen(run, run_dir.name)
             loaded += 1
         return loaded
 
@@ -114,6 +118,12 @@ class RunDiffs:
         self._stored: dict[str, StoredRun | None] = {}  # run directory name → its run (None: unreadable)
         self._diffs: OrderedDict[tuple[str, str], FunctionDiff] = OrderedDict()
         self._previous: OrderedDict[str, FunctionDiff | None] = OrderedDict()  # after run id → vs its previous run
+
+    def remember(self, run: Run, dir_name: str | None = None) -> None:
+        """What a list of its function's runs needs of `run` (in directory `dir_name`, by default
+        its id), read elsewhere: it is not read again."""
+        name = dir_name or run.run_id
+        self._stored[name] = _stored_run(run, name)
 
     def history(self, file: str, qualname: str) -> list[StoredRun]:
         """The stored runs of function `qualname` of `file`, oldest first."""
@@ -173,7 +183,12 @@ def _stored(run_dir: Path) -> StoredRun | None:
     except Exception as e:  # a damaged run must not stop the others from being listed
         log.warning("skipping run %s: %s", run_dir, e)
         return None
-    return StoredRun(run_dir.name, run.target.file, run.target.qualname, run.created,
+    return _stored_run(run, run_dir.name)
+
+
+def _stored_run(run: Run, run_id: str) -> StoredRun:
+    """`run` as a list of runs needs it; `run_id`: its directory's name, which finds it."""
+    return StoredRun(run_id, run.target.file, run.target.qualname, run.created,
                      run.totals.self_device_us, run.backend.device_label, run.config.args)
 
 
@@ -233,8 +248,8 @@ class SharedState:
         self.workspace = workspace.resolve()
         self.runs_root = runs.prepare(runs.runs_root(self.workspace, runs_dir))
         self.results = ResultStore(self.runs_root)
-        self.results.load()
         self.diffs = RunDiffs(self.runs_root, self.results.by_id)
+        self.results.load(self.diffs.remember)  # read once at start: the runs' lists need not read them again
         self.pool = WarmPool(self.runs_root / ".staging", self.workspace, enabled=warm)
         self.device_lock = asyncio.Lock()  # jobs on the device run one at a time
         self.waiting = 0  # jobs queued behind the running one
@@ -272,6 +287,7 @@ class SharedState:
             self.device_lock.release()
             self.pool.refill()
         self.results.add(run)
+        self.diffs.remember(run)
         if announce is not None:
             announce(run)
         for listener in list(self.listeners):
