@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("diff", help="one function before and after an edit: each line's change, with a verdict")
     d.add_argument("before", help="the earlier run: a run id (or its start, or `latest`) or a run directory")
-    d.add_argument("after", nargs="?", default="latest", help="the later run (default: latest)")
+    d.add_argument("after", nargs="?", default=None, help="the later run (default: the latest run of the same function)")
     d.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
     d.add_argument("--json", metavar="PATH", help="write the diff as JSON to PATH ('-': stdout)")
 
@@ -143,7 +143,19 @@ def _request(args: argparse.Namespace, target: str, expr: str) -> ProfileRequest
 def _diff(args: argparse.Namespace, out: Console) -> int:
     _check_json_dest(args.json)
     root = runs.runs_root(Path.cwd(), args.out)
-    result = diff_runs(runs.find(root, args.before), runs.find(root, args.after))
+    before = runs.find(root, args.before)
+    if args.after is None:  # the latest run of the same function
+        later = [r for r in runs.history(root, before.target.file, before.target.qualname) if r.run_id != before.run_id]
+        if not later:
+            raise OpLensError(
+                "bad_input",
+                f"{before.target.qualname} has no run besides {before.run_id}",
+                "profile the function again after your edit, then diff the two runs",
+            )
+        after = later[-1]
+    else:
+        after = runs.find(root, args.after)
+    result = diff_runs(before, after)
     _emit_json(args.json, result.to_dict())
     if args.json != "-":
         render.diff(out, result)

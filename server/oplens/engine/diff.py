@@ -10,7 +10,8 @@ line's own spread between iterations, and the drift between the two runs: the la
 which any *other* line whose text did not change moved (lines of DRIFT_SHARE of the time or more),
 raised to DRIFT_MARGIN.
 Two runs of the same code on a busy machine differ by more than their iterations do; the unchanged
-lines measure by how much. The totals get the same test against every unchanged line's move.
+lines measure by how much. The totals get the same test against how far the unchanged lines moved
+together (the ratio of their summed trimmed means), since the total is their sum plus the edit's.
 Times are self device time per iteration (self CPU on the CPU), means as everywhere. Parent side,
 no torch: it reads two stored runs.
 """
@@ -105,18 +106,18 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
             continue  # a comment, a blank line, a line that ran no op in either run
         text = new_text[b] if b is not None else old_text[a] if a is not None else ""
         mapped.append((old_line, new_line, old, new, text.strip()))
-    moves = {
-        nl: _move(o, n) for ol, nl, o, n, _ in mapped
+    unchanged = {
+        nl: (o, n) for ol, nl, o, n, _ in mapped
         if o is not None and n is not None and ol is not None and nl is not None
         and old_text[ol - before.target.first_line].strip() == new_text[nl - after.target.first_line].strip()
-        and max(o.pct_device, n.pct_device) >= DRIFT_SHARE
     }  # fmt: skip
+    moves = {nl: _move(o, n) for nl, (o, n) in unchanged.items() if max(o.pct_device, n.pct_device) >= DRIFT_SHARE}
     changes = [
         _line_change(ol, nl, o, n, text, max([m for line, m in moves.items() if line != nl], default=0.0))
         for ol, nl, o, n, text in mapped
     ]
     changes += _unplaced(before, after, {c.before_line for c in changes}, {c.after_line for c in changes})
-    drift = max(moves.values(), default=0.0)
+    drift = _aggregate_move(list(unchanged.values()))  # the totals: how far the unchanged code moved as a whole
     t = _compare(before.totals.device_samples_us, after.totals.device_samples_us,
                  before.totals.self_device_us, after.totals.self_device_us, drift)  # fmt: skip
     return FunctionDiff(
@@ -135,7 +136,7 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
             "rule": "slower/faster where p < alpha and the ratio of trimmed means is beyond the largest of "
             "1 + min_effect, 1 + noise_factor × the larger relative interquartile range of the two runs' samples, "
             "and the largest factor by which another unchanged line (drift_share_pct or more of the time) moved, "
-            "raised to drift_margin",
+            "raised to drift_margin; for the totals, the factor by which all unchanged lines moved together",
         },
     )
 
@@ -153,6 +154,13 @@ def map_lines(old: list[str], new: list[str]) -> list[tuple[int | None, int | No
         pairs += [(i, None) for i in range(i1 + common, i2)]
         pairs += [(None, j) for j in range(j1 + common, j2)]
     return pairs
+
+
+def _aggregate_move(pairs: list[tuple[LineStat, LineStat]]) -> float:
+    """|log| of the ratio of the summed trimmed means of the unchanged lines: the drift the totals must beat."""
+    a = sum(trimmed_mean(o.device_samples_us) for o, _ in pairs)
+    b = sum(trimmed_mean(n.device_samples_us) for _, n in pairs)
+    return abs(math.log(b / a)) if a > 0 and b > 0 else 0.0
 
 
 def _move(old: LineStat, new: LineStat) -> float:
