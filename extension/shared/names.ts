@@ -22,6 +22,7 @@ export const CLEAR_COMMAND = 'oplens.clear';
 export const CANCEL_COMMAND = 'oplens.cancel';
 export const FUNCTIONS_COMMAND = 'oplens.functions';
 export const DIFF_COMMAND = 'oplens.diff';
+export const DOCTOR_COMMAND = 'oplens.doctor';
 
 // server → client notifications
 export const RESULT_NOTIFICATION = 'oplens/result';
@@ -57,6 +58,7 @@ export const SERVER_COMMANDS: readonly string[] = [
   CANCEL_COMMAND,
   FUNCTIONS_COMMAND,
   DIFF_COMMAND,
+  DOCTOR_COMMAND,
   ...BACKEND_COMMANDS.map((c) => c.lspCommand),
 ];
 
@@ -74,6 +76,7 @@ export const EXTENSION_COMMANDS = {
   restartServer: 'oplens.restartServer',
   showOutput: 'oplens.showOutput',
   setServerToken: 'oplens.setServerToken',
+  checkSetup: 'oplens.checkSetup',
 } as const;
 export type ExtensionCommand = keyof typeof EXTENSION_COMMANDS;
 

@@ -3,11 +3,12 @@
  * interpreter choice (python.ts), the server's life (server.ts), what the server knows of each
  * document (documents.ts), profiling (profiling.ts), comparison (compare.ts), heat
  * (heatDecorations.ts), the results panel (resultsPanel.ts), the trace viewer (traceViewer.ts),
- * Neuron Explorer (explorer.ts), the status bar (statusBar.ts).
+ * Neuron Explorer (explorer.ts), the status bar (statusBar.ts), Check Setup (checkSetup.ts).
  */
 
 import * as vscode from 'vscode';
 import { CLEAR_COMMAND, EXTENSION_COMMANDS, RESULTS_VIEW_TYPE, STATUS_MENU_COMMAND, type ExtensionCommand } from '../shared/names';
+import { checkSetup } from './checkSetup';
 import { Comparer } from './compare';
 import { SettingsSource } from './config';
 import { ArgumentMemory } from './core/argMemory';
@@ -109,6 +110,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     restartServer: () => srv.restart(0),
     showOutput: () => log.show(),
     setServerToken: () => srv.setToken(),
+    checkSetup: () => checkSetup(srv, settings, notifier, log),
   };
 
   context.subscriptions.push(

@@ -54,6 +54,7 @@ CheckFn = Callable[[Check], None]
 class DoctorRequest:
     backend: str = "cpu"
     out: str | None = None  # keep the tiny profile's run here; default: a temporary runs directory
+    runs_dir: str | None = None  # without `out`, the runs directory checked (a server's --out); default ./.oplens/runs
     workspace: Path = field(default_factory=Path.cwd)
     timeout_s: float = DEFAULT_TIMEOUT_S  # for the tiny profile (a Neuron compile takes a while)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
@@ -82,7 +83,7 @@ def doctor(req: DoctorRequest, on_check: CheckFn | None = None, progress: Progre
         context = DoctorContext(found.get("facts") or {}, req.env, str(found.get("torch_version", "")))
         for check in spec.doctor_checks(context):
             add(check)
-    root = runs.runs_root(req.workspace, req.out)
+    root = runs.runs_root(req.workspace, req.out or req.runs_dir)
     runs_ok = add(runs_check(root)).status != PROBLEM
     if not (torch_ok and backend_ok):
         why = "torch does not import" if not torch_ok else "the backend is unavailable"

@@ -79,6 +79,14 @@ class DiffArgs:
 DIFF_SHAPE = "{after?, before?, uri?, qualname?} (after: a run id, else the latest run of uri's qualname)"
 
 
+@dataclass
+class DoctorArgs:
+    backend: str | None = None  # None: the client's `backend` setting
+
+
+DOCTOR_SHAPE = "{backend?}"
+
+
 def only(command: str, values: tuple[Any, ...]) -> Any:
     """The one argument of a command (None when the client sent none)."""
     if len(values) > 1:

@@ -8,6 +8,7 @@ handler here is one line: params → the module of its concern → LSP (through 
     profiling         `oplens.profile`, `oplens.compare`, `oplens.cancel`, `$/progress` and its cancel
     results           `oplens.showRun`, `oplens.clear`, redrawing every client after a run or a clear
     backend_commands  each backend's commands from the registry (Neuron: `oplens.openExplorer`)
+    doctor            `oplens.doctor`: `oplens doctor` on the server's host, for "Check Setup"
 
 The server announces its protocol in `serverInfo.version`: `<package version>+protocol.<N>`.
 """
@@ -22,7 +23,7 @@ from pygls.lsp.server import LanguageServer
 from oplens import __version__
 from oplens.backends import registry
 from oplens.backends.spec import BackendCommand
-from oplens.lsp import backend_commands, diffs, documents, profiling, protocol, results
+from oplens.lsp import backend_commands, diffs, doctor, documents, profiling, protocol, results
 from oplens.lsp.arguments import only
 from oplens.lsp.client import ClientState, SharedFor
 from oplens.lsp.protocol import OpLensProtocol
@@ -103,6 +104,10 @@ def make_server(
     @ls.command(names.DIFF_COMMAND)
     def diff(*args: Any) -> dict[str, Any]:
         return diffs.diff(client, only(names.DIFF_COMMAND, args))
+
+    @ls.command(names.DOCTOR_COMMAND)
+    async def check_setup(*args: Any) -> dict[str, Any]:
+        return await doctor.run(client, only(names.DOCTOR_COMMAND, args))
 
     for _, backend_cmd in registry.commands():
 

@@ -1,0 +1,95 @@
+"""`oplens.doctor {backend?}`: `oplens doctor` on the server's host, for the editor's "Check Setup".
+
+The engine's doctor (`engine/doctor.py`) in the server's workspace, for the backend asked (default:
+the client's `backend` setting), its tiny profile with the client's `timeoutSeconds`. It starts a
+worker and profiles, so it runs off the event loop and waits its turn on the device like a profile;
+each check as it is made is a `$/progress` report where the client supports work-done progress.
+The answer is the report as `oplens doctor --json -` prints it: `{backend, checks [{name, status,
+detail, fix}], usable}`. The runs directory checked is the server's (`serve --out`); the tiny
+profile's run goes to a temporary directory, never among the runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams
+
+from oplens.backends import registry
+from oplens.engine.doctor import DoctorRequest, doctor
+from oplens.lsp import arguments
+from oplens.lsp.client import ClientState
+from oplens.records.doctor import Check
+from oplens.records.errors import OpLensError
+from oplens.records.names import DOCTOR_COMMAND
+
+TITLE = "OpLens: Check Setup"
+Report = Callable[[str], None]
+
+
+async def run(client: ClientState, arg: Any) -> dict[str, Any]:
+    a = arguments.parse(DOCTOR_COMMAND, arg, arguments.DoctorArgs, arguments.DOCTOR_SHAPE)
+    backend = client.settings.backend if a.backend is None else a.backend
+    if backend not in registry.NAMES:
+        raise JsonRpcInvalidParams(f"{DOCTOR_COMMAND}: unknown backend {backend!r}; choose one of {', '.join(registry.NAMES)}")
+    shared = client.shared
+    req = DoctorRequest(backend=backend, workspace=shared.workspace, runs_dir=str(shared.runs_root),
+                        timeout_s=client.settings.timeout_seconds)
+    token = str(uuid.uuid4())
+    report = await _begin(client, token, backend)
+
+    def on_check(check: Check) -> None:
+        report(f"{check.name}: {check.status}")
+
+    def on_stage(stage: str, done: int, total: int) -> None:
+        report(f"tiny profile: {stage} {done}/{total}" if total > 1 else f"tiny profile: {stage}")
+
+    try:
+        if shared.device_lock.locked():
+            report("waiting for the device")
+        async with shared.device_lock:  # its tiny profile is a job on the device, as a profile is
+            found = await asyncio.to_thread(doctor, req, on_check, on_stage)
+    except OpLensError as e:
+        _end(client, token, e.message)
+        raise client.request_error(e) from None
+    except BaseException:
+        _end(client, token, "failed")
+        raise
+    _end(client, token, "usable" if found.usable else "not usable")
+    return found.to_dict()
+
+
+async def _begin(client: ClientState, token: str, backend: str) -> Report:
+    """A thread-safe report of a message: `$/progress` where the client supports it."""
+    ls = client.ls
+    window = ls.client_capabilities.window
+    if not (window and window.work_done_progress):
+        return lambda message: None
+    asking = asyncio.ensure_future(ls.work_done_progress.create_async(token))
+    client.asking.add(asking)
+    try:
+        await asking
+    except asyncio.CancelledError:
+        if not client.closed:
+            raise
+        return lambda message: None  # the client left while asked for the token
+    finally:
+        client.asking.discard(asking)
+    ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=TITLE, message=f"backend {backend}"))
+    loop = asyncio.get_running_loop()
+
+    def report(message: str) -> None:
+        loop.call_soon_threadsafe(ls.work_done_progress.report, token, lsp.WorkDoneProgressReport(message=message))
+
+    return report
+
+
+def _end(client: ClientState, token: str, message: str) -> None:
+    progress = client.ls.work_done_progress
+    if token in progress.tokens:
+        progress.end(token, lsp.WorkDoneProgressEnd(message=message))
+        progress.tokens.pop(token, None)  # pygls keeps ended tokens forever otherwise
