@@ -26,7 +26,7 @@ describe('parseDiffResponse', () => {
     assert.equal(d.lines.length, 6);
     assert.deepEqual(
       d.lines.map((l) => l.verdict),
-      ['slower', 'same', 'same', 'faster', 'same', 'same'],
+      ['slower', 'same', 'same', 'same', 'same', 'faster'],
     );
     assert.equal(d.totals?.verdict, 'slower');
     assert.deepEqual(
@@ -60,7 +60,7 @@ describe('parseDiffResponse', () => {
 describe('the "vs previous run" view', () => {
   it('one row per line, before → after, the change marked like the server hints', () => {
     const v = view();
-    const [xSq, mean, , rsqrt] = v.rows;
+    const [xSq, mean, , rsqrt, , ret] = v.rows;
     assert.equal(v.label, 'CPU');
     assert.equal(v.against, 'previous run');
     assert.deepEqual(
@@ -70,8 +70,9 @@ describe('the "vs previous run" view', () => {
     assert.match(xSq?.text ?? '', /^x_sq = \(x \* x\)\.repeat/);
     assert.match(xSq?.before ?? '', /ms$/);
     assert.match(xSq?.title ?? '', /^line 25 → 25: .* → .*, ×5\.00, p = < 0\.0001 \(slower\)$/);
-    assert.equal(rsqrt?.change, '▼ 67 %');
-    assert.equal(rsqrt?.verdict, 'faster');
+    assert.equal(ret?.change, '▼ 67 %');
+    assert.equal(ret?.verdict, 'faster');
+    assert.equal(rsqrt?.verdict, 'same', 'under 1 % of the time in both runs: too small to judge');
     assert.equal(mean?.change, '+0 %', 'a same line shows its (small) change');
     assert.equal(mean?.verdict, 'same');
   });

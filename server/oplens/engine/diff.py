@@ -5,7 +5,8 @@ Lines are mapped across the edit by difflib on the function's source text as eac
 changed in place keeps its before/after figures), inserted lines are `new`, deleted ones `removed`.
 Each mapped line's verdict comes from its per-iteration samples: `slower` or `faster` only where the
 Mann-Whitney test says the samples differ (p < ALPHA) *and* the change (a ratio of trimmed means) is
-larger than the minimum effect, else `same`. The minimum effect is the largest of MIN_EFFECT, the
+larger than the minimum effect, else `same` (and `same` for a line under MIN_SHARE of the time in
+both runs: too small to measure between runs, and nothing to act on). The minimum effect is the largest of MIN_EFFECT, the
 line's own spread between iterations, and the drift between the two runs: the largest factor by
 which any *other* line whose text did not change moved (lines of DRIFT_SHARE of the time or more),
 raised to DRIFT_MARGIN.
@@ -32,6 +33,7 @@ ALPHA = 0.01  # the test's significance level
 MIN_EFFECT = 0.10  # a change smaller than this share is `same`, however significant
 NOISE_FACTOR = 2.0  # ... and smaller than this many times the line's relative interquartile range
 DRIFT_SHARE = 2.0  # % of the time from which an unchanged line's move counts as the runs' drift
+MIN_SHARE = 1.0  # % of the function's time under which (in both runs) a line is too small to judge: `same`
 DRIFT_MARGIN = 1.5  # a change must exceed the largest such move by this power (in log terms) to count
 
 VERDICTS = ("slower", "faster", "same", "new", "removed")
@@ -130,13 +132,15 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
             "alpha": ALPHA,
             "min_effect": MIN_EFFECT,
             "noise_factor": NOISE_FACTOR,
+            "min_share_pct": MIN_SHARE,
             "drift_share_pct": DRIFT_SHARE,
             "drift_margin": DRIFT_MARGIN,
             "drift": math.exp(drift),
             "rule": "slower/faster where p < alpha and the ratio of trimmed means is beyond the largest of "
             "1 + min_effect, 1 + noise_factor × the larger relative interquartile range of the two runs' samples, "
             "and the largest factor by which another unchanged line (drift_share_pct or more of the time) moved, "
-            "raised to drift_margin; for the totals, the factor by which all unchanged lines moved together",
+            "raised to drift_margin; for the totals, the factor by which all unchanged lines moved together; "
+            "lines under min_share_pct of the time in both runs are same",
         },
     )
 
@@ -180,6 +184,8 @@ def _line_change(
     before_us, after_us, ratio, verdict, p = _compare(
         old.device_samples_us, new.device_samples_us, old.self_device_us, new.self_device_us, drift
     )
+    if max(old.pct_device, new.pct_device) < MIN_SHARE:
+        verdict = "same"  # a few µs of a long function: its moves are the machine's, and nothing to act on
     return LineChange(old_line, new_line, before_us, after_us, ratio, verdict, p, text)
 
 
