@@ -6,10 +6,11 @@ changed in place keeps its before/after figures), inserted lines are `new`, dele
 Each mapped line's verdict comes from its per-iteration samples: `slower` or `faster` only where the
 Mann-Whitney test says the samples differ (p < ALPHA) *and* the change (a ratio of trimmed means) is
 larger than the minimum effect, else `same` (and `same` for a line under MIN_SHARE of the time in
-both runs: too small to measure between runs, and nothing to act on). The minimum effect is the largest of MIN_EFFECT, the
-line's own spread between iterations, and the drift between the two runs: the largest factor by
-which any *other* line whose text did not change moved (lines of DRIFT_SHARE of the time or more),
-raised to DRIFT_MARGIN.
+both runs: too small to measure between runs, and nothing to act on). The minimum effect is the
+largest of MIN_EFFECT, the line's own spread between iterations, and the drift between the two
+runs, raised to DRIFT_MARGIN: for an edited line, the factor by which the lines whose text did not
+change moved together (the ratio of their summed trimmed means); for a line the user did not touch,
+also the largest factor by which any other untouched line (of DRIFT_SHARE of the time or more) moved.
 Two runs of the same code on a busy machine differ by more than their iterations do; the unchanged
 lines measure by how much. The totals get the same test against how far the unchanged lines moved
 together (the ratio of their summed trimmed means), since the total is their sum plus the edit's.
@@ -114,12 +115,15 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
         and old_text[ol - before.target.first_line].strip() == new_text[nl - after.target.first_line].strip()
     }  # fmt: skip
     moves = {nl: _move(o, n) for nl, (o, n) in unchanged.items() if max(o.pct_device, n.pct_device) >= DRIFT_SHARE}
+    drift = _aggregate_move(list(unchanged.values()))  # how far the unchanged code moved as a whole
+    # An edited line must beat the unchanged code's joint move; a line the user did not touch must also
+    # beat the move of every other untouched line (it most likely did not change: a stricter bar).
     changes = [
-        _line_change(ol, nl, o, n, text, max([m for line, m in moves.items() if line != nl], default=0.0))
+        _line_change(ol, nl, o, n, text,
+                     drift if nl not in unchanged else max([drift, *[m for line, m in moves.items() if line != nl]]))
         for ol, nl, o, n, text in mapped
-    ]
+    ]  # fmt: skip
     changes += _unplaced(before, after, {c.before_line for c in changes}, {c.after_line for c in changes})
-    drift = _aggregate_move(list(unchanged.values()))  # the totals: how far the unchanged code moved as a whole
     t = _compare(before.totals.device_samples_us, after.totals.device_samples_us,
                  before.totals.self_device_us, after.totals.self_device_us, drift)  # fmt: skip
     return FunctionDiff(
@@ -138,9 +142,10 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
             "drift": math.exp(drift),
             "rule": "slower/faster where p < alpha and the ratio of trimmed means is beyond the largest of "
             "1 + min_effect, 1 + noise_factor × the larger relative interquartile range of the two runs' samples, "
-            "and the largest factor by which another unchanged line (drift_share_pct or more of the time) moved, "
-            "raised to drift_margin; for the totals, the factor by which all unchanged lines moved together; "
-            "lines under min_share_pct of the time in both runs are same",
+            "and the drift raised to drift_margin: the factor by which the unchanged lines moved together (for "
+            "an edited line and the totals) or, for an unchanged line, also the largest factor by which another "
+            "unchanged line (drift_share_pct or more of the time) moved; lines under min_share_pct of the time "
+            "in both runs are same",
         },
     )
 
