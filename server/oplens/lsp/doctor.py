@@ -23,6 +23,7 @@ from oplens.backends import registry
 from oplens.engine.doctor import DoctorRequest, doctor
 from oplens.lsp import arguments
 from oplens.lsp.client import ClientState
+from oplens.lsp.profiling import end_progress
 from oplens.records.doctor import Check
 from oplens.records.errors import OpLensError
 from oplens.records.names import DOCTOR_COMMAND
@@ -54,12 +55,12 @@ async def run(client: ClientState, arg: Any) -> dict[str, Any]:
         async with shared.device_lock:  # its tiny profile is a job on the device, as a profile is
             found = await asyncio.to_thread(doctor, req, on_check, on_stage)
     except OpLensError as e:
-        _end(client, token, e.message)
+        end_progress(client, token, e.message)
         raise client.request_error(e) from None
     except BaseException:
-        _end(client, token, "failed")
+        end_progress(client, token, "failed")
         raise
-    _end(client, token, "usable" if found.usable else "not usable")
+    end_progress(client, token, "usable" if found.usable else "not usable")
     return found.to_dict()
 
 
@@ -86,10 +87,3 @@ async def _begin(client: ClientState, token: str, backend: str) -> Report:
         loop.call_soon_threadsafe(ls.work_done_progress.report, token, lsp.WorkDoneProgressReport(message=message))
 
     return report
-
-
-def _end(client: ClientState, token: str, message: str) -> None:
-    progress = client.ls.work_done_progress
-    if token in progress.tokens:
-        progress.end(token, lsp.WorkDoneProgressEnd(message=message))
-        progress.tokens.pop(token, None)  # pygls keeps ended tokens forever otherwise

@@ -93,7 +93,7 @@ async def run_profile(client: ClientState, req: ProfileRequest) -> Run:
     try:
         run = await client.shared.profile(req, progress, cancel, announce)
     except OpLensError as e:
-        _end_progress(client, token, e.message)
+        end_progress(client, token, e.message)
         if e.kind == "user_exception":
             file = e.location.get("file", req.target.file)
             client.errors[file] = e
@@ -101,11 +101,11 @@ async def run_profile(client: ClientState, req: ProfileRequest) -> Run:
         raise client.request_error(e) from None
     except asyncio.CancelledError:
         cancel.set()
-        _end_progress(client, token, "cancelled")
+        end_progress(client, token, "cancelled")
         raise
     finally:
         client.cancels.pop(token, None)
-    _end_progress(client, token, views.totals_title(run))
+    end_progress(client, token, views.totals_title(run))
     return run
 
 
@@ -157,7 +157,8 @@ async def _begin_progress(client: ClientState, token: str, title: str) -> Progre
     return report
 
 
-def _end_progress(client: ClientState, token: str, message: str) -> None:
+def end_progress(client: ClientState, token: str, message: str) -> None:
+    """End a work-done progress (profiles and the doctor both report one)."""
     progress = client.ls.work_done_progress
     if token in progress.tokens:
         progress.end(token, lsp.WorkDoneProgressEnd(message=message))
