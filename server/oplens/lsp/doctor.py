@@ -21,9 +21,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from oplens.backends import registry
 from oplens.engine.doctor import DoctorRequest, doctor
-from oplens.lsp import arguments
+from oplens.lsp import arguments, progress
 from oplens.lsp.client import ClientState
-from oplens.lsp.profiling import end_progress
 from oplens.records.doctor import Check
 from oplens.records.errors import OpLensError
 from oplens.records.names import DOCTOR_COMMAND
@@ -55,35 +54,18 @@ async def run(client: ClientState, arg: Any) -> dict[str, Any]:
         async with shared.device_lock:  # its tiny profile is a job on the device, as a profile is
             found = await asyncio.to_thread(doctor, req, on_check, on_stage)
     except OpLensError as e:
-        end_progress(client, token, e.message)
+        progress.end(client, token, e.message)
         raise client.request_error(e) from None
     except BaseException:
-        end_progress(client, token, "failed")
+        progress.end(client, token, "failed")
         raise
-    end_progress(client, token, "usable" if found.usable else "not usable")
+    progress.end(client, token, "usable" if found.usable else "not usable")
     return found.to_dict()
 
 
 async def _begin(client: ClientState, token: str, backend: str) -> Report:
     """A thread-safe report of a message: `$/progress` where the client supports it."""
-    ls = client.ls
-    window = ls.client_capabilities.window
-    if not (window and window.work_done_progress):
+    send = await progress.begin(client, token, lsp.WorkDoneProgressBegin(title=TITLE, message=f"backend {backend}"))
+    if send is None:
         return lambda message: None
-    asking = asyncio.ensure_future(ls.work_done_progress.create_async(token))
-    client.asking.add(asking)
-    try:
-        await asking
-    except asyncio.CancelledError:
-        if not client.closed:
-            raise
-        return lambda message: None  # the client left while asked for the token
-    finally:
-        client.asking.discard(asking)
-    ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=TITLE, message=f"backend {backend}"))
-    loop = asyncio.get_running_loop()
-
-    def report(message: str) -> None:
-        loop.call_soon_threadsafe(ls.work_done_progress.report, token, lsp.WorkDoneProgressReport(message=message))
-
-    return report
+    return lambda message: send(lsp.WorkDoneProgressReport(message=message))

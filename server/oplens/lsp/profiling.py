@@ -21,7 +21,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from oplens.backends import registry
 from oplens.engine import ProfileRequest
 from oplens.engine.compare import compare_rows
-from oplens.lsp import arguments, documents, views
+from oplens.lsp import arguments, documents, progress, views
 from oplens.lsp.arguments import ProfileArgs
 from oplens.lsp.client import ClientState
 from oplens.records.errors import OpLensError
@@ -85,15 +85,15 @@ async def run_profile(client: ClientState, req: ProfileRequest) -> Run:
     token = str(uuid.uuid4())
     cancel = threading.Event()
     client.cancels[token] = cancel
-    progress = await _begin_progress(client, token, str(req.target).rsplit("/", 1)[-1])
+    report = await _begin_progress(client, token, str(req.target).rsplit("/", 1)[-1])
 
     def announce(run: Run) -> None:  # before every client redraws: this one knows the run first
         client.notify(RESULT_NOTIFICATION, {"uri": client.uri(run.target.file), "run": run.to_dict()})
 
     try:
-        run = await client.shared.profile(req, progress, cancel, announce)
+        run = await client.shared.profile(req, report, cancel, announce)
     except OpLensError as e:
-        end_progress(client, token, e.message)
+        progress.end(client, token, e.message)
         if e.kind == "user_exception":
             file = e.location.get("file", req.target.file)
             client.errors[file] = e
@@ -101,11 +101,11 @@ async def run_profile(client: ClientState, req: ProfileRequest) -> Run:
         raise client.request_error(e) from None
     except asyncio.CancelledError:
         cancel.set()
-        end_progress(client, token, "cancelled")
+        progress.end(client, token, "cancelled")
         raise
     finally:
         client.cancels.pop(token, None)
-    end_progress(client, token, views.totals_title(run))
+    progress.end(client, token, views.totals_title(run))
     return run
 
 
@@ -124,24 +124,10 @@ def cancel_all(client: ClientState) -> None:
 
 async def _begin_progress(client: ClientState, token: str, title: str) -> ProgressFn:
     """A thread-safe progress callback: `$/progress` where the client supports it."""
-    ls = client.ls
-    window = ls.client_capabilities.window
-    if not (window and window.work_done_progress):
+    start = lsp.WorkDoneProgressBegin(title=f"OpLens: {title}", cancellable=True, message="starting", percentage=0)
+    send = await progress.begin(client, token, start)
+    if send is None:
         return lambda stage, done, total: None
-    asking = asyncio.ensure_future(ls.work_done_progress.create_async(token))
-    client.asking.add(asking)
-    try:
-        await asking
-    except asyncio.CancelledError:
-        if not client.closed:
-            raise
-        return lambda stage, done, total: None  # the client left while asked for the token: run anyway
-    finally:
-        client.asking.discard(asking)
-    ls.work_done_progress.begin(
-        token, lsp.WorkDoneProgressBegin(title=f"OpLens: {title}", cancellable=True, message="starting", percentage=0)
-    )
-    loop = asyncio.get_running_loop()
 
     def report(stage: str, done: int, total: int) -> None:
         if stage == "queued":
@@ -151,15 +137,6 @@ async def _begin_progress(client: ClientState, token: str, title: str) -> Progre
             message = f"{word} {done}/{total}" if total > 1 else word
         pct = {"importing": 2, "warmup": 5 + int(25 * done / max(total, 1)),
                "profile": 30 + int(65 * done / max(total, 1)), "processing": 97}.get(stage, 0)
-        value = lsp.WorkDoneProgressReport(message=message, percentage=pct, cancellable=True)
-        loop.call_soon_threadsafe(ls.work_done_progress.report, token, value)
+        send(lsp.WorkDoneProgressReport(message=message, percentage=pct, cancellable=True))
 
     return report
-
-
-def end_progress(client: ClientState, token: str, message: str) -> None:
-    """End a work-done progress (profiles and the doctor both report one)."""
-    progress = client.ls.work_done_progress
-    if token in progress.tokens:
-        progress.end(token, lsp.WorkDoneProgressEnd(message=message))
-        progress.tokens.pop(token, None)  # pygls keeps ended tokens forever otherwise
