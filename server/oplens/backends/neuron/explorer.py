@@ -79,11 +79,9 @@ def run_source(run: Run) -> ProfileSource:
         raise bad_input(f"the run directory {run_dir} is gone", "profile again, or give the run's new directory")
     root = run_dir / art.profile_output_dir if art.profile_output_dir else run_dir
     # Runs stored before the documented layouts were read: find the profile again from its files.
-    neffs_ntffs = (art.ntffs, art.neuron_profiles, art.neff_ntff_pairs)
-    if not art.neuron_profiles and root.is_dir():
+    ntffs, profiles, pairs = art.ntffs, art.neuron_profiles, art.neff_ntff_pairs
+    if not profiles and root.is_dir():
         _, ntffs, profiles, pairs = discover(root, run_dir)
-        neffs_ntffs = (ntffs, profiles, pairs)
-    ntffs, profiles, pairs = neffs_ntffs
     return ProfileSource(run_id, root, run_dir, profiles, pairs, ntffs, run_id)
 
 
