@@ -3,7 +3,7 @@ each run against the one before it, and count the lines (with more than 1 % of t
 diff calls `slower` or `faster`: every such verdict is a false positive. Also counts how often a
 line made ~4x slower is caught (`slower`), as the power beside the false-positive rate.
 
-Functions: `tests/data/steady.py` (50 µs to 1 ms a call) and `tests/test_diff.py`'s `step`.
+Functions: `tests/data/steady.py` (50 µs to 1 ms a call) and `tests/data/diff_step.py`'s `step`.
 Every run is a real worker with the default settings. Ratios and rates only; the machine is shared.
 
     .venv/bin/python bench/diff_aa.py [--pairs 20]
@@ -23,17 +23,7 @@ from oplens.records.job import TargetSpec
 from oplens.records.run import Run
 
 ROOT = Path(__file__).resolve().parents[1]
-STEP = '''import torch
-
-X = torch.randn(192, 192)
-
-
-def step():
-    a = X * 2.0
-    b = a @ X
-    c = torch.relu(b)
-    return c.sum()
-'''
+STEP = (ROOT / "tests" / "data" / "diff_step.py").read_text()  # the step tests/test_diff.py edits
 SLOWER = STEP.replace("    b = a @ X\n", "    b = (((a @ X) @ X) @ X) @ X\n")
 
 

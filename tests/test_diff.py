@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import DATA
 from oplens.cli import main as cli_main
 from oplens.engine import ProfileRequest, profile
 from oplens.engine.diff import diff_runs, map_lines
@@ -16,17 +17,7 @@ from oplens.records.errors import OpLensError
 from oplens.records.job import TargetSpec
 from oplens.records.run import Run
 
-BEFORE = """import torch
-
-X = torch.randn(192, 192)
-
-
-def step():
-    a = X * 2.0
-    b = a @ X
-    c = torch.relu(b)
-    return c.sum()
-"""
+BEFORE = (DATA / "diff_step.py").read_text()  # a step of three lines around one matmul, as a user writes it
 SLOWER = BEFORE.replace("    b = a @ X\n", "    b = (((a @ X) @ X) @ X) @ X\n")  # the same line, ~4x the work
 INSERTED = BEFORE.replace("    a = X * 2.0\n", "    a = X * 2.0\n    z = torch.tanh(a) + a.exp()\n")
 
