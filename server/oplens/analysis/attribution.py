@@ -183,8 +183,8 @@ def attribute(
             continue
         e = node.ev
         ctx = node.ctx if node.ctx[0] >= 0 else locate(e.start_ns)
-        if ctx[0] < 0:
-            continue  # outside the profiled iterations (OpLens's own synchronisation)
+        if ctx[0] < 0 or ctx[0] >= iters:
+            continue  # outside the profiled iterations (OpLens's own synchronisation; a capture's unfinished call)
         it, line, inner_fn, inner_line, region = ctx
         if line == 0:
             line = def_line

@@ -1,4 +1,5 @@
-"""The `oplens` commands `profile` (one function), `compare` (several), `diff` (one function across
+"""The `oplens` commands `profile` (one function), `run` (functions captured inside the user's own
+program), `compare` (several), `diff` (one function across
 an edit), `analyze` (a stored run attributed again from its trace), `doctor` (is this host ready:
 `cli/doctor.py`), and each backend's own
 commands on a stored run (from the backend registry: Neuron's `explorer`).
@@ -22,13 +23,23 @@ from oplens import __version__
 from oplens.backends import registry
 from oplens.backends.spec import BackendCommand, CommandContext
 from oplens.cli import doctor, render, serve
-from oplens.cli.progress import progress_display
-from oplens.engine import BACKENDS, DEFAULT_ITERS, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP, ProfileRequest, profile, runs
+from oplens.cli.progress import capture_display, progress_display
+from oplens.engine import (
+    BACKENDS,
+    DEFAULT_ITERS,
+    DEFAULT_PROFILER_WARMUP,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_WARMUP,
+    ProfileRequest,
+    profile,
+    runs,
+)
 from oplens.engine.analyze import reanalyze
 from oplens.engine.compare import compare_rows
 from oplens.engine.diff import diff_runs
+from oplens.engine.program import DEFAULT_CALLS, DEFAULT_SKIP, ProgramRequest, run_program
 from oplens.records.errors import OpLensError
-from oplens.records.job import TargetSpec
+from oplens.records.job import ProgramSpec, TargetSpec
 from oplens.records.run import Run
 
 
@@ -55,6 +66,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--args", default="", metavar="EXPR",
                    help="positional arguments as a Python expression, evaluated in the module with torch")
     common(p)
+
+    r = sub.add_parser("run", help="capture functions inside your own program: oplens run --target F -- script.py ARGS",
+                       description="Run your program (`-- script.py ARGS...` or `-m module ARGS...`) with the "
+                       "targets captured: each target's first --skip calls run untouched, the next --calls are "
+                       "profiled line by line, the rest run untouched.")  # fmt: skip
+    r.add_argument("--target", action="append", required=True, metavar="TARGET",
+                   help="FILE::QUALNAME or FILE:LINE; repeat for several (captured one after another)")
+    r.add_argument("--skip", type=int, default=DEFAULT_SKIP, help=f"calls run untouched first (default {DEFAULT_SKIP})")
+    r.add_argument("--calls", type=int, default=DEFAULT_CALLS, help=f"calls profiled (default {DEFAULT_CALLS})")
+    r.add_argument("--profiler-warmup", type=int, default=DEFAULT_PROFILER_WARMUP,
+                   help=f"calls under the started profiler, dropped (default {DEFAULT_PROFILER_WARMUP})")
+    r.add_argument("--stop", action="store_true", help="end the program once every target is captured")
+    r.add_argument("--cwd", metavar="DIR", help="the program's working directory (default: .)")
+    r.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="set in the program's environment")
+    r.add_argument("--backend", default="cpu", choices=BACKENDS, help="where to run (default: cpu)")
+    r.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds for the whole program")
+    r.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
+    r.add_argument("--json", metavar="PATH", help="write the result.json object to PATH ('-': stdout; the "
+                   "program's output then goes to stderr); several targets: a list")  # fmt: skip
+    for spec in registry.SPECS.values():
+        spec.add_cli_options(r)
+    r.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE ARGS",
+                   help="run a module as `python -m` does")  # fmt: skip
+    r.add_argument("program", nargs=argparse.REMAINDER, metavar="-- SCRIPT ARGS", help="run a script as python does")
 
     c = sub.add_parser("compare", help="profile several functions and compare them side by side")
     c.add_argument("targets", nargs="+", help="FILE::QUALNAME ... (the first is the baseline)")
@@ -109,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
             return _analyze(args, out)
         if getattr(args, "backend_command", None) is not None:
             return _backend_command(args.backend_command, args, out)
+        if args.command == "run":
+            return _run(args, out, err)
         if args.command == "profile":
             run = _profile_one(args, args.target, args.args, err)
             _emit_json(args.json, run.to_dict())
@@ -138,6 +175,64 @@ def _request(args: argparse.Namespace, target: str, expr: str) -> ProfileRequest
         out=args.out,
         backend_options=registry.parse_options(args.backend, given, Path.cwd(), strict=True),
     )
+
+
+def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """`oplens run`: the program's output passes through (to stderr when stdout carries --json -)."""
+    program = _program(args)
+    given = {name: spec.cli_options(args) for name, spec in registry.SPECS.items()}
+    req = ProgramRequest(
+        targets=[TargetSpec.parse(t) for t in args.target],
+        program=program,
+        skip=args.skip,
+        calls=args.calls,
+        stop=args.stop,
+        backend=args.backend,
+        timeout_s=args.timeout,
+        profiler_warmup=args.profiler_warmup,
+        workspace=Path.cwd(),
+        out=args.out,
+        backend_options=registry.parse_options(args.backend, given, Path.cwd(), strict=True),
+    )
+    streams = {1: sys.stderr if args.json == "-" else sys.stdout, 2: sys.stderr}
+
+    def echo(stream: int, data: bytes) -> None:
+        target = streams[stream]
+        target.buffer.write(data) if hasattr(target, "buffer") else target.write(data.decode(errors="replace"))
+        target.flush()
+
+    kept: list[Run] = []
+    with capture_display(err, ", ".join(args.target)) as on_progress:
+        try:
+            done = run_program(req, progress=on_progress, echo=echo, stdin=None, on_run=kept.append)
+        except OpLensError:
+            for run in kept:  # partial runs were stored: show what they hold before the error
+                if args.json != "-":
+                    render.profile(out, run)
+            raise
+    data = [r.to_dict() for r in done]
+    _emit_json(args.json, data[0] if len(data) == 1 else data)
+    if args.json != "-":
+        for run in done:
+            render.profile(out, run)
+    return 0
+
+
+def _program(args: argparse.Namespace) -> ProgramSpec:
+    module: list[str] | None = args.module
+    rest: list[str] = args.program[1:] if args.program[:1] == ["--"] else args.program
+    env = {}
+    for item in args.env:
+        name, eq, value = item.partition("=")
+        if not eq or not name:
+            raise OpLensError("bad_input", f"--env {item!r} is not NAME=VALUE", "write e.g. --env TORCH_LOGS=graph_breaks")
+        env[name] = value
+    if module:
+        return ProgramSpec(module=module[0], args=module[1:], cwd=args.cwd or "", env=env)
+    if not rest:
+        raise OpLensError("bad_input", "oplens run needs a program",
+                          "give it after the options: `-- script.py ARGS...` or `-m package.module ARGS...`")  # fmt: skip
+    return ProgramSpec(program=rest[0], args=rest[1:], cwd=args.cwd or "", env=env)
 
 
 def _diff(args: argparse.Namespace, out: Console) -> int:

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 STAGES = {
@@ -43,3 +44,25 @@ def progress_display(console: Console, target: str) -> Iterator[Callable[[str, i
             bar.update(task, description=f"{target}: {STAGES.get(stage, stage)}", completed=done, total=total or None)
 
         yield rich_update
+
+
+@contextmanager
+def capture_display(console: Console, targets: str) -> Iterator[Callable[[str, int, int], None]]:
+    """A capture's progress as a few plain lines (the program's own output shares the terminal)."""
+    said: set[str] = set()
+
+    def say(stage: str, done: int, total: int) -> None:
+        key = stage if stage != "capture" or done < total else "captured"
+        if key in said:
+            return
+        said.add(key)
+        text = {
+            "waiting": f"waiting for the first call of {targets}",
+            "capture": "capturing calls",
+            "captured": f"captured {total} call(s)",
+            "processing": "attributing",
+        }.get(key)
+        if text:
+            console.print(f"[dim]oplens: {escape(text)}[/]", highlight=False)
+
+    yield say

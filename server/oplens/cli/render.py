@@ -43,7 +43,7 @@ def profile(console: Console, run: Run) -> None:
     console.print(
         f"[bold]{escape(t.qualname)}[/]  {escape(_rel(t.file))}:{t.first_line}-{t.last_line}  ·  "
         f"{label} ({run.backend.name}, torch {run.backend.torch_version})  ·  "
-        f"{run.config.iters} iterations after {run.config.warmup} warm-up",
+        + _runs_what(run),
         highlight=False,
     )
     if run.backend.note:
@@ -224,6 +224,14 @@ def change_text(ratio: float | None) -> str:
     if ratio >= 1.5:
         return f"{ratio:.1f}×"
     return f"{(ratio - 1) * 100:+.0f} %"
+
+
+def _runs_what(run: Run) -> str:
+    c = run.capture
+    if c is None:
+        return f"{run.config.iters} iterations after {run.config.warmup} warm-up"
+    what = f"{c.calls_profiled} calls of {c.calls_seen} in {c.program}, after {c.calls_skipped} skipped"
+    return what + (f"  ·  [bold yellow]partial[/]: {escape(c.reason)}" if c.partial else "")
 
 
 def error(console: Console, e: OpLensError) -> None:

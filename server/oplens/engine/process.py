@@ -24,6 +24,7 @@ from oplens.records.job import Job
 from oplens.records.run import Run
 
 ProgressFn = Callable[[str, int, int], None]
+Echo = Callable[[int, bytes], None]  # (1 stdout | 2 stderr, bytes)
 STARTUP_TIMEOUT_S = 120.0  # for the worker to import torch, before the job's own timeout starts
 _EOF = object()
 
@@ -31,22 +32,42 @@ _EOF = object()
 class WorkerProcess:
     """A worker process; `log` holds the user's stdout and stderr."""
 
-    def __init__(self, log_dir: Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        log_dir: Path,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        job_file: Path | None = None,
+        stdin: int | None = subprocess.PIPE,
+        echo: Echo | None = None,
+    ) -> None:
+        """`job_file`: a capture's job (the program keeps stdin: `stdin` is what it reads, None for
+        ours). `echo(stream, data)`: the program's output as it comes (1 stdout, 2 stderr), besides
+        the log."""
         log_dir.mkdir(parents=True, exist_ok=True)
         self.log = log_dir / f"worker-{uuid.uuid4().hex[:8]}.log"
         read_fd, write_fd = os.pipe()
+        argv = [sys.executable, "-m", "oplens.worker", str(write_fd)] + ([str(job_file)] if job_file else [])
+        self._copiers: list[threading.Thread] = []
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "oplens.worker", str(write_fd)],
-                stdin=subprocess.PIPE,
-                stdout=log,
-                stderr=subprocess.STDOUT,
+                argv,
+                stdin=stdin,
+                stdout=log if echo is None else subprocess.PIPE,
+                stderr=subprocess.STDOUT if echo is None else subprocess.PIPE,
                 pass_fds=(write_fd,),
                 cwd=str(cwd) if cwd else None,
                 env={**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"},
                 start_new_session=True,  # its own process group: a kill takes its children too
             )
         os.close(write_fd)
+        if echo is not None:
+            lock = threading.Lock()
+            for stream, pipe in ((1, self.proc.stdout), (2, self.proc.stderr)):
+                assert pipe is not None
+                t = threading.Thread(target=_copy, args=(pipe.fileno(), stream, self.log, lock, echo), daemon=True)
+                t.start()
+                self._copiers.append(t)
         self.messages: queue.Queue[messages.WorkerMessage | object] = queue.Queue()
         self._reader = threading.Thread(target=self._read, args=(read_fd,), daemon=True)
         self._reader.start()
@@ -75,6 +96,8 @@ class WorkerProcess:
             except ProcessLookupError:
                 pass
         self.proc.wait()
+        for t in self._copiers:  # the output's last bytes into the log
+            t.join(timeout=5)
 
     def log_tail(self, lines: int = 20) -> str:
         try:
@@ -82,6 +105,25 @@ class WorkerProcess:
         except OSError:
             return ""
         return "\n".join(text.splitlines()[-lines:])
+
+
+def _copy(fd: int, stream: int, log: Path, lock: threading.Lock, echo: Echo) -> None:
+    """One of the program's output pipes into the log and to `echo`, as the bytes come."""
+    with open(log, "ab") as out:
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            with lock:
+                out.write(data)
+                out.flush()
+            try:
+                echo(stream, data)
+            except Exception:  # a closed terminal must not stop the log
+                pass
 
 
 def run_job(

@@ -26,6 +26,7 @@ class FunctionDef:
     params: str  # the parameter list as written: "x, w"
     required_params: int  # positional parameters without a default (self included)
     in_class: bool
+    kind: str = "function"  # "function" | "generator" | "async" (a capture needs a plain function)
 
 
 def read_source(file: Path) -> str:
@@ -64,6 +65,7 @@ def list_functions(source: str, file: Path) -> list[FunctionDef]:
                         params=params,
                         required_params=_required_positional(child.args),
                         in_class=in_class,
+                        kind=_kind(child),
                     )
                 )
                 visit(child, qual + ".", False)
@@ -72,6 +74,19 @@ def list_functions(source: str, file: Path) -> list[FunctionDef]:
 
     visit(tree, "", False)
     return found
+
+
+def _kind(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    if isinstance(node, ast.AsyncFunctionDef):
+        return "async"
+    own: list[ast.AST] = list(node.body)
+    while own:  # the function's own statements, not those of functions or classes nested in it
+        n = own.pop()
+        if isinstance(n, (ast.Yield, ast.YieldFrom)):
+            return "generator"
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            own.extend(ast.iter_child_nodes(n))
+    return "function"
 
 
 def _required_positional(args: ast.arguments) -> int:

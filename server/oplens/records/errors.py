@@ -14,7 +14,9 @@ from typing import Any
 # kind → exit code (DESIGN.md "Exit codes")
 EXIT_CODES = {
     "bad_input": 2,  # file, function, arguments, options
+    "not_called": 2,  # oplens run: the program never called the target (often enough)
     "user_exception": 3,  # the user's code raised
+    "program_failed": 3,  # oplens run: the program raised or exited non-zero before the window was complete
     "timeout": 4,
     "crash": 4,  # the worker died: segfault, os._exit, OOM kill
     "cancelled": 4,

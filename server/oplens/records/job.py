@@ -6,8 +6,9 @@ the worker writes back on its message pipe:
 
     Ready                      torch is imported; send the job
     Progress(stage, done, total)
-    Finished(run)              the Run, as result.json's object
+    Finished(run)              the Run, as result.json's object (a capture: one per target)
     Failed(error)              an OpLensError (kind, message, detail, location)
+    Ended(exit_code, calls)    a capture's program ended (its exit status, each target's calls)
 """
 
 from __future__ import annotations
@@ -54,8 +55,38 @@ class TargetSpec:
 
 
 @dataclass
+class ProgramSpec:
+    """The user's own program, run as `python SCRIPT ARGS...` or `python -m MODULE ARGS...` (`oplens run`)."""
+
+    program: str = ""  # a script path (absolute once the engine checked it)
+    module: str = ""  # or a module name (exactly one of the two)
+    args: list[str] = field(default_factory=list)
+    cwd: str = ""  # "" : the workspace
+    env: dict[str, str] = field(default_factory=dict)  # added to OpLens's own environment
+
+    def __post_init__(self) -> None:
+        if bool(self.program) == bool(self.module):
+            raise bad_input(
+                "a program needs a script or a module (exactly one)",
+                "write `-- script.py ARGS...` or `-m package.module ARGS...`",
+            )
+
+    def __str__(self) -> str:
+        return f"-m {self.module}" if self.module else self.program
+
+
+@dataclass
+class StagedTarget:
+    """One more function of a capture, with the directory its run is written to."""
+
+    target: Target
+    stage_dir: str
+
+
+@dataclass
 class Job:
-    """One profile, as the worker receives it."""
+    """One profile, as the worker receives it. With `program`, a capture inside that program:
+    `warmup` calls of each target are skipped, the next `iters` are profiled (`oplens run`)."""
 
     target: Target
     signature: str  # "rmsnorm_naive(x, w)", for messages about the arguments
@@ -69,6 +100,9 @@ class Job:
     backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     timeout_s: float = 0.0
     profiler_warmup: int = 0  # iterations under the started profiler, not recorded (its start-up cost)
+    program: ProgramSpec | None = None  # a capture: the program to run
+    more_targets: list[StagedTarget] = field(default_factory=list)  # a capture's other targets, in order
+    stop: bool = False  # a capture: end the program once every window is captured
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -100,7 +134,15 @@ class Failed:
     error: OpLensError
 
 
-WorkerMessage = Ready | Progress | Finished | Failed
+@dataclass
+class Ended:
+    """A capture's program ended: its exit status and, per target in order, the calls it made."""
+
+    exit_code: int
+    calls: list[int] = field(default_factory=list)
+
+
+WorkerMessage = Ready | Progress | Finished | Failed | Ended
 
 
 def encode(message: WorkerMessage) -> str:
@@ -111,6 +153,8 @@ def encode(message: WorkerMessage) -> str:
         data = {"type": "progress", **asdict(message)}
     elif isinstance(message, Finished):
         data = {"type": "result", "run": message.run.to_dict()}
+    elif isinstance(message, Ended):
+        data = {"type": "ended", **asdict(message)}
     else:
         data = {"type": "error", "error": message.error.to_dict()}
     return json.dumps(data) + "\n"
@@ -129,6 +173,8 @@ def decode(line: str) -> WorkerMessage | None:
             return Finished(Run.from_dict(data["run"]))
         if kind == "error":
             return Failed(OpLensError.from_dict(data["error"]))
+        if kind == "ended":
+            return Ended(int(data["exit_code"]), [int(c) for c in data.get("calls", [])])
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
     return None

@@ -23,8 +23,10 @@ DOCTOR_COMMAND = "oplens.doctor"  # `oplens doctor` on the server's host: its re
 RESULT_NOTIFICATION = "oplens/result"  # {uri, run}: the whole result.json of a finished run
 DOCUMENT_NOTIFICATION = "oplens/document"  # {uri, version, functions, runs}: after didOpen/didChange/results
 
-# Progress stages a worker reports (and the server's own "queued"), in order.
-STAGES = ("queued", "importing", "warmup", "profile", "processing")
+# Progress stages a worker reports (and the server's own "queued"), in order. A capture inside a
+# program (`oplens run`) reports "waiting" (calls seen, out of those to skip) and "capture"
+# (calls profiled, out of the window's) instead of "warmup" and "profile".
+STAGES = ("queued", "importing", "waiting", "warmup", "capture", "profile", "processing")
 
 # The profiler ranges OpLens opens (worker/linemarks.py) and reads back (analysis/attribution.py).
 ITER_RANGE = "oplens.iter:"  # oplens.iter:<i>, one per profiled iteration

@@ -211,6 +211,25 @@ class Artifacts:
 
 
 @dataclass
+class Capture:
+    """How a function was captured inside the user's own program (`oplens run`): the calls it
+    saw, skipped and profiled. The per-call figures are the run's per-iteration ones."""
+
+    program: str  # the script's path, or "-m module"
+    argv: list[str] = field(default_factory=list)  # the program's arguments
+    cwd: str = ""
+    calls_seen: int = 0  # calls of the target on the capturing thread (nested calls not counted)
+    calls_skipped: int = 0  # run untouched first (compiles, warm caches)
+    calls_profiler_warmup: int = 0  # profiled but dropped: the profiler's start-up lands on them
+    calls_profiled: int = 0  # the run's iterations
+    compiled_calls: int = 0  # calls met while torch.compile traced the function (its lines never ran)
+    partial: bool = False  # the program ended before the window was complete
+    reason: str = ""  # why partial
+    exit_code: int | None = None  # the program's exit status (None: stopped by OpLens or still unknown)
+    stopped: bool = False  # ended by OpLens once the window was captured (--stop)
+
+
+@dataclass
 class Run:
     target: Target
     backend: BackendInfo
@@ -221,6 +240,7 @@ class Run:
     insights: list[Insight] = field(default_factory=list)
     artifacts: Artifacts = field(default_factory=Artifacts)
     compile: Compile = field(default_factory=Compile)
+    capture: Capture | None = None  # set by `oplens run`: the function captured inside a program
     timings_ms: dict[str, float] = field(default_factory=dict)  # where the worker spent its time
     estimators: dict[str, str] = field(default_factory=dict)  # what each figure is (analysis/stats.py)
     run_id: str = ""

@@ -1,10 +1,11 @@
 """The worker process: imports torch, waits for one job, runs it, reports, exits.
 
-Started by `engine.process.WorkerProcess` as `python -m oplens.worker FD`. The messages of
-`records/job.py` (Ready, Progress, Finished, Failed) go to the parent as JSON lines on file
-descriptor FD; stdout and stderr belong to the user's code and are kept in the run's
-`worker.log`. The `Job` arrives as one JSON line on stdin. One job per process: the user's
-module is imported fresh every time, and a crash takes nothing else with it.
+Started by `engine.process.WorkerProcess` as `python -m oplens.worker FD [JOB]`. The messages of
+`records/job.py` (Ready, Progress, Finished, Failed, Ended) go to the parent as JSON lines on file
+descriptor FD; stdout and stderr belong to the user's code and are kept in the run's `worker.log`.
+A profile's `Job` arrives as one JSON line on stdin; a capture's (`oplens run`) in the file JOB, as
+the program owns stdin. One job per process: the user's module is imported fresh every time, and a
+crash takes nothing else with it.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from collections.abc import Callable
+from pathlib import Path
 from typing import IO
 
 from oplens.records.errors import OpLensError
-from oplens.records.job import Failed, Finished, Job, Progress, Ready, WorkerMessage, encode
+from oplens.records.job import Ended, Failed, Finished, Job, Progress, Ready, WorkerMessage, encode
 
 
 def main(argv: list[str]) -> int:
@@ -24,6 +27,9 @@ def main(argv: list[str]) -> int:
     def send(message: WorkerMessage) -> None:
         out.write(encode(message))
         out.flush()
+
+    if len(argv) > 1:
+        return _capture(Job.from_json(Path(argv[1]).read_text(encoding="utf-8")), send)
 
     import torch  # noqa: F401  (the warm part: ~2 s that a waiting worker has already paid)
 
@@ -46,9 +52,29 @@ def main(argv: list[str]) -> int:
     except OpLensError as e:
         send(Failed(e))
     except BaseException as e:  # a bug of OpLens's own: still a message, with our traceback for a report
-        message = f"OpLens failed inside the worker: {type(e).__name__}: {e} (please report this)"
-        send(Failed(OpLensError("crash", message, traceback.format_exc())))
+        send(Failed(_crash(e)))
     return 0
+
+
+def _capture(job: Job, send: Callable[[WorkerMessage], None]) -> int:
+    """A capture inside the user's program: its exit status is the worker's."""
+    from oplens.worker import profiling, program
+
+    try:
+        backend = profiling.prepare_backend(job)
+        send(Ready())
+        return program.run(job, backend, send)
+    except OpLensError as e:
+        send(Failed(e))
+    except BaseException as e:
+        send(Failed(_crash(e)))
+    send(Ended(1, []))
+    return 1
+
+
+def _crash(e: BaseException) -> OpLensError:
+    message = f"OpLens failed inside the worker: {type(e).__name__}: {e} (please report this)"
+    return OpLensError("crash", message, traceback.format_exc())
 
 
 if __name__ == "__main__":

@@ -83,15 +83,7 @@ def run(job: Job, progress: Progress) -> Run:
 
 def prepare(job: Job, progress: Progress) -> Prepared:
     """The backend (with its options record), the user's module, function and arguments on the device."""
-    options = {name: record_from_dict(backend_spec(name).options_type, data) for name, data in job.backend_options.items()}
-    for name, opts in options.items():  # before any vendor module is imported (and compiles)
-        os.environ.update(backend_class(name).environment(opts))
-    try:
-        backend = resolve(job.backend, options)
-    except BackendUnavailable as e:
-        raise OpLensError("backend_unavailable", str(e)) from None
-    backend.configure(Path(job.stage_dir))  # vendor profiling set up before the warm-up, as documented
-    backend.note = backend.note or ("" if job.backend == backend.name else f"{job.backend} chose {backend.name}")
+    backend = prepare_backend(job)
     progress("importing", 0, 1)
     module = load_module(Path(job.target.file), Path(job.workspace))
     fn = find_callable(module, job.target)
@@ -106,6 +98,20 @@ def prepare(job: Job, progress: Progress) -> Prepared:
             f"is the device usable here? oplens doctor --backend {backend.name} checks it",
         ) from None
     return Prepared(job, backend, fn, args, marker)
+
+
+def prepare_backend(job: Job) -> Backend[Any]:
+    """The backend with its options record, its environment set and its profiling configured."""
+    options = {name: record_from_dict(backend_spec(name).options_type, data) for name, data in job.backend_options.items()}
+    for name, opts in options.items():  # before any vendor module is imported (and compiles)
+        os.environ.update(backend_class(name).environment(opts))
+    try:
+        backend = resolve(job.backend, options)
+    except BackendUnavailable as e:
+        raise OpLensError("backend_unavailable", str(e)) from None
+    backend.configure(Path(job.stage_dir))  # vendor profiling set up before the warm-up, as documented
+    backend.note = backend.note or ("" if job.backend == backend.name else f"{job.backend} chose {backend.name}")
+    return backend
 
 
 def measure(p: Prepared, progress: Progress, clock: _Clock | None = None) -> Measured:
@@ -203,7 +209,8 @@ def process(
         clock.lap("read_ms")
         result = attribute(raw, iters, def_line, device_time, fused or {})
         clock.lap("attribute_ms")
-        result.sequence = attribute(events.from_profiler(shapes_prof), 1, def_line).sequence
+        if shapes_prof is not None:  # a capture that skipped no call has none
+            result.sequence = attribute(events.from_profiler(shapes_prof), 1, def_line).sequence
         clock.lap("shapes_ms")
     finally:
         gc.enable()

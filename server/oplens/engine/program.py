@@ -1,0 +1,253 @@
+"""Capture functions inside the user's own program (`oplens run`), parent side.
+
+Checks the request (program, targets, numbers) before any work is spent, starts a worker that runs
+the program with the targets instrumented (`worker/program.py`), relays its progress and output,
+and stores one run per captured target. Whatever the program does (raise, exit, hang, crash), the
+runs captured before are stored (partial ones marked), earlier runs are untouched, and the caller
+gets an `OpLensError` naming what happened:
+
+    not_called (2)      the program never called a target (often enough): counts and likely cause
+    program_failed (3)  it raised or exited non-zero before a window was complete
+    timeout (4)         it outlived --timeout before every window was complete
+    crash (4)           its process died (a signal, os._exit)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import queue
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from oplens.backends import registry
+from oplens.engine import DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, runs
+from oplens.engine.process import Echo, ProgressFn, WorkerProcess
+from oplens.engine.targets import resolve
+from oplens.records import job as messages
+from oplens.records.atomic import write_json_atomic
+from oplens.records.errors import OpLensError, bad_input
+from oplens.records.job import Job, ProgramSpec, StagedTarget, TargetSpec
+from oplens.records.run import Run
+
+DEFAULT_SKIP = 3
+DEFAULT_CALLS = 10
+_MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+@dataclass
+class ProgramRequest:
+    targets: list[TargetSpec]
+    program: ProgramSpec
+    skip: int = DEFAULT_SKIP
+    calls: int = DEFAULT_CALLS
+    stop: bool = False
+    backend: str = "cpu"
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    profiler_warmup: int = DEFAULT_PROFILER_WARMUP
+    workspace: Path = field(default_factory=Path.cwd)
+    out: str | None = None
+    backend_options: dict[str, Any] = field(default_factory=dict)
+
+
+def validate(req: ProgramRequest) -> ProgramSpec:
+    """Check the request; the program with its paths made absolute."""
+    if req.backend not in registry.NAMES:
+        raise bad_input(f"unknown backend {req.backend!r}", f"choose one of: {', '.join(registry.NAMES)}")
+    if not req.targets:
+        raise bad_input("no --target given", "name the function to capture: --target FILE::FUNCTION (or FILE:LINE)")
+    for bad, message in ((req.skip < 0, f"--skip must be 0 or more (got {req.skip})"),
+                         (req.calls < 1, f"--calls must be 1 or more (got {req.calls})"),
+                         (req.profiler_warmup < 0, f"--profiler-warmup must be 0 or more (got {req.profiler_warmup})"),
+                         (req.timeout_s <= 0, f"--timeout must be positive (got {req.timeout_s:g})")):  # fmt: skip
+        if bad:
+            raise bad_input(message)
+    for name in registry.candidates(req.backend):
+        req.backend_options.setdefault(name, registry.get(name).options_type())
+    p = req.program
+    cwd = (req.workspace / p.cwd).resolve() if p.cwd else req.workspace.resolve()
+    if not cwd.is_dir():
+        raise bad_input(f"the program's working directory {cwd} does not exist", "give an existing folder with --cwd")
+    if p.module:
+        if not _MODULE.fullmatch(p.module):
+            raise bad_input(f"-m {p.module!r} is not a module name", "write it as Python imports it: -m package.module")
+        return dataclasses.replace(p, cwd=str(cwd))
+    script = (cwd / p.program).resolve()
+    if not script.is_file():
+        what = "is a directory" if script.is_dir() else "does not exist"
+        raise bad_input(f"the program {script} {what}", "give the script as you would to python (relative to --cwd), "
+                        "or a module with -m")  # fmt: skip
+    return dataclasses.replace(p, program=str(script), cwd=str(cwd))
+
+
+def run_program(
+    req: ProgramRequest,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+    echo: Echo | None = None,
+    stdin: int | None = subprocess.DEVNULL,
+    on_run: Callable[[Run], None] | None = None,
+) -> list[Run]:
+    """Run the program with every target captured; the stored runs, in the targets' order.
+
+    `echo` gets the program's output as it comes (it is also the runs' worker.log); `stdin` is the
+    program's (None: this process's own). `on_run` hears of each stored run, partial ones included,
+    before an error is raised for the rest."""
+    program = validate(req)
+    workspace = req.workspace.resolve()
+    resolved = []
+    for spec in req.targets:
+        file = Path(spec.file)
+        target, fn = resolve(file if file.is_absolute() else workspace / file, spec.qualname, spec.line)
+        if fn.kind != "function":
+            raise bad_input(f"{fn.qualname} is a{'n async' if fn.kind == 'async' else ' generator'} function",
+                            "OpLens captures plain functions: capture the function that consumes it instead")  # fmt: skip
+        resolved.append((target, fn))
+    root = runs.prepare(runs.runs_root(workspace, req.out))
+    ids = [runs.new_run_id(t.qualname) for t, _ in resolved]
+    staged = [runs.stage(root, run_id) for run_id in ids]
+    (first, fn), *more = resolved
+    job = Job(
+        target=first,
+        signature=fn.signature,
+        args="",
+        backend=req.backend,
+        warmup=req.skip,
+        iters=req.calls,
+        stage_dir=str(staged[0]),
+        workspace=str(workspace),
+        backend_options={name: dataclasses.asdict(opts) for name, opts in req.backend_options.items()},
+        timeout_s=req.timeout_s,
+        profiler_warmup=req.profiler_warmup,
+        program=program,
+        more_targets=[StagedTarget(t, str(d)) for (t, _), d in zip(more, staged[1:], strict=True)],
+        stop=req.stop,
+    )
+    job_file = root / ".staging" / f"{ids[0]}.job.json"
+    write_json_atomic(job_file, dataclasses.asdict(job))
+    worker = WorkerProcess(root / ".staging", cwd=Path(program.cwd), env=program.env, job_file=job_file,
+                           stdin=stdin, echo=echo)  # fmt: skip
+    try:
+        outcome = _wait(worker, req, progress, cancel)
+    finally:
+        worker.kill()
+        job_file.unlink(missing_ok=True)
+    stored = _store(root, worker, req, outcome, ids, on_run)
+    for d in staged:
+        runs.discard(d)  # the targets that gave no run
+    error = outcome.error
+    if error is not None:
+        for name in registry.candidates(req.backend):
+            registry.get(name).explain_failure(error, req.backend, req.backend_options[name])
+        kept = [r.run_id for r in stored]
+        if kept:
+            error.detail = (error.detail.rstrip() + f"\nruns kept: {', '.join(kept)}").lstrip()
+        elif worker.log.is_file():
+            log = runs.keep_failed_log(root, ids[0], worker.log)
+            error.detail = (error.detail.rstrip() + f"\nfull log: {log}").lstrip()
+        raise error
+    return [r for r in stored if r.capture is None or not r.capture.partial]
+
+
+@dataclass
+class _Outcome:
+    runs: list[Run] = field(default_factory=list)
+    error: OpLensError | None = None
+    ended: messages.Ended | None = None
+    timed_out: bool = False
+
+
+def _wait(worker: WorkerProcess, req: ProgramRequest, progress: ProgressFn | None,
+          cancel: threading.Event | None) -> _Outcome:  # fmt: skip
+    """The worker's messages until its program ends (or is ended: cancel, timeout)."""
+    out = _Outcome()
+    deadline = time.monotonic() + req.timeout_s
+    while True:
+        if cancel is not None and cancel.is_set():
+            out.error = OpLensError("cancelled", "the capture was cancelled; the program was stopped")
+            return out
+        if time.monotonic() >= deadline:
+            out.timed_out = True
+            if len(out.runs) < len(req.targets):
+                out.error = OpLensError(
+                    "timeout",
+                    f"the program did not finish the capture within {req.timeout_s:g} s; it was stopped",
+                    "raise the limit with --timeout SECONDS, lower --skip or --calls, or look for a hang\n"
+                    "program output (tail):\n" + worker.log_tail(),
+                )
+            return out
+        try:
+            msg = worker.messages.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        if isinstance(msg, messages.Progress) and progress is not None:
+            progress(msg.stage, msg.done, msg.total)
+        elif isinstance(msg, messages.Finished):
+            out.runs.append(msg.run)
+        elif isinstance(msg, messages.Failed):
+            out.error = out.error or msg.error
+        elif isinstance(msg, messages.Ended):
+            out.ended = msg
+        elif not isinstance(msg, (messages.Progress, messages.Ready)):  # the message pipe closed: the worker exited
+            if out.ended is None and out.error is None:
+                out.error = _died(worker, len(out.runs), len(req.targets))
+            return out
+
+
+def _store(root: Path, worker: WorkerProcess, req: ProgramRequest, out: _Outcome, ids: list[str],
+           on_run: Callable[[Run], None] | None) -> list[Run]:  # fmt: skip
+    """Each run the worker sent (its id: its staging directory's), completed with what only the
+    parent knows, stored."""
+    stored = []
+    for run in out.runs:
+        if run.run_id not in ids:
+            continue
+        index = ids.index(run.run_id)
+        staged = root / ".staging" / run.run_id
+        run.created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        capture = run.capture
+        if capture is not None and out.ended is not None:
+            if index < len(out.ended.calls):
+                capture.calls_seen = max(capture.calls_seen, out.ended.calls[index])
+            if not capture.stopped:
+                capture.exit_code = out.ended.exit_code
+                if out.ended.exit_code != 0 and not capture.partial:
+                    run.backend.warnings.append(
+                        f"the program exited with status {out.ended.exit_code} after the capture (the capture is complete)"
+                    )
+        if out.timed_out and capture is not None and not capture.partial:
+            run.backend.warnings.append(f"the program was stopped after --timeout {req.timeout_s:g} s, once captured")
+        if worker.log.is_file():  # every run of the program keeps its whole output
+            (staged / runs.WORKER_LOG).write_bytes(worker.log.read_bytes())
+            run.artifacts.worker_log = runs.WORKER_LOG
+        spec = registry.get(run.backend.name)
+        log_text = worker.log.read_text(encoding="utf-8", errors="replace") if worker.log.is_file() else ""
+        options = req.backend_options.get(spec.name, spec.options_type())
+        run.backend.warnings += spec.run_warnings(run, options, staged, log_text, os.environ)
+        runs.commit(root, staged, run)
+        stored.append(run)
+        if on_run is not None:
+            on_run(run)
+    worker.log.unlink(missing_ok=True)
+    return stored
+
+
+def _died(worker: WorkerProcess, captured: int, wanted: int) -> OpLensError:
+    code = worker.proc.wait()
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else f"signal {-code}"
+        why = f"was killed by {name}" + (" (most often the out-of-memory killer)" if name == "SIGKILL" else "")
+    else:
+        why = f"exited with status {code} without ending normally (os._exit?)"
+    return OpLensError(
+        "crash",
+        f"the program's process {why}; {captured} of {wanted} capture(s) had completed",
+        "program output (tail):\n" + worker.log_tail(),
+    )

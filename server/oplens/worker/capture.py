@@ -1,0 +1,289 @@
+"""The capture window inside the user's program (`oplens run`, worker side).
+
+Each target's definition was decorated by `wrap(index)` when its file was compiled
+(`worker/instrument.py`). The wrapper counts the target's calls and, call by call:
+
+    calls 1 .. skip                    run untouched (they compile and warm caches); the last one
+                                       records input shapes on the CPU, for the insights
+    the next profiler_warmup calls     under the started profiler, dropped (its start-up cost)
+    the next `calls`                   profiled as `profile` profiles iterations: an iteration
+                                       range per call, the lines marked, the device synchronised
+    after the window                   untouched again
+
+Only the outermost call on the thread that first called a target counts: a recursive call belongs
+to the call around it, other threads and forked children (DataLoader workers) run untouched, and a
+call met while torch.compile traces the function is noted, not profiled (its lines never run in the
+compiled graph). Targets are captured one after another, in the order given, each window its own
+profiler session. When a window completes, the run is processed there and then and sent to the
+parent; with `stop` the program ends once the last one is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import torch
+
+from oplens.analysis.stats import ESTIMATORS
+from oplens.backends.device import Backend
+from oplens.records import names
+from oplens.records.job import Ended, Finished, Job, Progress, WorkerMessage
+from oplens.records.run import Capture as CaptureRecord
+from oplens.records.run import Config, Run, Target
+from oplens.worker import profiling
+from oplens.worker.compiled import FusedLines
+from oplens.worker.instrument import ImportHook
+from oplens.worker.linemarks import LineMarker, Range
+
+F = TypeVar("F", bound=Callable[..., Any])
+Send = Callable[[WorkerMessage], None]
+
+_ACTIVE: Capturer | None = None  # the capture of this process, while the program runs
+
+
+def wrap(index: int) -> Callable[[F], F]:
+    """The decorator the instrumented source applies to target `index` (innermost)."""
+
+    def decorate(fn: F) -> F:
+        capture = _ACTIVE
+        if capture is None or not hasattr(fn, "__code__"):
+            return fn
+        return capture.wrapper(index, fn)  # type: ignore[return-value]
+
+    return decorate
+
+
+@dataclass
+class Window:
+    """One target's calls and, once its window opens, its profile."""
+
+    target: Target
+    stage_dir: str
+    seen: int = 0  # counted calls
+    elsewhere: int = 0  # calls on other threads (not counted)
+    compiled: int = 0  # calls while torch.compile traced it
+    busy: bool = False  # a counted call is running (a nested one is part of it)
+    started: int = 0  # window calls begun (profiler warm-up included)
+    done: bool = False
+    first_call_us: float = 0.0
+    wall_us: list[float] = field(default_factory=list)  # per profiled call
+    shapes_prof: Any = None
+    prof: Any = None
+    marker: LineMarker | None = None
+
+
+class Capturer:
+    """The windows of one program run, and what it sends the parent."""
+
+    def __init__(self, job: Job, backend: Backend[Any], hook: ImportHook, fused: FusedLines, send: Send) -> None:
+        self.job, self.backend, self.hook, self.fused, self.send = job, backend, hook, fused, send
+        targets = [(job.target, job.stage_dir)] + [(t.target, t.stage_dir) for t in job.more_targets]
+        self.windows = [Window(t, d) for t, d in targets]
+        self.skip, self.calls, self.warm = job.warmup, job.iters, job.profiler_warmup
+        self.current = 0  # the window open now, or next
+        self.thread: int | None = None  # the capturing thread: the first to call a target
+        self.disabled = False  # in a forked child
+        os.register_at_fork(after_in_child=self._forked)
+
+    def __enter__(self) -> Capturer:
+        global _ACTIVE
+        _ACTIVE = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _ACTIVE
+        _ACTIVE = None
+
+    def send_waiting(self) -> None:
+        self.send(Progress("waiting", 0, self.skip))
+
+    def _forked(self) -> None:
+        self.disabled = True
+
+    # -- the wrapper: cheap outside the window ----------------------------------------------
+
+    def wrapper(self, index: int, fn: Callable[..., Any]) -> Callable[..., Any]:
+        w = self.windows[index]
+        capture = self
+        get_ident = threading.get_ident
+        is_compiling = getattr(torch.compiler, "is_compiling", lambda: False)
+
+        @functools.wraps(fn)
+        def captured(*args: Any, **kwargs: Any) -> Any:
+            if w.busy or capture.disabled:
+                return fn(*args, **kwargs)
+            me = get_ident()
+            if capture.thread != me:
+                if capture.thread is not None:
+                    w.elsewhere += 1
+                    return fn(*args, **kwargs)
+                capture.thread = me
+            if is_compiling():
+                w.compiled += 1
+                return fn(*args, **kwargs)
+            w.busy = True
+            try:
+                w.seen += 1
+                if w.done or index != capture.current:
+                    return fn(*args, **kwargs)
+                return capture._call(w, fn, args, kwargs)
+            finally:
+                w.busy = False
+
+        return captured
+
+    def _call(self, w: Window, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if w.seen <= self.skip:
+            try:
+                if w.seen == 1:
+                    t0 = time.perf_counter_ns()
+                    try:
+                        return fn(*args, **kwargs)
+                    finally:
+                        w.first_call_us = (time.perf_counter_ns() - t0) / 1000.0
+                if w.seen == self.skip:  # the last skipped call gives the insights their input shapes
+                    return self._shapes_call(w, fn, args, kwargs)
+                return fn(*args, **kwargs)
+            finally:
+                self.send(Progress("waiting", w.seen, self.skip))
+        return self._window_call(w, fn, args, kwargs)
+
+    # -- inside the window ------------------------------------------------------------------
+
+    def _marker(self, w: Window, fn: Callable[..., Any]) -> LineMarker:
+        if w.marker is None:
+            code = fn.__code__
+            w.marker = LineMarker(code, self.hook.codes.get(os.path.realpath(code.co_filename), set()))
+        return w.marker
+
+    def _shapes_call(self, w: Window, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        marker = self._marker(w, fn)
+        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True)
+        prof.start()
+        try:
+            with Range(f"{names.ITER_RANGE}0"), marker:
+                return fn(*args, **kwargs)
+        finally:
+            prof.stop()
+            w.shapes_prof = prof
+
+    def _window_call(self, w: Window, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        marker = self._marker(w, fn)
+        if w.started == 0:
+            w.prof = self._start_profiler(w)
+        i = w.started - self.warm  # the recorded call's index; negative while the profiler warms up
+        w.started += 1
+        t0 = time.perf_counter_ns()
+        try:
+            with Range(f"{names.ITER_RANGE}{max(i, 0)}"), marker:
+                return fn(*args, **kwargs)
+        finally:  # also when the call raised: it ran, and the program may go on
+            self.backend.synchronize()
+            elapsed_us = (time.perf_counter_ns() - t0) / 1000.0
+            if self.warm > 0:
+                w.prof.step()
+            if i >= 0:
+                w.wall_us.append(elapsed_us)
+                self.send(Progress("capture", i + 1, self.calls))
+            if i + 1 == self.calls:
+                self._complete(w)
+
+    def _start_profiler(self, w: Window) -> Any:
+        options = self.backend.profiler_options(Path(w.stage_dir))
+        if self.warm > 0:
+            options["schedule"] = torch.profiler.schedule(wait=0, warmup=self.warm, active=self.calls, repeat=1)
+        prof = torch.profiler.profile(activities=self.backend.activities(), record_shapes=False, **options)
+        prof.start()
+        return prof
+
+    def _complete(self, w: Window) -> None:
+        """The window is captured: its run to the parent, the next window opens (or the program ends)."""
+        w.prof.stop()
+        w.done = True
+        self.current += 1
+        last = all(x.done for x in self.windows)
+        self._send_run(w, partial="", stopped=last and self.job.stop)
+        if last and self.job.stop:
+            self.end(exit_code=0, stopped=True)
+
+    # -- the end ----------------------------------------------------------------------------
+
+    def finish_program(self, exit_code: int, failure: Callable[[Window], Any] | None) -> None:
+        """The program ended (`exit_code`): what each unfinished window captured goes out as a
+        partial run, then `failure(window)`'s error for the first one, then `Ended`."""
+        unfinished = [w for w in self.windows if not w.done]
+        for w in unfinished:
+            if w.prof is not None and w.wall_us:
+                w.prof.stop()
+                reason = (
+                    f"the program ended (exit status {exit_code}) after {len(w.wall_us)} of {self.calls} profiled calls"
+                )
+                self._send_run(w, partial=reason, stopped=False)
+            elif w.prof is not None:
+                w.prof.stop()
+        if unfinished and failure is not None:
+            self.send(failure(unfinished[0]))
+        self.end(exit_code, stopped=False)
+
+    def end(self, exit_code: int, stopped: bool) -> None:
+        """`Ended` to the parent; with `stopped`, the program ends here (the result is kept)."""
+        if stopped:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:
+                    pass
+        self.send(Ended(exit_code, [w.seen for w in self.windows]))
+        if stopped:
+            os._exit(0)
+
+    def _send_run(self, w: Window, partial: str, stopped: bool) -> None:
+        self.send(Progress("processing", 0, 1))
+        self.send(Finished(self.describe(w, partial, stopped)))
+
+    def describe(self, w: Window, partial: str, stopped: bool) -> Run:
+        """The window's Run, as `profile` describes its iterations, with the capture's record."""
+        job = dataclasses.replace(self.job, target=w.target, stage_dir=w.stage_dir, more_targets=[])
+        iters = len(w.wall_us)
+        assert w.marker is not None
+        result = profiling.process(
+            w.prof, w.shapes_prof, iters, w.target.def_line, self.backend.device_time, self.fused.regions,
+            legacy_privateuse1=self.backend.name == "neuron",
+        )  # fmt: skip
+        found = profiling.find_insights(result, self.backend, iters)
+        prepared = profiling.Prepared(job, self.backend, lambda: None, (), w.marker)
+        first = [w.first_call_us] if w.first_call_us else []
+        measured = profiling.Measured(w.prof, w.shapes_prof, w.wall_us, first, self.fused.regions, self.fused.graphs)
+        run = profiling.describe(prepared, measured, result, found)
+        run.run_id = Path(w.stage_dir).name  # the parent named the staging directory by the run's id
+        run.config = Config(warmup=self.skip, iters=iters, profiler_warmup=self.warm, args="",
+                            timeout_s=job.timeout_s, record_shapes=w.shapes_prof is not None)  # fmt: skip
+        program = job.program
+        assert program is not None
+        run.capture = CaptureRecord(
+            program=str(program),
+            argv=list(program.args),
+            cwd=program.cwd,
+            calls_seen=w.seen,
+            calls_skipped=min(w.seen, self.skip),
+            calls_profiler_warmup=min(max(w.started, 0), self.warm),
+            calls_profiled=iters,
+            compiled_calls=w.compiled,
+            partial=bool(partial),
+            reason=partial,
+            stopped=stopped,
+        )
+        if partial:
+            run.backend.warnings.append(f"partial capture: {partial}; the figures are over those calls only")
+        profiling.export_trace(prepared, measured, run)
+        run.estimators = dict(ESTIMATORS)
+        return run

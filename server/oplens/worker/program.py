@@ -1,0 +1,157 @@
+"""Run the user's own program with its targets captured (`oplens run`, worker side).
+
+The program runs in this process as `python SCRIPT ARGS` or `python -m MODULE ARGS` would run it:
+`sys.argv`, `sys.path[0]` and `__main__` as Python sets them, its stdin, stdout and stderr its own.
+While it runs, the import hook instruments the targets' files and the capturer counts the calls
+(`worker/capture.py`). When it ends (returning, `sys.exit`, an exception), its exit status is what
+Python's would be, its traceback is printed as Python prints it, and `atexit` handlers run; then
+whatever a window captured before the end goes out as a partial run, and an unfinished window is
+explained (never called, compiled, the program failed first).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import runpy
+import sys
+import threading
+import traceback
+import types
+from pathlib import Path
+from typing import Any
+
+from oplens.backends.device import Backend
+from oplens.records.errors import OpLensError
+from oplens.records.job import Failed, Job, ProgramSpec
+from oplens.worker.capture import Capturer, Send, Window
+from oplens.worker.compiled import FusedLines
+from oplens.worker.instrument import ImportHook, Instrumented, modules_from_file_named
+from oplens.worker.usercode import user_error
+
+
+def run(job: Job, backend: Backend[Any], send: Send) -> int:
+    """Run `job.program` to its end (or until `job.stop` ends it); the program's exit status."""
+    program = job.program
+    assert program is not None
+    targets = [job.target] + [t.target for t in job.more_targets]
+    hook = ImportHook([Instrumented(i, t) for i, t in enumerate(targets)])
+    error: BaseException | None = None
+    with FusedLines() as fused, hook, Capturer(job, backend, hook, fused, send) as capture:
+        capture.send_waiting()
+        try:
+            _run_main(program, hook)
+            exit_code = 0
+        except SystemExit as e:
+            exit_code = _exit_status(e)
+        except BaseException as e:  # the program's own exception: printed as Python prints it
+            error = e
+            _print_traceback(e)
+            exit_code = 1
+        _wait_for_threads()
+        atexit._run_exitfuncs()
+        capture.finish_program(exit_code, lambda w: Failed(_unfinished(w, capture, hook, exit_code, error)))
+    return exit_code
+
+
+def _run_main(program: ProgramSpec, hook: ImportHook) -> None:
+    cwd = Path(program.cwd or os.getcwd())
+    os.chdir(cwd)
+    if program.module:
+        sys.argv = [program.module, *program.args]
+        sys.path[0] = str(cwd)  # as `python -m` does
+        runpy.run_module(program.module, run_name="__main__", alter_sys=True)
+        return
+    script = Path(program.program)
+    sys.argv = [str(script), *program.args]
+    sys.path[0] = str(script.resolve().parent)  # as `python script.py` does
+    code = hook.compile(script.read_bytes(), str(script))
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=str(script), __builtins__=__builtins__, __cached__=None)
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = main
+    try:
+        exec(code, main.__dict__)
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
+
+
+def _exit_status(e: SystemExit) -> int:
+    """What Python's own exit would make of `sys.exit(code)`."""
+    code = e.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _print_traceback(e: BaseException) -> None:
+    """The program's traceback, as the interpreter prints it, without OpLens's frames."""
+    tb = e.__traceback__
+    while tb is not None and _is_oplens(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    sys.stderr.write("".join(traceback.format_exception(type(e), e, tb)))
+    sys.stderr.flush()
+
+
+def _is_oplens(filename: str) -> bool:
+    return filename.startswith(str(Path(__file__).resolve().parents[1])) or filename.startswith("<frozen runpy>") or (
+        filename == runpy.__file__
+    )
+
+
+def _wait_for_threads() -> None:
+    """Python waits for the program's non-daemon threads before it exits; so does OpLens."""
+    for t in threading.enumerate():
+        if t is not threading.current_thread() and not t.daemon:
+            t.join()
+
+
+def _unfinished(w: Window, capture: Capturer, hook: ImportHook, exit_code: int, error: BaseException | None) -> OpLensError:
+    """Why `w`'s window is not complete, with the counts and the likely cause."""
+    t = w.target
+    name = f"{t.qualname} ({Path(t.file).name}:{t.def_line})"
+    need = capture.skip + capture.warm + capture.calls
+    counts = (
+        f"called {w.seen} time{'s' if w.seen != 1 else ''}; the capture needs {need} "
+        f"({capture.skip} skipped + {capture.warm} profiler warm-up + {capture.calls} profiled)"
+    )
+    partial = f"; the {len(w.wall_us)} profiled call(s) are kept as a partial run" if w.wall_us else ""
+    if error is not None or exit_code != 0:
+        what = (
+            f"the program raised {type(error).__name__}: {error}" if error is not None
+            else f"the program exited with status {exit_code}"
+        )  # fmt: skip
+        if error is not None:
+            e = user_error(error, t, "the program raised")
+            detail, location = e.detail, e.location
+        else:
+            detail, location = "", {}
+        return OpLensError("program_failed", f"{what} before the capture of {name} was complete: {counts}{partial}",
+                           detail, location)  # fmt: skip
+    causes = []
+    if w.compiled:
+        causes.append(
+            f"it runs compiled under torch.compile ({w.compiled} call(s) traced): its Python lines never execute "
+            "in the compiled graph. Capture it with compilation disabled (environment TORCH_COMPILE_DISABLE=1), "
+            "or capture the function that calls the compiled module"
+        )
+    if w.elsewhere:
+        causes.append(
+            f"{w.elsewhere} call(s) came from other threads: OpLens captures the thread that calls a target first"
+        )
+    if os.path.realpath(t.file) not in hook.codes:
+        others = modules_from_file_named(t.file)
+        if others:
+            causes.append(f"the program imported another file of the same name: {', '.join(others)}")
+        else:
+            causes.append(f"the program never imported {t.file}: is it the file the program runs?")
+    if w.seen and not causes:
+        causes.append("the program called it too few times: lower --skip or --calls, or run the program longer")
+    if not w.seen and not causes:
+        causes.append("the program imported the file but never called the function (another code path?)")
+    return OpLensError("not_called", f"{name} was {counts if w.seen else 'never called'}{partial}",
+                       "likely cause: " + "; ".join(causes) + (f"\n({counts})" if not w.seen else ""))  # fmt: skip
