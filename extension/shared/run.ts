@@ -121,6 +121,36 @@ export interface Compile {
   graphs: number;
 }
 
+/**
+ * How a function was captured inside the user's own program (`oplens run`, Profile Function in
+ * Program…): the calls it saw, skipped and profiled. The per-call figures are the run's
+ * per-iteration ones.
+ */
+export interface Capture {
+  /** The script's path, or `-m module`. */
+  program: string;
+  argv: string[];
+  cwd: string;
+  /** Calls of the target on the capturing thread (nested calls not counted). */
+  calls_seen: number;
+  /** Run untouched first (compiles, warm caches). */
+  calls_skipped: number;
+  /** Profiled but dropped: the profiler's start-up lands on them. */
+  calls_profiler_warmup: number;
+  /** The run's iterations. */
+  calls_profiled: number;
+  /** Calls met while torch.compile traced the function (its lines never ran). */
+  compiled_calls: number;
+  /** The program ended before the window was complete. */
+  partial: boolean;
+  /** Why partial. */
+  reason: string;
+  /** The program's exit status (null: stopped by OpLens, or unknown). */
+  exit_code: number | null;
+  /** Ended by OpLens once the window was captured. */
+  stopped: boolean;
+}
+
 export interface Insight {
   line: number;
   kind: string;
@@ -198,6 +228,11 @@ export interface Run {
   insights: Insight[];
   artifacts: Artifacts;
   compile: Compile;
+  /**
+   * Set for a function captured inside a program; null for a profile of the function alone.
+   * Absent in results written before captures existed.
+   */
+  capture?: Capture | null;
   timings_ms: Record<string, number>;
   /** What each figure is: mean, trimmed-mean share, median with its confidence interval (by field). */
   estimators: Record<string, string>;

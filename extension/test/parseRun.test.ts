@@ -142,6 +142,53 @@ describe('server messages', () => {
   });
 });
 
+describe('a function captured inside a program (capture)', () => {
+  it('reads every field of records.py Capture, with its defaults', () => {
+    const run = parseRun({
+      ...minimal(),
+      capture: {
+        program: '/ws/train_block.py',
+        argv: ['--steps', '30'],
+        cwd: '/ws',
+        calls_seen: 6,
+        calls_skipped: 2,
+        calls_profiler_warmup: 1,
+        calls_profiled: 3,
+        compiled_calls: 0,
+        partial: true,
+        reason: 'the program ended after 6 calls',
+        exit_code: 0,
+        stopped: false,
+        a_newer_field: 1,
+      },
+    });
+    assert.deepEqual(run.capture, {
+      program: '/ws/train_block.py',
+      argv: ['--steps', '30'],
+      cwd: '/ws',
+      calls_seen: 6,
+      calls_skipped: 2,
+      calls_profiler_warmup: 1,
+      calls_profiled: 3,
+      compiled_calls: 0,
+      partial: true,
+      reason: 'the program ended after 6 calls',
+      exit_code: 0,
+      stopped: false,
+    });
+    const stopped = parseRun({ ...minimal(), capture: { program: '-m pkg.train', exit_code: null, stopped: true } });
+    assert.equal(stopped.capture?.exit_code, null);
+    assert.equal(stopped.capture?.calls_profiled, 0);
+    assert.deepEqual(stopped.capture?.argv, []);
+  });
+
+  it('null for a profile of the function alone; absent in older results', () => {
+    assert.equal(parseRun({ ...minimal(), capture: null }).capture, null);
+    assert.equal('capture' in parseRun(minimal()), false);
+    assert.throws(() => parseRun({ ...minimal(), capture: { argv: [] } }), /capture\.program is missing/);
+  });
+});
+
 describe('the TypeScript record matches records.py field for field', () => {
   // run.full.json is a Run with every field of every dataclass filled (make_fixtures.py)
   const full = jsonFixture<Json>('run.full.json');

@@ -10,6 +10,7 @@
 import type {
   Artifacts,
   BackendInfo,
+  Capture,
   CompareRow,
   CompiledRegion,
   Config,
@@ -61,6 +62,11 @@ export class Reader {
 
   where(key: string): string {
     return this.at ? `${this.at}.${key}` : key;
+  }
+
+  /** Whether the object has `key` at all (null included). */
+  present(key: string): boolean {
+    return key in this.o;
   }
 
   has(key: string): boolean {
@@ -303,6 +309,21 @@ const artifacts = (r: Reader): Artifacts => ({
   neuron_profiles: r.list('neuron_profiles', neuronProfileDir),
 });
 
+const capture = (r: Reader): Capture => ({
+  program: r.str('program'),
+  argv: r.strings('argv'),
+  cwd: r.str('cwd', ''),
+  calls_seen: r.num('calls_seen', 0),
+  calls_skipped: r.num('calls_skipped', 0),
+  calls_profiler_warmup: r.num('calls_profiler_warmup', 0),
+  calls_profiled: r.num('calls_profiled', 0),
+  compiled_calls: r.num('compiled_calls', 0),
+  partial: r.bool('partial', false),
+  reason: r.str('reason', ''),
+  exit_code: optionalNum(r, 'exit_code'),
+  stopped: r.bool('stopped', false),
+});
+
 /** A `Run` from the parsed JSON of `result.json` (or the `run` of an `oplens/result` notification). */
 export function parseRun(data: unknown): Run {
   return readRun(Reader.of(data, ''));
@@ -337,6 +358,8 @@ export function readRun(r: Reader): Run {
       (c) => ({ first_call_us: c.num('first_call_us', 0), compile_us: c.num('compile_us', 0), graphs: c.num('graphs', 0) }),
       () => ({ first_call_us: 0, compile_us: 0, graphs: 0 }),
     ),
+    // null for a profile of the function alone; absent in results older than captures
+    ...(r.has('capture') ? { capture: r.obj('capture', capture) } : r.present('capture') ? { capture: null } : {}),
     timings_ms: r.record('timings_ms', isNumber),
     estimators: r.record('estimators', (v: unknown): v is string => typeof v === 'string'),
   };
