@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DEFAULTS, initializationOptions, readSettings, requestOptions, serverArgs } from '../src/core/settings';
+import { captureOptions, DEFAULTS, initializationOptions, readSettings, requestOptions, serverArgs } from '../src/core/settings';
 
 function from(values: Record<string, unknown>): ReturnType<typeof readSettings> {
   return readSettings((key) => values[key]);
@@ -28,8 +28,12 @@ describe('readSettings', () => {
       'explorer.uiPort': 4001,
       'explorer.apiPort': 4002,
       runsDirectory: '/data/runs',
+      captureSkip: 0,
+      captureCalls: 4,
+      captureStop: false,
     });
     assert.deepEqual(problems, []);
+    assert.deepEqual(settings.capture, { skip: 0, calls: 4, stop: false });
     assert.equal(settings.pythonPath, '/venv/bin/python');
     assert.equal(settings.backend, 'neuron');
     assert.equal(settings.heat, 'line');
@@ -50,6 +54,16 @@ describe('readSettings', () => {
     assert.ok(problems.some((p) => p.startsWith('oplens.backend should be one of auto, cpu, cuda, neuron')));
   });
 
+  it('the capture settings: bad values fall back too', () => {
+    const { settings, problems } = from({ captureSkip: -1, captureCalls: 0, captureStop: 'yes' });
+    assert.deepEqual(settings.capture, DEFAULTS.capture);
+    assert.deepEqual(problems, [
+      'oplens.captureSkip should be an integer ≥ 0; using 3',
+      'oplens.captureCalls should be an integer ≥ 1; using 10',
+      'oplens.captureStop should be true or false; using true',
+    ]);
+  });
+
   it('a server URL must be ws:// or wss://', () => {
     const { settings, problems } = from({ 'server.url': 'http://localhost:8765' });
     assert.equal(settings.server.url, '');
@@ -58,7 +72,17 @@ describe('readSettings', () => {
 });
 
 describe('what reaches the server', () => {
-  const { settings } = from({ backend: 'cuda', warmup: 1, iterations: 7, timeoutSeconds: 60, hintThreshold: 3, pathMappings: [{ local: '/a', host: '/b' }], runsDirectory: '/r' });
+  const { settings } = from({
+    backend: 'cuda',
+    warmup: 1,
+    iterations: 7,
+    timeoutSeconds: 60,
+    hintThreshold: 3,
+    pathMappings: [{ local: '/a', host: '/b' }],
+    runsDirectory: '/r',
+    captureSkip: 2,
+    captureCalls: 5,
+  });
 
   it('initialization options: the keys the server reads', () => {
     assert.deepEqual(initializationOptions(settings), {
@@ -68,6 +92,9 @@ describe('what reaches the server', () => {
       warmup: 1,
       iterations: 7,
       timeoutSeconds: 60,
+      captureSkip: 2,
+      captureCalls: 5,
+      captureStop: true,
       explorer: { uiPort: 3001, apiPort: 3002 },
     });
   });
@@ -84,6 +111,8 @@ describe('what reaches the server', () => {
 
   it('per-request options (no restart needed)', () => {
     assert.deepEqual(requestOptions(settings), { backend: 'cuda', warmup: 1, iters: 7, timeoutSeconds: 60 });
+    // a capture in a program: skip/calls/stop instead of warmup/iters
+    assert.deepEqual(captureOptions(settings), { backend: 'cuda', skip: 2, calls: 5, stop: true, timeoutSeconds: 60 });
   });
 
   it('the server command line', () => {

@@ -20,6 +20,8 @@ export interface Settings {
   pathMappings: PathMapping[];
   explorer: { uiPort: number; apiPort: number };
   runsDirectory: string;
+  /** Profile Function in Program: the calls run untouched first, the calls profiled, end the program once captured. */
+  capture: { skip: number; calls: number; stop: boolean };
   /** NeuronConfig options (only what the user set; the server and torch_neuronx default the rest). */
   neuron: { modes?: NeuronMode[]; captureEnabledForNc?: string; maxEventsPerNc?: number; neffCacheDir?: string };
 }
@@ -39,6 +41,7 @@ export const DEFAULTS: Settings = {
   pathMappings: [],
   explorer: { uiPort: 3001, apiPort: 3002 },
   runsDirectory: '',
+  capture: { skip: 3, calls: 10, stop: true },
   neuron: {},
 };
 
@@ -78,6 +81,17 @@ export function readSettings(get: Getter): { settings: Settings; problems: strin
     if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max || (integer && !Number.isInteger(v))) {
       const range = max === Infinity ? `≥ ${min}` : `from ${min} to ${max}`;
       problems.push(`oplens.${key} should be ${integer ? 'an integer' : 'a number'} ${range}; using ${fallback}`);
+      return fallback;
+    }
+    return v;
+  };
+  const bool = (key: string, fallback: boolean): boolean => {
+    const v = get(key);
+    if (v === undefined || v === null) {
+      return fallback;
+    }
+    if (typeof v !== 'boolean') {
+      problems.push(`oplens.${key} should be true or false; using ${fallback}`);
       return fallback;
     }
     return v;
@@ -141,6 +155,11 @@ export function readSettings(get: Getter): { settings: Settings; problems: strin
       apiPort: num('explorer.apiPort', DEFAULTS.explorer.apiPort, 1, 65535, true),
     },
     runsDirectory: str('runsDirectory', DEFAULTS.runsDirectory),
+    capture: {
+      skip: num('captureSkip', DEFAULTS.capture.skip, 0, Infinity, true),
+      calls: num('captureCalls', DEFAULTS.capture.calls, 1, Infinity, true),
+      stop: bool('captureStop', DEFAULTS.capture.stop),
+    },
     neuron,
   };
   return { settings, problems };
@@ -155,6 +174,9 @@ export function initializationOptions(s: Settings): Record<string, unknown> {
     warmup: s.warmup,
     iterations: s.iterations,
     timeoutSeconds: s.timeoutSeconds,
+    captureSkip: s.capture.skip,
+    captureCalls: s.capture.calls,
+    captureStop: s.capture.stop,
     explorer: { uiPort: s.explorer.uiPort, apiPort: s.explorer.apiPort },
     ...(Object.keys(s.neuron).length ? { neuron: s.neuron } : {}),
   };
@@ -163,6 +185,11 @@ export function initializationOptions(s: Settings): Record<string, unknown> {
 /** The per-request options of `oplens.profile` / `oplens.compare` (so a changed setting needs no restart). */
 export function requestOptions(s: Settings): { backend: Backend; warmup: number; iters: number; timeoutSeconds: number } {
   return { backend: s.backend, warmup: s.warmup, iters: s.iterations, timeoutSeconds: s.timeoutSeconds };
+}
+
+/** The per-request options of `oplens.profile` with a `program` (a capture inside the user's program). */
+export function captureOptions(s: Settings): { backend: Backend; skip: number; calls: number; stop: boolean; timeoutSeconds: number } {
+  return { backend: s.backend, skip: s.capture.skip, calls: s.capture.calls, stop: s.capture.stop, timeoutSeconds: s.timeoutSeconds };
 }
 
 /** Arguments of `python -m oplens serve --stdio`. */
