@@ -68,6 +68,7 @@ export const SERVER_COMMANDS: readonly string[] = [
 export const EXTENSION_COMMANDS = {
   profileFunction: 'oplens.profileFunction',
   profileFunctionWithArguments: 'oplens.profileFunctionWithArguments',
+  profileInProgram: 'oplens.profileInProgram',
   compareFunctions: 'oplens.compareFunctions',
   showResults: 'oplens.showResults',
   openInExplorer: 'oplens.openInExplorer',

@@ -1,7 +1,7 @@
 /**
  * OpLens for VS Code: wiring only. Each concern lives in its own module: settings (config.ts),
  * interpreter choice (python.ts), the server's life (server.ts), what the server knows of each
- * document (documents.ts), profiling (profiling.ts), comparison (compare.ts), heat
+ * document (documents.ts), profiling (profiling.ts; in a program: programPicker.ts, programLens.ts), comparison (compare.ts), heat
  * (heatDecorations.ts), the results panel (resultsPanel.ts), the trace viewer (traceViewer.ts),
  * Neuron Explorer (explorer.ts), the status bar (statusBar.ts), Check Setup (checkSetup.ts).
  */
@@ -13,6 +13,7 @@ import { Comparer } from './compare';
 import { SettingsSource } from './config';
 import { ArgumentMemory } from './core/argMemory';
 import { parseResultNotification } from './core/parseRun';
+import { ProgramMemory } from './core/program';
 import { RunStore } from './core/runStore';
 import { Documents } from './documents';
 import { EarlierRuns } from './earlierRuns';
@@ -20,6 +21,8 @@ import { ExplorerOpener } from './neuron/explorer';
 import { HeatDecorations } from './heatDecorations';
 import { Notifier } from './notify';
 import { Profiler } from './profiling';
+import { ProgramLenses } from './programLens';
+import { ProgramPicker } from './programPicker';
 import { InterpreterChooser } from './python';
 import { ResultsPanel } from './resultsPanel';
 import { OpLensServer } from './server';
@@ -56,7 +59,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const docs = new Documents(srv, store, log);
   documents = docs;
   const panel = new ResultsPanel(context.extensionUri, store, docs, srv, log);
-  profiler = new Profiler(srv, store, docs, memory, notifier, settings, panel);
+  const programs = new ProgramPicker(new ProgramMemory(context.workspaceState), log);
+  profiler = new Profiler(srv, store, docs, memory, notifier, settings, panel, programs);
   const prof = profiler;
   const comparer = new Comparer(srv, store, docs, memory, settings, panel, prof);
   const traces = new TraceViewer(context.extensionUri, store, srv, panel, log);
@@ -102,6 +106,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const commands: Record<ExtensionCommand, (...args: unknown[]) => unknown> = {
     profileFunction: () => prof.profileAtCursor(),
     profileFunctionWithArguments: () => prof.profileAtCursor({ askArgs: true }),
+    profileInProgram: (arg) => prof.profileInProgramCommand(arg),
     compareFunctions: () => comparer.compareFunctions(),
     showResults: () => panel.reveal(),
     openInExplorer: (runId) => explorer.open(typeof runId === 'string' ? runId : panel.currentRunId),
@@ -122,6 +127,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     panel,
     traces,
     new HeatDecorations(store, docs, settings),
+    new ProgramLenses(docs, srv),
     new StatusBar(srv, settings, store),
     new EarlierRuns(srv, store, docs, prof, log),
     ...Object.entries(commands).map(([name, run]) => vscode.commands.registerCommand(EXTENSION_COMMANDS[name as ExtensionCommand], run)),

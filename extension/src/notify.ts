@@ -12,6 +12,8 @@ export interface ActionHandlers {
   setToken?: () => unknown;
   editArguments?: () => unknown;
   retryWithBackend?: (backend: string) => unknown;
+  /** Profile Function in Program…: pick the program again. */
+  pickProgram?: () => unknown;
 }
 
 export class Notifier {
@@ -59,6 +61,8 @@ export class Notifier {
         return h.editArguments !== undefined;
       case 'retryWithBackend':
         return h.retryWithBackend !== undefined;
+      case 'pickProgram':
+        return h.pickProgram !== undefined;
       case 'selectInterpreter':
         return vscode.extensions.getExtension('ms-python.python') !== undefined;
       default:
@@ -79,6 +83,9 @@ export class Notifier {
         return;
       case 'retryWithBackend':
         await h.retryWithBackend?.(a.backend);
+        return;
+      case 'pickProgram':
+        await h.pickProgram?.();
         return;
       case 'showOutput':
         this.log.show(true);

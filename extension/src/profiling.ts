@@ -3,6 +3,10 @@
  * lists for the document, ask for its arguments when it needs some (prefilled from the argument
  * memory), save the file, ask the server to profile it, and show the result; a failure becomes a
  * message with what to do next.
+ *
+ * Profile Function in Program…: the same, but instead of arguments the user picks a program
+ * (programPicker.ts: a launch configuration, a typed line, the oplens.program setting) and the
+ * server runs it with the function captured (`oplens.profile` with `program`).
  */
 
 import * as vscode from 'vscode';
@@ -11,11 +15,13 @@ import type { SettingsSource } from './config';
 import { ArgumentMemory } from './core/argMemory';
 import { enclosingFunction, topLevelFunctionNames, type DocFunction, type DocumentInfo } from './core/documentIndex';
 import { parseProfileResponse, parseRun } from './core/parseRun';
-import { describeProfileError, type RpcError } from './core/problems';
+import { describeCaptureError, describeProfileError, type RpcError } from './core/problems';
+import { programForHost, type ProgramSpec } from './core/program';
 import type { RunStore } from './core/runStore';
-import { requestOptions } from './core/settings';
+import { captureOptions, requestOptions } from './core/settings';
 import type { Documents } from './documents';
-import type { Notifier } from './notify';
+import type { ActionHandlers, Notifier } from './notify';
+import type { PickedProgram, ProgramPicker } from './programPicker';
 import type { ResultsPanel } from './resultsPanel';
 import { ServerUnavailable, type OpLensServer } from './server';
 
@@ -35,27 +41,44 @@ export class Profiler {
     private readonly notifier: Notifier,
     private readonly settings: SettingsSource,
     private readonly panel: ResultsPanel,
+    private readonly programs: ProgramPicker,
   ) {}
 
   /** The commands: the function around the cursor of the active Python editor. */
   async profileAtCursor(options: ProfileOptions = {}): Promise<void> {
+    const found = await this.functionAtCursor();
+    if (found) {
+      await this.profile(found.uri, found.fn.qualname, options, found.info);
+    }
+  }
+
+  /** Profile Function in Program… from the editor: the function around the cursor. */
+  async profileInProgramAtCursor(): Promise<void> {
+    const found = await this.functionAtCursor();
+    if (found) {
+      await this.profileInProgram(found.uri, found.fn.qualname);
+    }
+  }
+
+  /** The function around the cursor of the active Python editor (asked for when the cursor is in none). */
+  private async functionAtCursor(): Promise<{ uri: vscode.Uri; fn: DocFunction; info: DocumentInfo } | undefined> {
     const editor = vscode.window.activeTextEditor;
     if (!editor || editor.document.languageId !== 'python') {
       void vscode.window.showInformationMessage('OpLens: open a Python file and put the cursor inside the function to profile.');
-      return;
+      return undefined;
     }
     const info = await this.documentInfo(editor.document, 'the function at the cursor');
     if (!info) {
-      return;
+      return undefined;
     }
     let fn = enclosingFunction(info.functions, editor.selection.active.line + 1);
     if (!fn) {
       fn = await pickFunction(info, 'The cursor is not inside a function: which one should OpLens profile?');
       if (!fn) {
-        return;
+        return undefined;
       }
     }
-    await this.profile(editor.document.uri, fn.qualname, options, info);
+    return { uri: editor.document.uri, fn, info };
   }
 
   /** What the server lists for `doc` now; undefined (after telling the user) when it cannot say. */
@@ -75,6 +98,53 @@ export class Profiler {
       return undefined;
     }
     return this.profile(vscode.Uri.parse(a.uri), a.qualname, {});
+  }
+
+  /** The command: from the "▶ Profile in Program…" lens (`{uri, qualname}`), else the function at the cursor. */
+  async profileInProgramCommand(arg: unknown): Promise<unknown> {
+    const a = (arg ?? {}) as { uri?: unknown; qualname?: unknown };
+    if (typeof a.uri === 'string' && typeof a.qualname === 'string') {
+      return this.profileInProgram(vscode.Uri.parse(a.uri), a.qualname);
+    }
+    return this.profileInProgramAtCursor();
+  }
+
+  /**
+   * Capture `qualname` of `uri` inside a program the user picks (`picked`: already chosen); the
+   * run id, or undefined when cancelled or failed. A run the program left partial is drawn (its
+   * result came) and the error says why it is partial.
+   */
+  async profileInProgram(uri: vscode.Uri, qualname: string, options: ProfileOptions = {}, picked?: PickedProgram): Promise<string | undefined> {
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const program = picked ?? (await this.programs.pick(uri, qualname));
+    if (!program) {
+      return undefined;
+    }
+    if (doc.isDirty) {
+      await doc.save(); // the program imports the file from disk
+    }
+    const options_ = captureOptions(this.settings.value);
+    const backend = options.backend ?? options_.backend;
+    const spec: ProgramSpec = programForHost({ ...program.spec, cwd: program.spec.cwd ?? program.folder }, this.server.pathMap);
+    const runId = await this.send(
+      qualname,
+      `Capturing ${qualname} in ${program.label} on ${backend.toUpperCase()}…`,
+      { uri: uri.toString(), qualname, program: spec, ...options_, backend },
+      (e) =>
+        this.notifier.show(describeCaptureError(asRpcError(e), qualname, program.label, backend), {
+          pickProgram: () => this.profileInProgram(uri, qualname, options),
+          retryWithBackend: (b: string) => this.profileInProgram(uri, qualname, { ...options, backend: b }, program),
+        }),
+      (title) => `$(check) OpLens ${qualname} in ${program.label}: ${title}`,
+    );
+    const capture = runId ? this.store.get(runId)?.run.capture : undefined;
+    if (capture?.partial) {
+      const why = capture.reason ? `: ${capture.reason}` : '';
+      void vscode.window.showWarningMessage(
+        `OpLens: ${qualname} was captured in ${capture.calls_profiled} call${capture.calls_profiled === 1 ? '' : 's'} only (a partial run)${why}.`,
+      );
+    }
+    return runId;
   }
 
   /** Profile `qualname` of `uri`; the run id, or undefined when cancelled or failed. `info`: the document's, when at hand. */
@@ -100,25 +170,48 @@ export class Profiler {
     }
     const options_ = requestOptions(this.settings.value);
     const backend = options.backend ?? options_.backend;
+    return this.send(
+      qualname,
+      `Profiling ${qualname} on ${backend.toUpperCase()}…`,
+      { uri: uri.toString(), qualname, args, ...options_, backend },
+      (e) =>
+        this.reportFailure(e, qualname, backend, {
+          editArguments: () => this.profile(uri, qualname, { ...options, askArgs: true }),
+          retryWithBackend: (b: string) => this.profile(uri, qualname, { ...options, backend: b }),
+        }),
+      (title) => `$(check) OpLens ${qualname}: ${title}`,
+    );
+  }
+
+  /**
+   * `oplens.profile` with `request`, the status bar and the panel busy meanwhile (the server
+   * reports progress itself); the run shown when it ends; the run id, or undefined after `fail`.
+   */
+  private async send(
+    qualname: string,
+    busy: string,
+    request: Record<string, unknown>,
+    fail: (e: unknown) => Promise<void>,
+    done: (title: string) => string,
+  ): Promise<string | undefined> {
     const release = this.server.busy();
-    this.panel.busy(`Profiling ${qualname} on ${backend.toUpperCase()}…`);
+    this.panel.busy(busy);
     try {
-      const response = parseProfileResponse(
-        await this.server.execute(PROFILE_COMMAND, { uri: uri.toString(), qualname, args, ...options_, backend }),
-      );
+      const response = parseProfileResponse(await this.server.execute(PROFILE_COMMAND, request));
       if (!this.store.has(response.run_id)) {
         await this.fetchRun(response.run_id); // the result notification normally came first
       }
       await this.panel.showRun(response.run_id, true);
-      vscode.window.setStatusBarMessage(`$(check) OpLens ${qualname}: ${response.title}`, 10_000);
+      vscode.window.setStatusBarMessage(done(response.title), 10_000);
       return response.run_id;
     } catch (e) {
       this.panel.busy(null);
       release();
-      await this.reportFailure(e, qualname, backend, {
-        editArguments: () => this.profile(uri, qualname, { ...options, askArgs: true }),
-        retryWithBackend: (b: string) => this.profile(uri, qualname, { ...options, backend: b }),
-      });
+      if (e instanceof ServerUnavailable) {
+        await this.reportFailure(e, qualname, String(request.backend ?? this.settings.value.backend));
+      } else {
+        await fail(e);
+      }
       return undefined;
     } finally {
       this.panel.busy(null);
@@ -126,12 +219,7 @@ export class Profiler {
     }
   }
 
-  async reportFailure(
-    e: unknown,
-    what: string,
-    backend: string,
-    handlers: { editArguments?: () => unknown; retryWithBackend?: (b: string) => unknown } = {},
-  ): Promise<void> {
+  async reportFailure(e: unknown, what: string, backend: string, handlers: ActionHandlers = {}): Promise<void> {
     if (e instanceof ServerUnavailable) {
       await this.notifier.show({
         severity: 'error',
@@ -143,8 +231,7 @@ export class Profiler {
       });
       return;
     }
-    const err = e as RpcError;
-    await this.notifier.show(describeProfileError({ code: err.code, message: String(err.message ?? e), data: err.data }, what, backend), handlers);
+    await this.notifier.show(describeProfileError(asRpcError(e), what, backend), handlers);
   }
 
   /** Ask the server for a run it keeps (`oplens.showRun`); it also re-sends `oplens/result`. */
@@ -172,19 +259,28 @@ export class Profiler {
     return undefined;
   }
 
-  /** Profile a run's function again, with the arguments it was run with. */
+  /** Profile a run's function again, with the arguments it was run with (a captured one: in a program, picked again). */
   async rerun(runId: string): Promise<void> {
     const entry = this.store.get(runId);
     if (!entry) {
       return;
     }
     const uri = vscode.Uri.parse(entry.uri);
+    if (entry.run.capture) {
+      await this.profileInProgram(uri, entry.run.target.qualname);
+      return;
+    }
     const file = vscode.workspace.asRelativePath(uri, false);
     if (this.memory.get(file, entry.run.target.qualname) === undefined && entry.run.config.args) {
       await this.memory.remember(file, entry.run.target.qualname, entry.run.config.args);
     }
     await this.profile(uri, entry.run.target.qualname, {});
   }
+}
+
+function asRpcError(e: unknown): RpcError {
+  const err = e as RpcError;
+  return { code: err.code, message: String(err.message ?? e), data: err.data };
 }
 
 /** The argument expression for `qualname`, prefilled; undefined when the user cancels. */

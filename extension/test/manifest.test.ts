@@ -29,6 +29,7 @@ describe('package.json (the manifest)', () => {
     for (const title of [
       'OpLens: Profile Function',
       'OpLens: Profile Function with Arguments…',
+      'OpLens: Profile Function in Program…',
       'OpLens: Compare Functions…',
       'OpLens: Show Results',
       'OpLens: Open in Neuron Explorer',
@@ -48,7 +49,7 @@ describe('package.json (the manifest)', () => {
 
   it('puts Profile Function in the editor context menu of Python files', () => {
     const menu = manifest.contributes.menus['editor/context'] ?? [];
-    for (const command of ['oplens.profileFunction', 'oplens.profileFunctionWithArguments', 'oplens.compareFunctions']) {
+    for (const command of ['oplens.profileFunction', 'oplens.profileFunctionWithArguments', 'oplens.profileInProgram', 'oplens.compareFunctions']) {
       const item = menu.find((m) => m.command === command);
       assert.equal(item?.when, 'editorLangId == python', command);
     }
@@ -77,6 +78,10 @@ describe('package.json (the manifest)', () => {
       'oplens.explorer.uiPort': DEFAULTS.explorer.uiPort,
       'oplens.explorer.apiPort': DEFAULTS.explorer.apiPort,
       'oplens.runsDirectory': DEFAULTS.runsDirectory,
+      'oplens.captureSkip': DEFAULTS.capture.skip,
+      'oplens.captureCalls': DEFAULTS.capture.calls,
+      'oplens.captureStop': DEFAULTS.capture.stop,
+      'oplens.program': '',
     };
     for (const [key, value] of Object.entries(expected)) {
       assert.ok(props[key], `${key} is contributed`);

@@ -18,7 +18,8 @@ export type Action =
   | { kind: 'editArguments'; title: string }
   | { kind: 'retryWithBackend'; title: string; backend: string }
   | { kind: 'openFile'; title: string; path: string }
-  | { kind: 'setToken'; title: string };
+  | { kind: 'setToken'; title: string }
+  | { kind: 'pickProgram'; title: string };
 
 export interface Problem {
   severity: 'error' | 'warning' | 'info';
@@ -416,5 +417,51 @@ export function describeProfileError(e: RpcError, what: string, backend: string)
         detail,
         actions: [{ kind: 'showOutput', title: 'Show Details' }],
       };
+  }
+}
+
+/**
+ * A failed capture inside the user's program (Profile Function in Program…) → what to tell the
+ * user. The engine's message says what the program did (never called the function, raised, ended
+ * early, outlived the timeout, died); a run it kept before (a partial one) is drawn by its
+ * `oplens/result` like any run. `program` names the program: "train.py --steps 30".
+ */
+export function describeCaptureError(e: RpcError, what: string, program: string, backend: string): Problem {
+  const err = isConnectionLost(e) ? undefined : engineError(e.data);
+  if (!err) {
+    return describeProfileError(e, what, backend);
+  }
+  const detail = err.detail || undefined;
+  const output: Action = { kind: 'showOutput', title: 'Show Program Output' };
+  const choose: Action = { kind: 'pickProgram', title: 'Choose Program…' };
+  switch (err.kind) {
+    case 'cancelled':
+      return { severity: 'info', message: `OpLens: capturing ${what} in ${program} was cancelled; the program was stopped.`, actions: [] };
+    case 'not_called':
+      // "the program never called X": the counts and the likely cause are the engine's
+      return {
+        severity: 'error',
+        message: `OpLens: ${err.message}`,
+        detail,
+        actions: [choose, { kind: 'openSettings', title: 'Fewer Calls to Skip', setting: 'oplens.captureSkip' }, output],
+      };
+    case 'program_failed':
+    case 'crash':
+      return { severity: 'error', message: `OpLens: ${err.message}`, detail, actions: [output, choose] };
+    case 'timeout':
+      return {
+        severity: 'error',
+        message: `OpLens: ${err.message}`,
+        detail,
+        actions: [
+          { kind: 'openSettings', title: 'Raise the Timeout', setting: 'oplens.timeoutSeconds' },
+          { kind: 'openSettings', title: 'Fewer Calls', setting: 'oplens.captureCalls' },
+          output,
+        ],
+      };
+    case 'bad_input':
+      return { severity: 'error', message: `OpLens: ${err.message}`, detail, actions: [choose, ...(detail ? [output] : [])] };
+    default:
+      return describeProfileError(e, what, backend);
   }
 }
