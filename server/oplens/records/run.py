@@ -222,7 +222,7 @@ class Capture:
     calls_skipped: int = 0  # run untouched first (compiles, warm caches)
     calls_profiler_warmup: int = 0  # profiled but dropped: the profiler's start-up lands on them
     calls_profiled: int = 0  # the run's iterations
-    compiled_calls: int = 0  # calls met while torch.compile traced the function (its lines never ran)
+    compiled_graphs: int = 0  # torch.compile graphs that fused the function's lines (which then never run)
     partial: bool = False  # the program ended before the window was complete
     reason: str = ""  # why partial
     exit_code: int | None = None  # the program's exit status (None: stopped by OpLens or still unknown)

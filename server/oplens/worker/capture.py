@@ -12,8 +12,8 @@ Each target's definition was decorated by `wrap(index)` when its file was compil
 
 Only the outermost call on the thread that first called a target counts: a recursive call belongs
 to the call around it, other threads and forked children (DataLoader workers) run untouched, and a
-call met while torch.compile traces the function is noted, not profiled (its lines never run in the
-compiled graph). Targets are captured one after another, in the order given, each window its own
+call met while torch.compile traces the function runs untouched (its lines never run in the compiled
+graph: the graphs that fused them say so, `compiled_graphs`). Targets are captured one after another, in the order given, each window its own
 profiler session. When a window completes, the run is processed there and then and sent to the
 parent; with `stop` the program ends once the last one is.
 """
@@ -70,7 +70,6 @@ class Window:
     stage_dir: str
     seen: int = 0  # counted calls
     elsewhere: int = 0  # calls on other threads (not counted)
-    compiled: int = 0  # calls while torch.compile traced it
     busy: bool = False  # a counted call is running (a nested one is part of it)
     started: int = 0  # window calls begun (profiler warm-up included)
     done: bool = False
@@ -119,6 +118,8 @@ class Capturer:
 
         @functools.wraps(fn)
         def captured(*args: Any, **kwargs: Any) -> Any:
+            if is_compiling():  # Dynamo tracing: no state touched (it would guard on it and recompile)
+                return fn(*args, **kwargs)
             if w.busy or capture.disabled:
                 return fn(*args, **kwargs)
             me = get_ident()
@@ -127,9 +128,6 @@ class Capturer:
                     w.elsewhere += 1
                     return fn(*args, **kwargs)
                 capture.thread = me
-            if is_compiling():
-                w.compiled += 1
-                return fn(*args, **kwargs)
             w.busy = True
             try:
                 w.seen += 1
@@ -217,9 +215,18 @@ class Capturer:
 
     # -- the end ----------------------------------------------------------------------------
 
-    def finish_program(self, exit_code: int, failure: Callable[[Window], Any] | None) -> None:
+    def compiled_graphs(self, w: Window) -> list[str]:
+        """The torch.compile graphs that fused lines of `w`'s function."""
+        t, real = w.target, os.path.realpath(w.target.file)
+        return [
+            name
+            for name, refs in self.fused.regions.items()
+            if any(t.first_line <= r.line <= t.last_line and os.path.realpath(r.file) == real for r in refs)
+        ]
+
+    def finish_windows(self, exit_code: int, failure: Callable[[Window], Any] | None) -> None:
         """The program ended (`exit_code`): what each unfinished window captured goes out as a
-        partial run, then `failure(window)`'s error for the first one, then `Ended`."""
+        partial run, then `failure(window)`'s error for the first one."""
         unfinished = [w for w in self.windows if not w.done]
         for w in unfinished:
             if w.prof is not None and w.wall_us:
@@ -232,7 +239,6 @@ class Capturer:
                 w.prof.stop()
         if unfinished and failure is not None:
             self.send(failure(unfinished[0]))
-        self.end(exit_code, stopped=False)
 
     def end(self, exit_code: int, stopped: bool) -> None:
         """`Ended` to the parent; with `stopped`, the program ends here (the result is kept)."""
@@ -277,7 +283,7 @@ class Capturer:
             calls_skipped=min(w.seen, self.skip),
             calls_profiler_warmup=min(max(w.started, 0), self.warm),
             calls_profiled=iters,
-            compiled_calls=w.compiled,
+            compiled_graphs=len(self.compiled_graphs(w)),
             partial=bool(partial),
             reason=partial,
             stopped=stopped,

@@ -48,9 +48,9 @@ def run(job: Job, backend: Backend[Any], send: Send) -> int:
             error = e
             _print_traceback(e)
             exit_code = 1
-        _wait_for_threads()
-        atexit._run_exitfuncs()
-        capture.finish_program(exit_code, lambda w: Failed(_unfinished(w, capture, hook, exit_code, error)))
+        capture.finish_windows(exit_code, lambda w: Failed(_unfinished(w, capture, hook, exit_code, error)))
+        _shut_down()
+        capture.end(exit_code, stopped=False)
     return exit_code
 
 
@@ -103,11 +103,16 @@ def _is_oplens(filename: str) -> bool:
     )
 
 
-def _wait_for_threads() -> None:
-    """Python waits for the program's non-daemon threads before it exits; so does OpLens."""
-    for t in threading.enumerate():
-        if t is not threading.current_thread() and not t.daemon:
-            t.join()
+def _shut_down() -> None:
+    """What Python does when a program ends: wait for its non-daemon threads (after telling thread
+    pools to finish: `threading._shutdown` runs their exit hooks), then run `atexit` handlers."""
+    shutdown = getattr(threading, "_shutdown", None)
+    try:
+        if shutdown is not None:
+            shutdown()
+        atexit._run_exitfuncs()
+    except BaseException:  # the program's exit hooks failing: Python prints them and exits all the same
+        traceback.print_exc()
 
 
 def _unfinished(w: Window, capture: Capturer, hook: ImportHook, exit_code: int, error: BaseException | None) -> OpLensError:
@@ -133,9 +138,10 @@ def _unfinished(w: Window, capture: Capturer, hook: ImportHook, exit_code: int, 
         return OpLensError("program_failed", f"{what} before the capture of {name} was complete: {counts}{partial}",
                            detail, location)  # fmt: skip
     causes = []
-    if w.compiled:
+    graphs = capture.compiled_graphs(w)
+    if graphs:
         causes.append(
-            f"it runs compiled under torch.compile ({w.compiled} call(s) traced): its Python lines never execute "
+            f"it runs compiled under torch.compile ({len(graphs)} graph(s) fused its lines): its Python lines never execute "
             "in the compiled graph. Capture it with compilation disabled (environment TORCH_COMPILE_DISABLE=1), "
             "or capture the function that calls the compiled module"
         )

@@ -1,0 +1,50 @@
+"""A real program for the capture tests (`oplens run`): a loop calling the captured functions,
+printing one line per step, with switches for what a program can do (crash, exit, hang, threads,
+torch.compile)."""
+
+import argparse
+import sys
+import threading
+import time
+
+import torch
+
+from capturepkg.model import Block, Outer, Sub, recurse, scale
+
+SCALE = scale  # a reference bound at import time
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--sub", action="store_true", help="use the subclass that inherits forward")
+    p.add_argument("--compile", action="store_true", help="torch.compile the outer module")
+    p.add_argument("--thread", action="store_true", help="also call the block from another thread")
+    p.add_argument("--crash-at", type=int, default=-1)
+    p.add_argument("--exit-at", type=int, default=-1)
+    p.add_argument("--hang-at", type=int, default=-1)
+    args = p.parse_args()
+    torch.manual_seed(0)
+    block = Sub() if args.sub else Block()
+    outer = torch.compile(Outer()) if args.compile else None
+    x = torch.randn(16, 32)
+    for step in range(args.steps):
+        if step == args.crash_at:
+            raise RuntimeError(f"crash at step {step}")
+        if step == args.exit_at:
+            sys.exit(7)
+        if step == args.hang_at:
+            time.sleep(3600)
+        y = outer(x) if outer is not None else block(x)
+        z = SCALE(y)
+        z = recurse(z, 3)
+        if args.thread:
+            t = threading.Thread(target=block, args=(x,))
+            t.start()
+            t.join()
+        print(f"step {step} {float(z.sum()):.4f}")
+    print("finished")
+
+
+if __name__ == "__main__":
+    main()
