@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from conftest import DATA
 from oplens.engine import runs
 from oplens.worker.instrument import ImportHook, Instrumented, instrument
-from conftest import DATA
 
 PROGRAMS = DATA / "programs"
 MODEL = "capturepkg/model.py"

@@ -13,9 +13,9 @@ Each target's definition was decorated by `wrap(index)` when its file was compil
 Only the outermost call on the thread that first called a target counts: a recursive call belongs
 to the call around it, other threads and forked children (DataLoader workers) run untouched, and a
 call met while torch.compile traces the function runs untouched (its lines never run in the compiled
-graph: the graphs that fused them say so, `compiled_graphs`). Targets are captured one after another, in the order given, each window its own
-profiler session. When a window completes, the run is processed there and then and sent to the
-parent; with `stop` the program ends once the last one is.
+graph: the graphs that fused them say so, `compiled_graphs`). Targets are captured one after another,
+in the order given, each window its own profiler session. When a window completes, the run is
+processed there and then and sent to the parent; with `stop` the program ends once the last one is.
 """
 
 from __future__ import annotations
