@@ -28,6 +28,7 @@ demo: setup vsix
 	$(VENV)/bin/oplens profile examples/rmsnorm.py::rmsnorm_naive --args "make_inputs()"
 	$(VENV)/bin/oplens compare examples/rmsnorm.py::rmsnorm_naive examples/rmsnorm.py::rmsnorm_fused \
 		examples/rmsnorm.py::rmsnorm_compiled --args "make_inputs()"
+	$(VENV)/bin/oplens run --target examples/tinylm/model.py::Block.forward --stop -- examples/tinylm_train.py --steps 30
 	@ls -1 oplens-*.vsix
 
 # The VS Code extension, bundled and packaged: oplens-<version>.vsix at the repository root.
