@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import cattrs
-from cattrs.cols import list_structure_factory
+from cattrs.cols import list_structure_factory, mapping_structure_factory
 from cattrs.errors import ClassValidationError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn, override
 
@@ -108,13 +108,28 @@ def _make_converter() -> cattrs.Converter:
 
         return structure
 
+    def dict_hook(tp: Any) -> Callable[[Any, Any], Any]:
+        entries = mapping_structure_factory(tp, c)
+
+        def structure(value: Any, _: Any) -> Any:
+            if not isinstance(value, dict):  # a list of pairs is no object
+                raise TypeError(f"must be an object (got {_describe(value)})")
+            return entries(value, tp)
+
+        return structure
+
     c.register_structure_hook_factory(dataclasses.is_dataclass, dataclass_hook)
     c.register_structure_hook_factory(_is_list, list_hook)
+    c.register_structure_hook_factory(_is_typed_dict, dict_hook)  # dict[str, str]: each value checked
     return c
 
 
 def _is_list(tp: Any) -> bool:
     return typing.get_origin(tp) is list
+
+
+def _is_typed_dict(tp: Any) -> bool:
+    return typing.get_origin(tp) is dict and tp != dict[str, Any]
 
 
 converter = _make_converter()
