@@ -4,6 +4,7 @@ On the wire (camelCase, every key optional):
 
     {"pathMappings": [{"local": "/Users/me/proj", "host": "/home/ubuntu/proj"}],
      "hintThreshold": 1.0, "backend": "cpu", "warmup": 3, "iterations": 20, "timeoutSeconds": 300,
+     "captureSkip": 3, "captureCalls": 10, "captureStop": true,
      "<backend>": {...},          # each registered backend's options under its name, camelCase
      "<settings key>": {...}}     # each backend command's settings under its settings key
 
@@ -26,6 +27,7 @@ from typing import Any
 
 from oplens.backends import registry
 from oplens.engine import DEFAULT_ITERS, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
+from oplens.engine.program import DEFAULT_CALLS, DEFAULT_SKIP
 from oplens.lsp.convert import Invalid, camel, not_on_the_wire, snake, structure, wire_key
 from oplens.lsp.paths import Mapping
 from oplens.records.errors import OpLensError
@@ -42,6 +44,12 @@ class Settings:
     warmup: int = DEFAULT_WARMUP
     iterations: int = DEFAULT_ITERS
     timeout_seconds: float = DEFAULT_TIMEOUT_S
+    # A capture inside the user's program (`oplens.profile` with `program`), as `oplens run` takes them;
+    # `capture_stop`: the program ends once captured, so the editor has the result at once (the CLI
+    # runs it to its end unless told --stop).
+    capture_skip: int = DEFAULT_SKIP
+    capture_calls: int = DEFAULT_CALLS
+    capture_stop: bool = True
     # Each backend's options by backend name, snake_case keys (what registry.parse_options reads).
     backend_options: dict[str, dict[str, Any]] = not_on_the_wire(default_factory=dict)
     # Each backend command's settings by its settings key, as sent (what its run_lsp reads).
@@ -56,6 +64,9 @@ WANTS = {
     "warmup": "a whole number, 0 or more",
     "iterations": "a whole number, 1 or more",
     "timeout_seconds": "a number of seconds above 0",
+    "capture_skip": "a whole number, 0 or more (the calls a capture lets run before profiling)",
+    "capture_calls": "a whole number, 1 or more (the calls a capture profiles)",
+    "capture_stop": "true or false (end the program once the function is captured)",
 }
 CHECKS: dict[str, Callable[[Any], bool]] = {
     "hint_threshold": lambda v: 0 <= v <= 100,
@@ -63,6 +74,8 @@ CHECKS: dict[str, Callable[[Any], bool]] = {
     "warmup": lambda v: v >= 0,
     "iterations": lambda v: v >= 1,
     "timeout_seconds": lambda v: v > 0,
+    "capture_skip": lambda v: v >= 0,
+    "capture_calls": lambda v: v >= 1,
 }
 
 
@@ -135,7 +148,9 @@ def _warning(key: str, value: Any, want: str, default: str, problems: list[str] 
 
 
 def _default(default: Settings, name: str) -> str:
-    return f"the default, {_shown(getattr(default, name))}"
+    value = getattr(default, name)
+    shown = ("true" if value else "false") if isinstance(value, bool) else _shown(value)  # as a client writes it
+    return f"the default, {shown}"
 
 
 def _shown(value: Any) -> str:
