@@ -39,13 +39,14 @@ def base_name(op: str) -> str:
     return op.split("::")[-1].rstrip("_")
 
 
-def find_insights(a: Attribution, device_label: str, on_device: bool, iters: int) -> list[Insight]:
+def find_insights(a: Attribution, device_label: str, on_device: bool, iters: int, capture: bool = False) -> list[Insight]:
+    """Every rule's insights, by line. `capture`: the iterations are a program's calls (`oplens run`)."""
     rules: list[Callable[[], list[Insight]]] = [
         lambda: hot_line(a, device_label),
         lambda: fusable_chains(a, device_label),
         lambda: compiled_regions(a),
         lambda: host_device_transfers(a) if on_device else [],
-        lambda: noisy_lines(a, iters),
+        lambda: noisy_lines(a, iters, *(("calls", "--calls") if capture else ("iterations", "--iters"))),
     ]
     found: list[Insight] = []
     for rule in rules:
@@ -179,15 +180,15 @@ def host_device_transfers(a: Attribution) -> list[Insight]:
     return insights
 
 
-def noisy_lines(a: Attribution, iters: int) -> list[Insight]:
+def noisy_lines(a: Attribution, iters: int, what: str = "iterations", option: str = "--iters") -> list[Insight]:
     return [
         Insight(
             line=s.line,
             kind="noisy",
-            message="this line's time varies widely between iterations; compare medians, or raise --iters",
+            message=f"this line's time varies widely between {what}; compare medians, or raise {option}",
             evidence=(
                 f"median {fmt_us(s.device_spread.median)}, min {fmt_us(s.device_spread.min)}, "
-                f"max {fmt_us(s.device_spread.max)} over {iters} iterations"
+                f"max {fmt_us(s.device_spread.max)} over {iters} {what}"
             ),
         )
         for s in a.lines

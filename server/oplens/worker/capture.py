@@ -265,7 +265,7 @@ class Capturer:
             w.prof, w.shapes_prof, iters, w.target.def_line, self.backend.device_time, self.fused.regions,
             legacy_privateuse1=self.backend.name == "neuron",
         )  # fmt: skip
-        found = profiling.find_insights(result, self.backend, iters)
+        found = profiling.find_insights(result, self.backend, iters, capture=True)
         prepared = profiling.Prepared(job, self.backend, lambda: None, (), w.marker)
         first = [w.first_call_us] if w.first_call_us else []
         measured = profiling.Measured(w.prof, w.shapes_prof, w.wall_us, first, self.fused.regions, self.fused.graphs)

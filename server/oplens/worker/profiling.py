@@ -219,8 +219,8 @@ def process(
     return result
 
 
-def find_insights(result: Attribution, backend: Backend[Any], iters: int) -> list[Insight]:
-    return insights.find_insights(result, backend.device_label, backend.device().type != "cpu", iters)
+def find_insights(result: Attribution, backend: Backend[Any], iters: int, capture: bool = False) -> list[Insight]:
+    return insights.find_insights(result, backend.device_label, backend.device().type != "cpu", iters, capture)
 
 
 def describe(p: Prepared, m: Measured, result: Attribution, found: list[Insight]) -> Run:

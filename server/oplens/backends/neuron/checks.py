@@ -28,19 +28,19 @@ def run_warnings(run: Run, options: NeuronOptions, run_dir: Path, log_text: str,
     if run.backend.name != "neuron":
         return []
     return [
-        *warmup_warnings(run.config.warmup),
+        *warmup_warnings(run.config.warmup, "--skip" if run.capture is not None else "--warmup"),
         *core_warnings(options, env),
         *artifact_warnings(run.artifacts, run_dir, options),
         *log_warnings(log_text, options),
     ]
 
 
-def warmup_warnings(warmup: int) -> list[str]:
+def warmup_warnings(warmup: int, option: str = "--warmup") -> list[str]:
     if warmup >= MIN_WARMUP:
         return []
     return [
         f"only {warmup} warm-up run(s): the first runs of a function compile its graphs (NEFFs), so the profile may "
-        f"show compilation instead of execution; use --warmup {MIN_WARMUP} or more"
+        f"show compilation instead of execution; use {option} {MIN_WARMUP} or more"
     ]
 
 
