@@ -137,11 +137,15 @@ def test_exit_status_before_the_window(tmp_path: Path) -> None:
     assert "the program exited with status 7 before the capture" in out.stderr
 
 
-def test_a_hang_times_out_with_exit_4(tmp_path: Path) -> None:
-    out = oplens_run(tmp_path, "--timeout", "12", "--target", f"{MODEL}::Block.forward",
-                     "--", "train.py", "--hang-at", "1")  # fmt: skip
+def test_a_hang_times_out_with_exit_4_keeping_what_was_captured(tmp_path: Path) -> None:
+    out = oplens_run(tmp_path, "--timeout", "15", "--target", f"{MODEL}::Block.forward",
+                     "--", "train.py", "--hang-at", "6")  # fmt: skip
     assert out.returncode == 4
-    assert "did not finish the capture within 12 s" in out.stderr
+    assert "did not finish the capture within 15 s" in out.stderr
+    (kept,) = runs.list_runs(tmp_path / "runs")  # the program was asked to stop: 3 profiled calls kept
+    c = runs.load(kept).capture
+    assert c is not None and c.partial and c.stopped and c.calls_profiled == 6 - SKIP - WARM and c.exit_code is None
+    assert "OpLens stopped the program" in c.reason
 
 
 def test_bad_program_is_a_clear_error(tmp_path: Path) -> None:

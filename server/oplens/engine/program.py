@@ -169,11 +169,12 @@ def _wait(worker: WorkerProcess, req: ProgramRequest, progress: ProgressFn | Non
     """The worker's messages until its program ends (or is ended: cancel, timeout)."""
     out = _Outcome()
     deadline = time.monotonic() + req.timeout_s
+    stopping = False  # asked the worker to end the program; waiting for what it captured
     while True:
-        if cancel is not None and cancel.is_set():
+        if not stopping and cancel is not None and cancel.is_set():
             out.error = OpLensError("cancelled", "the capture was cancelled; the program was stopped")
-            return out
-        if time.monotonic() >= deadline:
+            stopping, deadline = _ask_to_stop(worker), time.monotonic() + messages.STOP_GRACE_S
+        elif not stopping and time.monotonic() >= deadline:
             out.timed_out = True
             if len(out.runs) < len(req.targets):
                 out.error = OpLensError(
@@ -182,7 +183,9 @@ def _wait(worker: WorkerProcess, req: ProgramRequest, progress: ProgressFn | Non
                     "raise the limit with --timeout SECONDS, lower --skip or --calls, or look for a hang\n"
                     "program output (tail):\n" + worker.log_tail(),
                 )
-            return out
+            stopping, deadline = _ask_to_stop(worker), time.monotonic() + messages.STOP_GRACE_S
+        elif stopping and time.monotonic() >= deadline:
+            return out  # it did not stop in time (stuck in native code?): killed, with what came
         try:
             msg = worker.messages.get(timeout=0.1)
         except queue.Empty:
@@ -196,7 +199,7 @@ def _wait(worker: WorkerProcess, req: ProgramRequest, progress: ProgressFn | Non
         elif isinstance(msg, messages.Ended):
             out.ended = msg
         elif not isinstance(msg, (messages.Progress, messages.Ready)):  # the message pipe closed: the worker exited
-            if out.ended is None and out.error is None:
+            if out.ended is None and out.error is None and not stopping:
                 out.error = _died(worker, len(out.runs), len(req.targets))
             return out
 
@@ -216,7 +219,7 @@ def _store(root: Path, worker: WorkerProcess, req: ProgramRequest, out: _Outcome
         if capture is not None and out.ended is not None:
             if index < len(out.ended.calls):
                 capture.calls_seen = max(capture.calls_seen, out.ended.calls[index])
-            if not capture.stopped:
+            if not capture.stopped and out.ended.exit_code >= 0:  # below 0: OpLens stopped the program
                 capture.exit_code = out.ended.exit_code
                 if out.ended.exit_code != 0 and not capture.partial:
                     run.backend.warnings.append(
@@ -237,6 +240,15 @@ def _store(root: Path, worker: WorkerProcess, req: ProgramRequest, out: _Outcome
             on_run(run)
     worker.log.unlink(missing_ok=True)
     return stored
+
+
+def _ask_to_stop(worker: WorkerProcess) -> bool:
+    """STOP_SIGNAL to the worker (not its group: the program's own children are not asked)."""
+    try:
+        worker.proc.send_signal(messages.STOP_SIGNAL)
+    except (ProcessLookupError, OSError):
+        pass
+    return True
 
 
 def _died(worker: WorkerProcess, captured: int, wanted: int) -> OpLensError:

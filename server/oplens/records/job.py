@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -132,6 +133,12 @@ class Finished:
 @dataclass
 class Failed:
     error: OpLensError
+
+
+# The parent's request to a capture's worker to end the program now (its --timeout, a cancel): the
+# program unwinds, and what the windows captured is sent as partial runs before the worker exits.
+STOP_SIGNAL = signal.SIGUSR1
+STOP_GRACE_S = 20.0  # how long the parent waits for that before it kills the worker
 
 
 @dataclass

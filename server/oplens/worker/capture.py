@@ -50,6 +50,11 @@ Send = Callable[[WorkerMessage], None]
 _ACTIVE: Capturer | None = None  # the capture of this process, while the program runs
 
 
+class StopProgram(BaseException):
+    """Raised in the program's main thread on the parent's STOP_SIGNAL (records/job.py); it unwinds the
+    program like KeyboardInterrupt."""
+
+
 def wrap(index: int) -> Callable[[F], F]:
     """The decorator the instrumented source applies to target `index` (innermost)."""
 
@@ -224,19 +229,17 @@ class Capturer:
             if any(t.first_line <= r.line <= t.last_line and os.path.realpath(r.file) == real for r in refs)
         ]
 
-    def finish_windows(self, exit_code: int, failure: Callable[[Window], Any] | None) -> None:
-        """The program ended (`exit_code`): what each unfinished window captured goes out as a
-        partial run, then `failure(window)`'s error for the first one."""
+    def finish_windows(self, exit_code: int | None, failure: Callable[[Window], Any] | None) -> None:
+        """The program ended (`exit_code`; None: OpLens stopped it): what each unfinished window
+        captured goes out as a partial run, then `failure(window)`'s error for the first one."""
         unfinished = [w for w in self.windows if not w.done]
         for w in unfinished:
-            if w.prof is not None and w.wall_us:
+            if w.prof is not None:
                 w.prof.stop()
-                reason = (
-                    f"the program ended (exit status {exit_code}) after {len(w.wall_us)} of {self.calls} profiled calls"
-                )
-                self._send_run(w, partial=reason, stopped=False)
-            elif w.prof is not None:
-                w.prof.stop()
+            if w.wall_us:
+                ended = "OpLens stopped the program" if exit_code is None else f"the program ended (exit status {exit_code})"
+                reason = f"{ended} after {len(w.wall_us)} of {self.calls} profiled calls"
+                self._send_run(w, partial=reason, stopped=exit_code is None)
         if unfinished and failure is not None:
             self.send(failure(unfinished[0]))
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import os
 import runpy
+import signal
 import sys
 import threading
 import traceback
@@ -23,15 +24,16 @@ from typing import Any
 
 from oplens.backends.device import Backend
 from oplens.records.errors import OpLensError
-from oplens.records.job import Failed, Job, ProgramSpec
-from oplens.worker.capture import Capturer, Send, Window
+from oplens.records.job import STOP_SIGNAL, Failed, Job, ProgramSpec
+from oplens.worker.capture import Capturer, Send, StopProgram, Window
 from oplens.worker.compiled import FusedLines
 from oplens.worker.instrument import ImportHook, Instrumented, modules_from_file_named
 from oplens.worker.usercode import user_error
 
 
 def run(job: Job, backend: Backend[Any], send: Send) -> int:
-    """Run `job.program` to its end (or until `job.stop` ends it); the program's exit status."""
+    """Run `job.program` to its end (or until `job.stop` ends it, or the parent's STOP_SIGNAL);
+    the program's exit status."""
     program = job.program
     assert program is not None
     targets = [job.target] + [t.target for t in job.more_targets]
@@ -39,19 +41,33 @@ def run(job: Job, backend: Backend[Any], send: Send) -> int:
     error: BaseException | None = None
     with FusedLines() as fused, hook, Capturer(job, backend, hook, fused, send) as capture:
         capture.send_waiting()
+        signal.signal(STOP_SIGNAL, _stop)
+        exit_code: int | None
         try:
             _run_main(program, hook)
             exit_code = 0
+        except StopProgram:
+            exit_code = None  # the parent stopped it: what was captured is kept, it says why
         except SystemExit as e:
             exit_code = _exit_status(e)
         except BaseException as e:  # the program's own exception: printed as Python prints it
             error = e
             _print_traceback(e)
             exit_code = 1
-        capture.finish_windows(exit_code, lambda w: Failed(_unfinished(w, capture, hook, exit_code, error)))
+        signal.signal(STOP_SIGNAL, signal.SIG_DFL)
+        if exit_code is None:
+            capture.finish_windows(None, None)
+            capture.end(-1, stopped=False)
+            return 1
+        code = exit_code
+        capture.finish_windows(code, lambda w: Failed(_unfinished(w, capture, hook, code, error)))
         _shut_down()
-        capture.end(exit_code, stopped=False)
-    return exit_code
+        capture.end(code, stopped=False)
+    return code
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise StopProgram()
 
 
 def _run_main(program: ProgramSpec, hook: ImportHook) -> None:
