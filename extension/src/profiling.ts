@@ -10,7 +10,7 @@
  */
 
 import * as vscode from 'vscode';
-import { PROFILE_COMMAND, SHOW_RUN_COMMAND } from '../shared/names';
+import { CANCEL_COMMAND, PROFILE_COMMAND, SHOW_RUN_COMMAND } from '../shared/names';
 import type { SettingsSource } from './config';
 import { ArgumentMemory } from './core/argMemory';
 import { enclosingFunction, topLevelFunctionNames, type DocFunction, type DocumentInfo } from './core/documentIndex';
@@ -126,17 +126,39 @@ export class Profiler {
     const options_ = captureOptions(this.settings.value);
     const backend = options.backend ?? options_.backend;
     const spec: ProgramSpec = programForHost({ ...program.spec, cwd: program.spec.cwd ?? program.folder }, this.server.pathMap);
-    const runId = await this.send(
-      qualname,
-      `Capturing ${qualname} in ${program.label} on ${backend.toUpperCase()}…`,
-      { uri: uri.toString(), qualname, program: spec, ...options_, backend },
-      (e) =>
-        this.notifier.show(describeCaptureError(asRpcError(e), qualname, program.label, backend), {
+    // A notification with Cancel (the server's own progress is in the status bar): a program may
+    // run long before it calls the function. Cancel sends oplens.cancel, which ends the program
+    // (and whatever else this window has running); the request then fails as cancelled. Not
+    // $/cancelRequest: the server answers it at once, but the command keeps running.
+    let failure: { error: unknown } | undefined;
+    const runId = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `OpLens: capturing ${qualname} in ${program.label}`, cancellable: true },
+      (_progress, token) => {
+        token.onCancellationRequested(() => {
+          this.server.execute(CANCEL_COMMAND, {}).catch((e: Error) => this.notifier.show({ severity: 'error', message: `OpLens: cannot cancel: ${e.message}`, actions: [] }));
+        });
+        return this.send(
+          `Capturing ${qualname} in ${program.label} on ${backend.toUpperCase()}…`,
+          { uri: uri.toString(), qualname, program: spec, ...options_, backend },
+          (error) => {
+            failure = { error }; // told once the progress notification is gone
+            return Promise.resolve();
+          },
+          (title) => `$(check) OpLens ${qualname} in ${program.label}: ${title}`,
+        );
+      },
+    );
+    if (failure) {
+      if (failure.error instanceof ServerUnavailable) {
+        await this.reportFailure(failure.error, qualname, backend);
+      } else {
+        await this.notifier.show(describeCaptureError(asRpcError(failure.error), qualname, program.label, backend), {
           pickProgram: () => this.profileInProgram(uri, qualname, options),
           retryWithBackend: (b: string) => this.profileInProgram(uri, qualname, { ...options, backend: b }, program),
-        }),
-      (title) => `$(check) OpLens ${qualname} in ${program.label}: ${title}`,
-    );
+        });
+      }
+      return undefined;
+    }
     const capture = runId ? this.store.get(runId)?.run.capture : undefined;
     if (capture?.partial) {
       const why = capture.reason ? `: ${capture.reason}` : '';
@@ -171,7 +193,6 @@ export class Profiler {
     const options_ = requestOptions(this.settings.value);
     const backend = options.backend ?? options_.backend;
     return this.send(
-      qualname,
       `Profiling ${qualname} on ${backend.toUpperCase()}…`,
       { uri: uri.toString(), qualname, args, ...options_, backend },
       (e) =>
@@ -188,7 +209,6 @@ export class Profiler {
    * reports progress itself); the run shown when it ends; the run id, or undefined after `fail`.
    */
   private async send(
-    qualname: string,
     busy: string,
     request: Record<string, unknown>,
     fail: (e: unknown) => Promise<void>,
@@ -207,11 +227,7 @@ export class Profiler {
     } catch (e) {
       this.panel.busy(null);
       release();
-      if (e instanceof ServerUnavailable) {
-        await this.reportFailure(e, qualname, String(request.backend ?? this.settings.value.backend));
-      } else {
-        await fail(e);
-      }
+      await fail(e);
       return undefined;
     } finally {
       this.panel.busy(null);

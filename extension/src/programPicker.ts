@@ -52,7 +52,7 @@ export class ProgramPicker {
       this.reportSetting(setting);
     }
     const remembered = this.memory.get();
-    const items = programPickItems({ launch: choices, remembered, setting: typeof setting === 'string' ? undefined : setting });
+    const items = programPickItems({ launch: choices, remembered, setting: typeof setting === 'string' ? undefined : setting, folder: folderPath });
 
     let item: PickItem | undefined = items[0];
     if (items.length > 1) {
@@ -82,12 +82,12 @@ export class ProgramPicker {
         return done(spec, item.choice.name);
       }
       case 'setting':
-        return done(item.spec, describeProgram(item.spec));
+        return done(item.spec, describeProgram(item.spec, folderPath));
       case 'line': {
         const spec = parseProgramLine(item.line, ctx);
         if (typeof spec !== 'string') {
           await this.memory.remember({ kind: 'line', line: item.line });
-          return done(spec, describeProgram(spec));
+          return done(spec, describeProgram(spec, folderPath));
         }
         return this.enter(qualname, ctx, item.line).then((r) => r && done(r.spec, r.label));
       }
@@ -104,7 +104,7 @@ export class ProgramPicker {
       void vscode.window.showWarningMessage(
         `OpLens: the launch configuration "${choice.name}" uses ${choice.unresolved.join(', ')}, which OpLens cannot resolve: enter its program with those filled in.`,
       );
-      const r = await this.enter(qualname, ctx, describeProgram(choice.spec));
+      const r = await this.enter(qualname, ctx, describeProgram(choice.spec, ctx.workspaceFolder));
       return r && { ...r.spec, cwd: r.spec.cwd ?? choice.spec.cwd, env: choice.spec.env };
     }
     if (!choice.asksArgs) {
@@ -112,7 +112,7 @@ export class ProgramPicker {
     }
     const args = await vscode.window.showInputBox({
       title: `OpLens: arguments for "${choice.name}"`,
-      prompt: `${describeProgram(choice.spec)} … (split like a shell)`,
+      prompt: `${describeProgram(choice.spec, ctx.workspaceFolder)} … (split like a shell)`,
       ignoreFocusOut: true,
     });
     return args === undefined ? undefined : { ...choice.spec, args: splitArgs(args) };
@@ -140,7 +140,7 @@ export class ProgramPicker {
       return undefined; // the box does not accept it
     }
     await this.memory.remember({ kind: 'line', line: line.trim() });
-    return { spec, label: describeProgram(spec) };
+    return { spec, label: describeProgram(spec, ctx.workspaceFolder) };
   }
 
   private reportSetting(problem: string): void {

@@ -280,6 +280,22 @@ describe('the picker: remembered choice first, then launch.json, the setting, an
     assert.equal(items[1]?.detail, `-m pkg.b -v  ·  in ${WS}/sub`);
   });
 
+  it('paths inside the workspace folder are shown relative to it; the folder itself as the working directory is not shown', () => {
+    const { choices: mine } = launchChoices(
+      [
+        { name: 'T', type: 'debugpy', request: 'launch', program: '${workspaceFolder}/train.py', args: ['--steps', '30'], cwd: '${workspaceFolder}' },
+        { name: 'O', type: 'debugpy', request: 'launch', program: '/opt/other/run.py', cwd: '/opt/other' },
+      ],
+      ctx,
+    );
+    const items = programPickItems({ launch: [...mine, ...choices], folder: WS });
+    assert.deepEqual(
+      items.map((i) => i.detail),
+      ['train.py --steps 30', '/opt/other/run.py  ·  in /opt/other', 'a.py', '-m pkg.b -v  ·  in sub', 'path/to/script.py ARGS, or -m package.module ARGS'],
+    );
+    assert.equal(describeProgram({ program: `${WS}/model/train.py`, args: ['my run'] }, WS), `model/train.py 'my run'`);
+  });
+
   it('a remembered configuration comes first, marked last used', () => {
     const items = programPickItems({ launch: choices, remembered: { kind: 'launch', name: 'B' } });
     assert.deepEqual(labels(items), ['B [last used · launch.json]', 'A [launch.json]', 'Enter a script or module… []']);
@@ -361,6 +377,8 @@ describe('describeCaptureError: a capture that failed, in the user\'s words', ()
     const c = describeCaptureError(err('cancelled', 'cancelled'), 'f', 'train.py', 'cpu');
     assert.equal(c.severity, 'info');
     assert.match(c.message, /capturing f in train\.py was cancelled; the program was stopped/);
+    // the request cancelled from the progress notification ($/cancelRequest): the same
+    assert.deepEqual(describeCaptureError({ code: -32800, message: 'Request with id "7" is canceled' }, 'f', 'train.py', 'cpu'), c);
     const b = describeCaptureError(err('backend_unavailable', 'CUDA is not available'), 'f', 'train.py', 'cuda');
     assert.ok(b.actions.some((a) => a.kind === 'retryWithBackend'));
     const lost = describeCaptureError({ message: 'Connection got disposed.' }, 'f', 'train.py', 'cpu');

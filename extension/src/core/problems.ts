@@ -420,6 +420,9 @@ export function describeProfileError(e: RpcError, what: string, backend: string)
   }
 }
 
+/** JSON-RPC's RequestCancelled: the client cancelled the request ($/cancelRequest). */
+export const REQUEST_CANCELLED = -32800;
+
 /**
  * A failed capture inside the user's program (Profile Function in Program…) → what to tell the
  * user. The engine's message says what the program did (never called the function, raised, ended
@@ -427,6 +430,9 @@ export function describeProfileError(e: RpcError, what: string, backend: string)
  * `oplens/result` like any run. `program` names the program: "train.py --steps 30".
  */
 export function describeCaptureError(e: RpcError, what: string, program: string, backend: string): Problem {
+  if (e.code === REQUEST_CANCELLED) {
+    return { severity: 'info', message: `OpLens: capturing ${what} in ${program} was cancelled; the program was stopped.`, actions: [] };
+  }
   const err = isConnectionLost(e) ? undefined : engineError(e.data);
   if (!err) {
     return describeProfileError(e, what, backend);

@@ -317,10 +317,22 @@ export function programFromSetting(raw: unknown, ctx: VariableContext): ProgramS
   return result.spec;
 }
 
-/** The program as a command line: `train.py --steps 30`, `-m torch.distributed.run --nproc-per-node 2 train.py`. */
-export function describeProgram(spec: ProgramSpec): string {
-  const head = spec.module !== undefined ? ['-m', spec.module] : [spec.program ?? ''];
+/**
+ * The program as a command line: `train.py --steps 30`, `-m torch.distributed.run --nproc-per-node 2 train.py`;
+ * a script inside `folder` (the workspace folder) relative to it.
+ */
+export function describeProgram(spec: ProgramSpec, folder?: string): string {
+  const head = spec.module !== undefined ? ['-m', spec.module] : [shortPath(spec.program ?? '', folder)];
   return joinArgs([...head, ...(spec.args ?? [])]);
+}
+
+/** `p` relative to `folder` when inside it (`.` for the folder itself), else as it is. */
+export function shortPath(p: string, folder?: string): string {
+  if (!folder || !path.isAbsolute(p)) {
+    return p;
+  }
+  const rel = path.relative(folder, p);
+  return rel === '' ? '.' : rel.startsWith('..') || path.isAbsolute(rel) ? p : rel;
 }
 
 /**
@@ -385,16 +397,19 @@ export function programPickItems(options: {
   launch: readonly LaunchChoice[];
   remembered?: ProgramChoice;
   setting?: ProgramSpec;
+  /** The workspace folder: paths inside it are shown relative to it. */
+  folder?: string;
 }): PickItem[] {
-  const { launch, remembered, setting } = options;
+  const { launch, remembered, setting, folder } = options;
+  const where = (cwd: string | undefined): string => (cwd && shortPath(cwd, folder) !== '.' ? `in ${shortPath(cwd, folder)}` : '');
   const launchItem = (c: LaunchChoice, last: boolean): PickItem => {
     const notes = [last ? 'last used' : '', 'launch.json'];
     if (c.unresolved.length) {
       notes.push(`uses ${c.unresolved.join(', ')}`);
     }
-    const line = c.asksArgs ? `${describeProgram(c.spec)} (arguments asked)` : describeProgram(c.spec);
-    const cwd = c.spec.cwd ? `  ·  in ${c.spec.cwd}` : '';
-    return { kind: 'launch', label: c.name, description: notes.filter(Boolean).join(' · '), detail: line + cwd, choice: c };
+    const line = c.asksArgs ? `${describeProgram(c.spec, folder)} (arguments asked)` : describeProgram(c.spec, folder);
+    const cwd = where(c.spec.cwd);
+    return { kind: 'launch', label: c.name, description: notes.filter(Boolean).join(' · '), detail: cwd ? `${line}  ·  ${cwd}` : line, choice: c };
   };
   const items: PickItem[] = [];
   const rememberedLaunch = remembered?.kind === 'launch' ? launch.find((c) => c.name === remembered.name) : undefined;
@@ -404,7 +419,7 @@ export function programPickItems(options: {
     items.push({ kind: 'line', label: remembered.line, description: 'last used', detail: 'entered', line: remembered.line });
   }
   const settingItem: PickItem | undefined = setting
-    ? { kind: 'setting', label: describeProgram(setting), description: 'oplens.program setting', detail: setting.cwd ? `in ${setting.cwd}` : '', spec: setting }
+    ? { kind: 'setting', label: describeProgram(setting, folder), description: 'oplens.program setting', detail: where(setting.cwd), spec: setting }
     : undefined;
   if (settingItem && items.length === 0) {
     items.push(settingItem);
