@@ -10,6 +10,7 @@
 //   --smoke           no extension: prove code-server + Chromium + the workspace only
 //   --keep            keep the temporary folder (code-server logs, workspace, runs) for inspection
 //   --serve-only      set up and start code-server (extension installed), print its URL and wait (debugging)
+//   --program-only    after opening rmsnorm.py, only the Profile Function in Program… steps (Block.forward)
 // Environment: OPLENS_E2E_PYTHON overrides the interpreter (default <repo>/.venv/bin/python);
 //   OPLENS_E2E_TORCH_THREADS sets OMP_NUM_THREADS for the profiled code (default 1; empty: unset).
 //
@@ -43,16 +44,22 @@ const ARGS_EXPR = 'make_inputs(2, 64, 256)';
 const EDITED_FROM = 'x_sq = x * x';
 const EDITED_TO = 'x_sq = (x.unsqueeze(0).expand(64, -1, -1, -1) * x).mean(0)';
 const TIME_RE = /\d[\d.,]*\s?(?:µs|us|ms|s)\b/;
+// Profile Function in Program…: e2e/workspace/ (copied over examples/) has train_tinyblock.py, which
+// calls tinyblock.Block.forward, a launch configuration that runs it, and the capture settings.
+const PROGRAM_LENS = '▶ Profile in Program…';
+const LAUNCH_NAME = 'Train tiny block';
+const SLEEPY_PROGRAM = 'train_tinyblock.py --sleep 600';
 
 // ------------------------------------------------------------------ arguments
 const argv = process.argv.slice(2);
-const opt = { vsix: null, smoke: false, keep: false, serveOnly: false };
+const opt = { vsix: null, smoke: false, keep: false, serveOnly: false, programOnly: false };
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (a === '--vsix') opt.vsix = path.resolve(argv[++i]);
   else if (a === '--smoke') opt.smoke = true;
   else if (a === '--keep') opt.keep = true;
   else if (a === '--serve-only') opt.serveOnly = true;
+  else if (a === '--program-only') opt.programOnly = true;
   else if (a === '-h' || a === '--help') {
     const lines = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1);
     console.log(lines.slice(0, lines.findIndex((l) => !l.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
@@ -457,6 +464,7 @@ async function main() {
 
   await step('prepare workspace and settings', async () => {
     fs.cpSync(path.join(REPO, 'examples'), workspace, { recursive: true });
+    fs.cpSync(path.join(E2E_DIR, 'workspace'), workspace, { recursive: true });
     fs.writeFileSync(path.join(tmpRoot, 'code-server.yaml'), `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
     fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
     const settings = {
@@ -658,6 +666,15 @@ async function main() {
     return;
   }
 
+  if (!opt.programOnly) await profileCompareAndDiff();
+  await captureInProgram();
+  log(opt.programOnly
+    ? 'PASSED (--program-only): Block.forward captured inside train_tinyblock.py from its launch configuration, and a typed program cancelled'
+    : 'PASSED: totals lens, per-line hints, results panel with aten::mul, comparison with speed-ups, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, Block.forward captured inside train_tinyblock.py from its launch configuration, and a typed program cancelled');
+}
+
+/** Profile rmsnorm_naive, compare the three variants, edit rmsnorm_naive and diff the new run. */
+async function profileCompareAndDiff() {
   // ---------------------------------------------------------------- profile rmsnorm_naive
   await step('right-click in rmsnorm_naive → OpLens: Profile Function', async () => {
     await rightClickOnLine('x_sq = x * x');
@@ -884,7 +901,153 @@ async function main() {
     log(`against the earliest run: ${picked}`);
   });
 
-  log('PASSED: totals lens, per-line hints, results panel with aten::mul, comparison with speed-ups, and after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view');
+}
+
+/** Profile Function in Program…: Block.forward captured inside train_tinyblock.py, from its launch configuration. */
+async function captureInProgram() {
+  await step('open tinyblock.py (the model of the workspace\'s program, train_tinyblock.py)', async () => {
+    // editor group 1 (rmsnorm.py) active, so the file opens there and not beside the results panel
+    await clickOnLine('mean_eps = mean_sq + EPS');
+    await page
+      .locator('.explorer-folders-view .monaco-list-row')
+      .filter({ has: page.locator('.label-name', { hasText: /^tinyblock\.py$/ }) })
+      .first()
+      .click();
+    await waitFor('the editor to show tinyblock.py with def forward', async () => (await editorLines()).some((l) => l.includes('def forward(self, x')), 30000);
+    const lens = await waitFor(
+      `the ${PROGRAM_LENS} lens over Block.forward`,
+      async () => (await codeLensTexts()).find((t) => t.includes(PROGRAM_LENS)),
+      30000,
+    );
+    log(`lens row: ${lens}`);
+  });
+
+  await step('right-click in Block.forward → OpLens: Profile Function in Program… → the launch configuration', async () => {
+    await rightClickOnLine('h = torch.nn.functional.gelu(h)');
+    await screenshot('context-menu-program');
+    await clickMenuItem(/^(OpLens: )?Profile Function in Program…$/);
+    const widget = page.locator('.quick-input-widget');
+    const rows = widget.locator('.quick-input-list .monaco-list-row').filter({ visible: true });
+    await waitFor('the program picker', async () => (await quickInputVisible()) && (await rows.count()) > 0, 20000, 200);
+    const labels = (await rows.allInnerTexts()).map((l) => l.replace(/\s+/g, ' ').trim());
+    log(`program picker offers: ${labels.join(' | ')}`);
+    if (!labels.some((l) => l.includes(LAUNCH_NAME))) throw new StepFailure(`the picker does not offer the launch configuration "${LAUNCH_NAME}": ${labels.join(' | ')}`);
+    if (!labels.some((l) => l.includes('Enter a script or module'))) throw new StepFailure(`the picker has no "Enter a script or module…": ${labels.join(' | ')}`);
+    if (labels.some((l) => l.includes('Attach to a process'))) throw new StepFailure(`the picker offers an attach configuration: ${labels.join(' | ')}`);
+    await screenshot('program-picker');
+    await rows.filter({ has: page.locator('.label-name', { hasText: LAUNCH_NAME }) }).first().locator('.quick-input-list-label').first().click();
+  });
+
+  await step('wait for the capture of Block.forward in train_tinyblock.py', async () => {
+    let progressShot = false;
+    const started = Date.now();
+    await waitFor(
+      'the CodeLens totals line over Block.forward (… ops · 5 iters)',
+      async () => {
+        const toasts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
+        const err = toasts.find((t) => /error|failed|cannot|could not|never called/i.test(t) && /oplens/i.test(t));
+        if (err) throw new StepFailure(`the extension reported: ${err.replace(/\s+/g, ' ')}`);
+        const progress = toasts.find((t) => /waiting|captured/i.test(t));
+        if (progress && !progressShot) {
+          progressShot = true;
+          log(`progress: ${progress.replace(/\s+/g, ' ')}`);
+          await screenshot('program-capture-progress');
+        }
+        return (await codeLensTexts()).find((t) => /\bops?\b/.test(t) && /\b5 iters\b/.test(t));
+      },
+      PROFILE_TIMEOUT_MS,
+      500,
+    ).catch(async (e) => {
+      if (e instanceof StepFailure && /the extension reported/.test(e.message)) throw e;
+      throw new StepFailure(`${e.message}; lenses seen: ${JSON.stringify(await codeLensTexts().catch(() => []))}`);
+    });
+    log(`captured in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  });
+
+  await step('assert: Block.forward\'s totals lens and per-line hints; the program\'s output in the OpLens output', async () => {
+    const totals = (await codeLensTexts()).find((t) => /\bops?\b/.test(t) && /\b5 iters\b/.test(t));
+    log(`totals lens: ${totals}`);
+    if (!/CPU/.test(totals)) throw new StepFailure(`the totals lens does not name the CPU backend: "${totals}"`);
+    if (!TIME_RE.test(totals)) throw new StepFailure(`the totals lens carries no time: "${totals}"`);
+    const body = ['h = self.norm(x)', 'h = self.up(h)', 'h = torch.nn.functional.gelu(h)', 'h = self.down(h)', 'return x + h'];
+    const hinted = await waitFor(
+      'an inlay hint with a time at the end of each line of Block.forward',
+      async () => {
+        const lines = await editorLines();
+        const withTime = body.filter((code) => {
+          const l = lines.find((x) => x.includes(code));
+          return l && TIME_RE.test(l.slice(l.indexOf(code) + code.length));
+        });
+        return withTime.length === body.length ? withTime : null;
+      },
+      20000,
+    );
+    const lines = await editorLines();
+    for (const code of hinted) log(`hint: ${lines.find((x) => x.includes(code)).trim()}`);
+    await page.waitForTimeout(300);
+    await screenshot('editor-program-capture');
+    // the program's output comes to the OpLens output channel (window/logMessage)
+    const logsDir = path.join(tmpRoot, 'user-data', 'logs');
+    const output = await waitFor(
+      'the program\'s "step N loss" lines in the OpLens output',
+      async () => {
+        for (const f of findFiles(logsDir, (p) => /oplens.*\.log$/i.test(path.relative(logsDir, p)))) {
+          const found = fs.readFileSync(f, 'utf8').split('\n').find((l) => /step \d+ loss/.test(l));
+          if (found) return found;
+        }
+        return null;
+      },
+      15000,
+    );
+    log(`program output in the OpLens output: ${output.trim()}`);
+  });
+
+  await step('Profile Function in Program… → Enter a script (one that waits first) → Cancel ends the program', async () => {
+    await rightClickOnLine('h = self.down(h)');
+    await clickMenuItem(/^(OpLens: )?Profile Function in Program…$/);
+    const widget = page.locator('.quick-input-widget');
+    const rows = widget.locator('.quick-input-list .monaco-list-row').filter({ visible: true });
+    await waitFor('the program picker', async () => (await quickInputVisible()) && (await rows.count()) > 0, 20000, 200);
+    const labels = (await rows.allInnerTexts()).map((l) => l.replace(/\s+/g, ' ').trim());
+    log(`program picker offers: ${labels.join(' | ')}`);
+    if (!(labels[0]?.includes(LAUNCH_NAME) && labels[0]?.includes('last used'))) {
+      throw new StepFailure(`the remembered launch configuration should come first, marked last used: ${labels.join(' | ')}`);
+    }
+    await rows.filter({ hasText: 'Enter a script or module' }).first().locator('.quick-input-list-label').first().click();
+    await waitFor('the program input box', async () => (await quickInputVisible()) && (await rows.count()) === 0, 10000, 200);
+    await widget.locator('input').fill(SLEEPY_PROGRAM);
+    await page.keyboard.press('Enter');
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'capturing Block.forward' }).first();
+    await toast.waitFor({ state: 'visible', timeout: 20000 });
+    const worker = await waitFor('the program running (an oplens.worker capturing Block.forward)', async () => captureWorkers()[0], 60000);
+    const status = await waitFor(
+      'the status bar to say "waiting for the first call"',
+      async () => (await page.locator('.statusbar .statusbar-item').allTextContents()).find((t) => t.includes('waiting for the first call')),
+      30000,
+    ).catch(() => null);
+    log(`program running (pid ${worker.pid}); status bar: ${status ? status.replace(/\s+/g, ' ').trim() : '(no "waiting for the first call")'}`);
+    await screenshot('program-capture-cancellable');
+    await toast.hover(); // the buttons of a progress toast show on hover
+    await toast.locator('.monaco-button', { hasText: 'Cancel' }).first().click();
+    const cancelled = await waitFor(
+      'the message that the capture was cancelled',
+      async () => (await page.locator('.notifications-toasts .notification-toast').allInnerTexts()).find((t) => /was cancelled; the program was stopped/.test(t)),
+      30000,
+    );
+    log(`after Cancel: ${cancelled.replace(/\s+/g, ' ')}`);
+    await waitFor('the program to end', async () => !captureWorkers().some((w) => w.pid === worker.pid), 15000);
+    await screenshot('program-capture-cancelled');
+  });
+}
+
+/** The OpLens worker processes capturing Block.forward for this run's workspace: `[{pid, args}]`. */
+function captureWorkers() {
+  const ps = spawnSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
+  return ps.stdout
+    .split('\n')
+    .map((l) => /^\s*(\d+)\s+(.*)$/.exec(l))
+    .filter((m) => m && m[2].includes('oplens.worker') && m[2].includes(tmpRoot) && /Block\.forward[^/]*\.job\.json/.test(m[2]))
+    .map((m) => ({ pid: Number(m[1]), args: m[2] }));
 }
 
 main()

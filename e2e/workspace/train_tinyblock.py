@@ -1,0 +1,40 @@
+"""Train a stack of tinyblock.Block for a few steps: a real program that calls Block.forward.
+
+    python train_tinyblock.py --steps 30
+    python train_tinyblock.py --sleep 600   # waits first, as a slow data loader would (the e2e cancels it)
+"""
+
+import argparse
+import time
+
+import torch
+from torch import nn
+
+from tinyblock import Block
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--sleep", type=float, default=0.0, help="seconds to wait before training")
+    args = parser.parse_args()
+    if args.sleep:
+        print(f"loading data for {args.sleep:g} s", flush=True)
+        time.sleep(args.sleep)
+    torch.manual_seed(0)
+    model = nn.Sequential(Block(), Block())
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(args.batch, 32, 64)
+    target = torch.randn(args.batch, 32, 64)
+    for step in range(1, args.steps + 1):
+        loss = nn.functional.mse_loss(model(x), target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        print(f"step {step} loss {loss.item():.4f}", flush=True)
+    print(f"trained {args.steps} steps")
+
+
+if __name__ == "__main__":
+    main()
