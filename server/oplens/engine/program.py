@@ -190,6 +190,12 @@ def _wait(worker: WorkerProcess, req: ProgramRequest, progress: ProgressFn | Non
             msg = worker.messages.get(timeout=0.1)
         except queue.Empty:
             continue
+        except KeyboardInterrupt:  # Ctrl-C reaches only OpLens (the worker has its own session): stop it as a cancel
+            if stopping:
+                raise  # a second one: kill it now
+            out.error = OpLensError("cancelled", "interrupted: the program was stopped (Ctrl-C again kills it)")
+            stopping, deadline = _ask_to_stop(worker), time.monotonic() + messages.STOP_GRACE_S
+            continue
         if isinstance(msg, messages.Progress) and progress is not None:
             progress(msg.stage, msg.done, msg.total)
         elif isinstance(msg, messages.Finished):
