@@ -8,7 +8,7 @@ in the workspace) is checked by the handlers, which know the client and the work
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pygls.exceptions import JsonRpcInvalidParams
@@ -19,18 +19,34 @@ T = TypeVar("T")
 
 
 @dataclass
+class ProgramArgs:
+    """The user's own program, in which `oplens.profile` captures the function (`oplens run`)."""
+
+    program: str | None = None  # a script, relative to `cwd` (as `python SCRIPT` takes it)
+    module: str | None = None  # or a module (as `python -m MODULE`): exactly one of the two
+    args: list[str] = field(default_factory=list)  # the program's arguments
+    cwd: str | None = None  # its working directory, relative to the workspace; None: the workspace
+    env: dict[str, str] = field(default_factory=dict)  # added to the server's environment
+
+
+@dataclass
 class ProfileArgs:
     uri: str
     qualname: str | None = None  # "Block.forward"
     line: int | None = None  # 0-based, as LSP counts: the function enclosing it
     args: str | None = None  # the Python expression of the positional arguments
+    program: ProgramArgs | None = None  # instead of `args`: capture the function inside this program
     backend: str | None = None  # None: the client's `backend` setting; so for the rest
     warmup: int | None = None
     iters: int | None = None
+    skip: int | None = None  # a capture's calls run untouched first (the `captureSkip` setting)
+    calls: int | None = None  # a capture's calls profiled (`captureCalls`)
+    stop: bool | None = None  # a capture: end the program once captured (`captureStop`)
     timeout_seconds: float | None = None
 
 
-PROFILE_SHAPE = "{uri, qualname or line (0-based), args?, backend?, warmup?, iters?, timeoutSeconds?}"
+PROFILE_SHAPE = ("{uri, qualname or line (0-based), args? or program? {program or module, args?, cwd?, env?}, "
+                 "backend?, warmup?, iters?, skip?, calls?, stop?, timeoutSeconds?}")
 
 
 @dataclass
@@ -115,3 +131,20 @@ def compare_targets(command: str, arg: Any) -> list[ProfileArgs]:
         except Invalid as e:
             raise JsonRpcInvalidParams(f"{command} takes one object {COMPARE_SHAPE}: {'; '.join(e.problems)}") from None
     return found
+
+
+def check_program(command: str, a: ProfileArgs) -> ProgramArgs | None:
+    """The program of `a` (None: a plain profile), or invalid params where it contradicts itself."""
+    p = a.program
+    if p is None:
+        return None
+    wrong = None
+    if a.args is not None:
+        wrong = "give args (the function called with them) or program (the function captured inside it), not both"
+    elif p.program and p.module:
+        wrong = "program takes program (a script) or module, not both"
+    elif not p.program and not p.module:
+        wrong = "program needs program (a script, e.g. 'train.py') or module (e.g. 'pkg.train')"
+    if wrong:
+        raise JsonRpcInvalidParams(f"{command} takes one object {PROFILE_SHAPE}: {wrong}")
+    return p

@@ -4,11 +4,16 @@ A command's arguments become a `ProfileRequest` (its target a `TargetSpec`; what
 leave out comes from the client's settings) and run on the shared device queue. The client that
 asked gets `oplens/result` with the whole run; every client hears of it through its listener
 (`results.Redraw`).
+
+`oplens.profile` with `program` instead of `args` captures the function inside the user's own
+program (`oplens run`): a `ProgramRequest`, on the same queue; the program's output comes to the
+client as `window/logMessage` while it runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import threading
 import uuid
 from collections.abc import Callable
@@ -20,64 +25,118 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from oplens.backends import registry
 from oplens.engine import ProfileRequest
+from oplens.engine import program as programs
 from oplens.engine.compare import compare_rows
+from oplens.engine.program import ProgramRequest
 from oplens.lsp import arguments, documents, progress, views
-from oplens.lsp.arguments import ProfileArgs
+from oplens.lsp.arguments import ProfileArgs, ProgramArgs
 from oplens.lsp.client import ClientState
 from oplens.records.errors import OpLensError
-from oplens.records.job import TargetSpec
+from oplens.records.job import ProgramSpec, TargetSpec
 from oplens.records.names import COMPARE_COMMAND, PROFILE_COMMAND, RESULT_NOTIFICATION
 from oplens.records.run import Run
 
 ProgressFn = Callable[[str, int, int], None]
 STAGE_WORDS = {"queued": "queued", "importing": "importing", "warmup": "warm-up", "profile": "iteration",
                "processing": "attributing"}
+LOG_LINE_LIMIT = 8192  # characters of a line without its end yet, sent as they are
 
 
 async def profile(client: ClientState, arg: Any) -> dict[str, Any]:
-    req = request(client, PROFILE_COMMAND, arguments.parse(PROFILE_COMMAND, arg, ProfileArgs, arguments.PROFILE_SHAPE))
-    run = await run_profile(client, req)
+    a = arguments.parse(PROFILE_COMMAND, arg, ProfileArgs, arguments.PROFILE_SHAPE)
+    program = arguments.check_program(PROFILE_COMMAND, a)
+    if program is not None:
+        run = await run_capture(client, capture_request(client, PROFILE_COMMAND, a, program))
+    else:
+        run = await run_profile(client, request(client, PROFILE_COMMAND, a))
     return {"run_id": run.run_id, "uri": client.uri(run.target.file), "qualname": run.target.qualname,
             "title": views.totals_title(run)}
 
 
 async def compare(client: ClientState, arg: Any) -> dict[str, Any]:
     """Profile each target in turn (every one checked before the first runs); the side-by-side rows."""
-    reqs = [request(client, COMPARE_COMMAND, t) for t in arguments.compare_targets(COMPARE_COMMAND, arg)]
+    targets = arguments.compare_targets(COMPARE_COMMAND, arg)
+    if any(t.program is not None for t in targets):
+        raise JsonRpcInvalidParams(f"{COMPARE_COMMAND} calls each function with args; it takes no program "
+                                   f"(capture inside a program with {PROFILE_COMMAND})")  # fmt: skip
+    reqs = [request(client, COMPARE_COMMAND, t) for t in targets]
     finished = [await run_profile(client, req) for req in reqs]
     return {"summary": compare_rows(finished)}
 
 
 def request(client: ClientState, command: str, a: ProfileArgs) -> ProfileRequest:
     """The engine's request for `a`: checked, and completed from the client's settings."""
+    target = _target(client, command, a)
+    s = client.settings
+    warmup = s.warmup if a.warmup is None else a.warmup
+    iters = s.iterations if a.iters is None else a.iters
+    for bad, message in ((warmup < 0, "warmup must be 0 or more"), (iters < 1, "iters must be 1 or more")):
+        if bad:
+            raise JsonRpcInvalidParams(f"{command}: {message}")
+    backend, timeout_s, options = _backend(client, command, a)
+    shared = client.shared
+    return ProfileRequest(target=target, args=a.args or "", backend=backend, warmup=warmup, iters=iters,
+                          timeout_s=timeout_s, workspace=shared.workspace, out=str(shared.runs_root),
+                          backend_options=options)
+
+
+def capture_request(client: ClientState, command: str, a: ProfileArgs, p: ProgramArgs) -> ProgramRequest:
+    """The engine's request to capture `a`'s function inside program `p`: checked (the program's
+    paths too, before it waits for the device), and completed from the client's settings."""
+    target = _target(client, command, a)
+    s = client.settings
+    skip = s.capture_skip if a.skip is None else a.skip
+    calls = s.capture_calls if a.calls is None else a.calls
+    for bad, message in ((skip < 0, "skip must be 0 or more"), (calls < 1, "calls must be 1 or more")):
+        if bad:
+            raise JsonRpcInvalidParams(f"{command}: {message}")
+    backend, timeout_s, options = _backend(client, command, a)
+    shared = client.shared
+    spec = ProgramSpec(program=_host(client, p.program or ""), module=p.module or "", args=list(p.args),
+                       cwd=_host(client, p.cwd or ""), env=dict(p.env))  # fmt: skip
+    req = ProgramRequest(targets=[target], program=spec, skip=skip, calls=calls,
+                         stop=s.capture_stop if a.stop is None else a.stop, backend=backend, timeout_s=timeout_s,
+                         workspace=shared.workspace, out=str(shared.runs_root), backend_options=options)  # fmt: skip
+    try:
+        programs.validate(req)  # a missing script or folder is told now, not after the queue
+    except OpLensError as e:
+        raise client.request_error(e) from None
+    return req
+
+
+def _target(client: ClientState, command: str, a: ProfileArgs) -> TargetSpec:
+    """`a`'s function, in a file of the workspace."""
     shared = client.shared
     path = Path(client.host_path(a.uri)).resolve()
     if not path.is_relative_to(shared.workspace):
         raise JsonRpcInvalidParams(f"{path} is outside the workspace {shared.workspace}; OpLens profiles only workspace files")
     if a.qualname:
-        target = TargetSpec(str(path), qualname=a.qualname)
-    elif a.line is not None and a.line >= 0:
-        target = TargetSpec(str(path), line=a.line + 1)  # LSP lines are 0-based
-    else:
-        raise JsonRpcInvalidParams(f"{command}: give the function as qualname (e.g. 'Block.forward') or line (0-based)")
+        return TargetSpec(str(path), qualname=a.qualname)
+    if a.line is not None and a.line >= 0:
+        return TargetSpec(str(path), line=a.line + 1)  # LSP lines are 0-based
+    raise JsonRpcInvalidParams(f"{command}: give the function as qualname (e.g. 'Block.forward') or line (0-based)")
+
+
+def _backend(client: ClientState, command: str, a: ProfileArgs) -> tuple[str, float, dict[str, Any]]:
+    """The backend, time limit and backend options of `a`, completed from the client's settings."""
     s = client.settings
     backend = s.backend if a.backend is None else a.backend
     if backend not in registry.NAMES:
         raise JsonRpcInvalidParams(f"{command}: unknown backend {backend!r}; choose one of {', '.join(registry.NAMES)}")
-    warmup = s.warmup if a.warmup is None else a.warmup
-    iters = s.iterations if a.iters is None else a.iters
     timeout_s = s.timeout_seconds if a.timeout_seconds is None else a.timeout_seconds
-    for bad, message in ((warmup < 0, "warmup must be 0 or more"), (iters < 1, "iters must be 1 or more"),
-                         (timeout_s <= 0, "timeoutSeconds must be above 0")):
-        if bad:
-            raise JsonRpcInvalidParams(f"{command}: {message}")
+    if timeout_s <= 0:
+        raise JsonRpcInvalidParams(f"{command}: timeoutSeconds must be above 0")
     try:
-        options = registry.parse_options(backend, s.backend_options, shared.workspace)
+        options = registry.parse_options(backend, s.backend_options, client.shared.workspace)
     except OpLensError as e:
         raise client.request_error(e) from None
-    return ProfileRequest(target=target, args=a.args or "", backend=backend, warmup=warmup, iters=iters,
-                          timeout_s=timeout_s, workspace=shared.workspace, out=str(shared.runs_root),
-                          backend_options=options)
+    return backend, timeout_s, options
+
+
+def _host(client: ClientState, path: str) -> str:
+    """A program's path as the host names it: an absolute one through the client's path mappings
+    (a relative one is the engine's to resolve, against the workspace)."""
+    return client.paths.to_host(path) if path.startswith("/") else path
 
 
 async def run_profile(client: ClientState, req: ProfileRequest) -> Run:
@@ -94,10 +153,7 @@ async def run_profile(client: ClientState, req: ProfileRequest) -> Run:
         run = await client.shared.profile(req, report, cancel, announce)
     except OpLensError as e:
         progress.end(client, token, e.message)
-        if e.kind == "user_exception":
-            file = e.location.get("file", req.target.file)
-            client.errors[file] = e
-            documents.redraw(client, file)
+        _mark(client, e, req.target.file)
         raise client.request_error(e) from None
     except asyncio.CancelledError:
         cancel.set()
@@ -107,6 +163,93 @@ async def run_profile(client: ClientState, req: ProfileRequest) -> Run:
         client.cancels.pop(token, None)
     progress.end(client, token, views.totals_title(run))
     return run
+
+
+async def run_capture(client: ClientState, req: ProgramRequest) -> Run:
+    """Run the program of `req` on the shared queue with progress, its output to the client's log;
+    `oplens/result` to this client for each stored run (a partial one too); the first target's run."""
+    token = str(uuid.uuid4())
+    cancel = threading.Event()
+    client.cancels[token] = cancel
+    target = req.targets[0]
+    name = _program_name(req.program)
+    report = await _begin_progress(client, token, f"{str(target).rsplit('/', 1)[-1]} in {name}")
+    output = ProgramOutput(client, name, asyncio.get_running_loop())
+
+    def announce(run: Run) -> None:
+        client.notify(RESULT_NOTIFICATION, {"uri": client.uri(run.target.file), "run": run.to_dict()})
+
+    try:
+        done = await client.shared.capture(req, report, cancel, announce, output.echo)
+    except OpLensError as e:
+        output.flush()
+        progress.end(client, token, e.message)
+        _mark(client, e, target.file)
+        raise client.request_error(e) from None
+    except asyncio.CancelledError:
+        cancel.set()
+        progress.end(client, token, "cancelled")
+        raise
+    finally:
+        client.cancels.pop(token, None)
+    output.flush()
+    run = done[0]
+    progress.end(client, token, views.totals_title(run))
+    return run
+
+
+def _mark(client: ClientState, e: OpLensError, target_file: str) -> None:
+    """The user's exception as a diagnostic at its line: a profile's (in the target's file unless it
+    says where), a program's where it says where."""
+    if e.kind == "user_exception" or (e.kind == "program_failed" and e.location.get("file")):
+        file = e.location.get("file", target_file)
+        client.errors[file] = e
+        documents.redraw(client, file)
+
+
+def _program_name(p: ProgramSpec) -> str:
+    """How the program is named in the progress title and before each line of its output."""
+    return f"-m {p.module}" if p.module else Path(p.program).name
+
+
+class ProgramOutput:
+    """The program's stdout and stderr as `window/logMessage` (Log), line by line as they come,
+    each line after `[NAME]` (`[NAME stderr]`). `echo` runs on the engine's reader threads (one
+    per stream); the messages are sent from the event loop."""
+
+    def __init__(self, client: ClientState, name: str, loop: asyncio.AbstractEventLoop) -> None:
+        self._client = client
+        self._loop = loop
+        self._prefix = {1: f"[{name}] ", 2: f"[{name} stderr] "}
+        self._decoders = {n: codecs.getincrementaldecoder("utf-8")(errors="replace") for n in (1, 2)}
+        self._pending = {1: "", 2: ""}  # each stream's line without its end yet
+        self._lock = threading.Lock()
+
+    def echo(self, stream: int, data: bytes) -> None:
+        with self._lock:
+            text = self._pending[stream] + self._decoders[stream].decode(data)
+            *lines, rest = text.split("\n")
+            if len(rest) > LOG_LINE_LIMIT:
+                lines, rest = [*lines, rest], ""
+            self._pending[stream] = rest
+        self._send(stream, lines)
+
+    def flush(self) -> None:
+        """What is left of each stream (a last line without its end), once the program is over."""
+        for stream in (1, 2):
+            with self._lock:
+                rest = self._pending[stream] + self._decoders[stream].decode(b"", final=True)
+                self._pending[stream] = ""
+            if rest:
+                self._send(stream, [rest])
+
+    def _send(self, stream: int, lines: list[str]) -> None:
+        if not lines:
+            return
+        prefix = self._prefix[stream]
+        message = "\n".join(prefix + line.rstrip("\r") for line in lines)
+        params = lsp.LogMessageParams(type=lsp.MessageType.Log, message=message)
+        self._loop.call_soon_threadsafe(self._client.ls.window_log_message, params)
 
 
 def cancel_progress(client: ClientState, token: str) -> None:
@@ -130,13 +273,28 @@ async def _begin_progress(client: ClientState, token: str, title: str) -> Progre
         return lambda stage, done, total: None
 
     def report(stage: str, done: int, total: int) -> None:
-        if stage == "queued":
-            message = f"waiting for the device: {done} job(s) ahead"
-        else:
-            word = STAGE_WORDS.get(stage, stage)
-            message = f"{word} {done}/{total}" if total > 1 else word
-        pct = {"importing": 2, "warmup": 5 + int(25 * done / max(total, 1)),
-               "profile": 30 + int(65 * done / max(total, 1)), "processing": 97}.get(stage, 0)
-        send(lsp.WorkDoneProgressReport(message=message, percentage=pct, cancellable=True))
+        send(lsp.WorkDoneProgressReport(message=stage_message(stage, done, total),
+                                        percentage=stage_percentage(stage, done, total), cancellable=True))  # fmt: skip
 
     return report
+
+
+def stage_message(stage: str, done: int, total: int) -> str:
+    """A progress report's words: a profile's (`iteration 3/20`) or a capture's (`captured 4 of 10`)."""
+    if stage == "queued":
+        return f"waiting for the device: {done} job(s) ahead"
+    if stage == "waiting":  # a capture: the program runs until the function's calls come
+        return "waiting for the first call" if done == 0 else f"waiting: call {done} of {total} skipped"
+    if stage == "capture":
+        return f"captured {done} of {total}"
+    word = STAGE_WORDS.get(stage, stage)
+    return f"{word} {done}/{total}" if total > 1 else word
+
+
+def stage_percentage(stage: str, done: int, total: int) -> int:
+    share = done / max(total, 1)
+    if stage in ("warmup", "waiting"):
+        return 5 + int(25 * share)
+    if stage in ("profile", "capture"):
+        return 30 + int(65 * share)
+    return {"importing": 2, "processing": 97}.get(stage, 0)

@@ -10,17 +10,20 @@ the engine.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import subprocess
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from oplens.engine import ProfileRequest, profile, runs
 from oplens.engine.diff import FunctionDiff, diff_runs
-from oplens.engine.process import WorkerProcess
+from oplens.engine.process import Echo, WorkerProcess
+from oplens.engine.program import ProgramRequest, run_program
 from oplens.records.errors import OpLensError
 from oplens.records.run import Run
 
@@ -272,6 +275,38 @@ class SharedState:
     ) -> Run:
         """Queue `req` on the device and run it in a warm worker; every client hears of the result
         (after `announce`, which tells the client that asked)."""
+        async with self._device(progress, cancel, "profile"):
+            try:
+                run = await asyncio.to_thread(profile, req, progress, cancel, self.pool.take())
+            finally:
+                self.pool.refill()
+        self._finished(run, announce)
+        return run
+
+    async def capture(
+        self,
+        req: ProgramRequest,
+        progress: Callable[[str, int, int], None],
+        cancel: threading.Event,
+        announce: Callable[[Run], None] | None = None,
+        echo: Echo | None = None,
+    ) -> list[Run]:
+        """Queue `req` on the device and run the user's program with its targets captured (its own
+        worker: the program has its own working directory and environment; stdin: none). Every
+        stored run, a partial one too, is added and heard of as a profile's is, as soon as it is
+        stored: a failure after it (raised here) does not lose it. The complete runs, in order."""
+        loop = asyncio.get_running_loop()
+
+        def stored(run: Run) -> None:  # on the capture's thread: the rest happens on the loop, in order,
+            loop.call_soon_threadsafe(self._finished, run, announce)  # before the result or error is back
+
+        async with self._device(progress, cancel, "capture"):
+            return await asyncio.to_thread(run_program, req, progress, cancel, echo, subprocess.DEVNULL, stored)
+
+    @contextlib.asynccontextmanager
+    async def _device(self, progress: Callable[[str, int, int], None], cancel: threading.Event,
+                      what: str) -> AsyncIterator[None]:  # fmt: skip
+        """The device, one job at a time: waits its turn (saying how many jobs are ahead)."""
         self.waiting += 1
         try:
             if self.device_lock.locked():
@@ -281,18 +316,18 @@ class SharedState:
             self.waiting -= 1
         try:
             if cancel.is_set():
-                raise OpLensError("cancelled", "the profile was cancelled before it started")
-            run = await asyncio.to_thread(profile, req, progress, cancel, self.pool.take())
+                raise OpLensError("cancelled", f"the {what} was cancelled before it started")
+            yield
         finally:
             self.device_lock.release()
-            self.pool.refill()
+
+    def _finished(self, run: Run, announce: Callable[[Run], None] | None) -> None:
         self.results.add(run)
         self.diffs.remember(run)
         if announce is not None:
             announce(run)
         for listener in list(self.listeners):
             listener.on_result(run)
-        return run
 
     def clear(self, file: str | None) -> None:
         """Hide the runs of `file` (None: of every file) from every client; they stay on disk."""
