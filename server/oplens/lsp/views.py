@@ -102,7 +102,9 @@ def totals_title(run: Run) -> str:
     parts = [f"{label} {fmt_us(t.self_device_us)}"]
     if label != "CPU":
         parts.append(f"CPU {fmt_us(t.self_cpu_us)}")
-    parts += [f"{t.op_calls:g} ops", f"{run.config.iters} iters"]
+    c = run.capture
+    counted = f"{run.config.iters} iters" if c is None else f"{c.calls_profiled} calls" + (" (partial)" if c.partial else "")
+    parts += [f"{t.op_calls:g} ops", counted]
     return " · ".join(parts)
 
 
