@@ -49,6 +49,11 @@ const TIME_RE = /\d[\d.,]*\s?(?:µs|us|ms|s)\b/;
 const PROGRAM_LENS = '▶ Profile in Program…';
 const LAUNCH_NAME = 'Train tiny block';
 const SLEEPY_PROGRAM = 'train_tinyblock.py --sleep 600';
+// 3 steps call Block.forward 6 times (two blocks a step); the capture needs 2 + 2 profiler warm-up + 5
+const SHORT_PROGRAM = 'train_tinyblock.py --steps 3';
+// a capture's totals lens counts the profiled calls (`5 calls`; older servers said `5 iters`)
+const CAPTURED_5 = /\b5 (calls|iters)\b/;
+const CAPTURED_PARTIAL = /\b[1-4] (calls?|iters?)\b/;
 
 // ------------------------------------------------------------------ arguments
 const argv = process.argv.slice(2);
@@ -669,8 +674,8 @@ async function main() {
   if (!opt.programOnly) await profileCompareAndDiff();
   await captureInProgram();
   log(opt.programOnly
-    ? 'PASSED (--program-only): Block.forward captured inside train_tinyblock.py from its launch configuration, and a typed program cancelled'
-    : 'PASSED: totals lens, per-line hints, results panel with aten::mul, comparison with speed-ups, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, Block.forward captured inside train_tinyblock.py from its launch configuration, and a typed program cancelled');
+    ? 'PASSED (--program-only): Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled'
+    : 'PASSED: totals lens, per-line hints, results panel with aten::mul, comparison with speed-ups, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled');
 }
 
 /** Profile rmsnorm_naive, compare the three variants, edit rmsnorm_naive and diff the new run. */
@@ -942,7 +947,7 @@ async function captureInProgram() {
     let progressShot = false;
     const started = Date.now();
     await waitFor(
-      'the CodeLens totals line over Block.forward (… ops · 5 iters)',
+      'the CodeLens totals line over Block.forward (… ops · 5 calls)',
       async () => {
         const toasts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
         const err = toasts.find((t) => /error|failed|cannot|could not|never called/i.test(t) && /oplens/i.test(t));
@@ -953,7 +958,7 @@ async function captureInProgram() {
           log(`progress: ${progress.replace(/\s+/g, ' ')}`);
           await screenshot('program-capture-progress');
         }
-        return (await codeLensTexts()).find((t) => /\bops?\b/.test(t) && /\b5 iters\b/.test(t));
+        return (await codeLensTexts()).find((t) => /\bops?\b/.test(t) && CAPTURED_5.test(t));
       },
       PROFILE_TIMEOUT_MS,
       500,
@@ -965,7 +970,7 @@ async function captureInProgram() {
   });
 
   await step('assert: Block.forward\'s totals lens and per-line hints; the program\'s output in the OpLens output', async () => {
-    const totals = (await codeLensTexts()).find((t) => /\bops?\b/.test(t) && /\b5 iters\b/.test(t));
+    const totals = (await codeLensTexts()).find((t) => /\bops?\b/.test(t) && CAPTURED_5.test(t));
     log(`totals lens: ${totals}`);
     if (!/CPU/.test(totals)) throw new StepFailure(`the totals lens does not name the CPU backend: "${totals}"`);
     if (!TIME_RE.test(totals)) throw new StepFailure(`the totals lens carries no time: "${totals}"`);
@@ -1002,21 +1007,28 @@ async function captureInProgram() {
     log(`program output in the OpLens output: ${output.trim()}`);
   });
 
+  await step('Profile Function in Program… → Enter a script that calls Block.forward too few times → a partial run and the error', async () => {
+    await enterProgram('h = self.up(h)', SHORT_PROGRAM, LAUNCH_NAME);
+    const error = await waitFor(
+      'the error that the program called Block.forward too few times',
+      async () => (await page.locator('.notifications-toasts .notification-toast').allInnerTexts()).find((t) => /partial run/.test(t) && /OpLens/.test(t)),
+      PROFILE_TIMEOUT_MS,
+    );
+    log(`error: ${error.replace(/\s+/g, ' ')}`);
+    if (!/called \d+ times/.test(error)) throw new StepFailure(`the error should say how often the program called Block.forward: ${error}`);
+    const totals = await waitFor(
+      'the totals lens of the partial run (fewer than 5 calls)',
+      async () => (await codeLensTexts()).find((t) => /\bops?\b/.test(t) && CAPTURED_PARTIAL.test(t)),
+      20000,
+    );
+    log(`totals lens of the partial run: ${totals}`);
+    if (!TIME_RE.test(totals)) throw new StepFailure(`the partial run's totals lens carries no time: "${totals}"`);
+    await screenshot('program-capture-partial');
+    await clearNotifications();
+  });
+
   await step('Profile Function in Program… → Enter a script (one that waits first) → Cancel ends the program', async () => {
-    await rightClickOnLine('h = self.down(h)');
-    await clickMenuItem(/^(OpLens: )?Profile Function in Program…$/);
-    const widget = page.locator('.quick-input-widget');
-    const rows = widget.locator('.quick-input-list .monaco-list-row').filter({ visible: true });
-    await waitFor('the program picker', async () => (await quickInputVisible()) && (await rows.count()) > 0, 20000, 200);
-    const labels = (await rows.allInnerTexts()).map((l) => l.replace(/\s+/g, ' ').trim());
-    log(`program picker offers: ${labels.join(' | ')}`);
-    if (!(labels[0]?.includes(LAUNCH_NAME) && labels[0]?.includes('last used'))) {
-      throw new StepFailure(`the remembered launch configuration should come first, marked last used: ${labels.join(' | ')}`);
-    }
-    await rows.filter({ hasText: 'Enter a script or module' }).first().locator('.quick-input-list-label').first().click();
-    await waitFor('the program input box', async () => (await quickInputVisible()) && (await rows.count()) === 0, 10000, 200);
-    await widget.locator('input').fill(SLEEPY_PROGRAM);
-    await page.keyboard.press('Enter');
+    await enterProgram('h = self.down(h)', SLEEPY_PROGRAM, SHORT_PROGRAM);
     const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'capturing Block.forward' }).first();
     await toast.waitFor({ state: 'visible', timeout: 20000 });
     const worker = await waitFor('the program running (an oplens.worker capturing Block.forward)', async () => captureWorkers()[0], 60000);
@@ -1038,6 +1050,41 @@ async function captureInProgram() {
     await waitFor('the program to end', async () => !captureWorkers().some((w) => w.pid === worker.pid), 15000);
     await screenshot('program-capture-cancelled');
   });
+}
+
+/**
+ * Right-click on the line with `textOnLine` → Profile Function in Program… → Enter a script or module…
+ * → `line`; `lastUsed`: the label the picker must offer first, marked last used.
+ */
+async function enterProgram(textOnLine, line, lastUsed) {
+  await rightClickOnLine(textOnLine);
+  await clickMenuItem(/^(OpLens: )?Profile Function in Program…$/);
+  const widget = page.locator('.quick-input-widget');
+  const rows = widget.locator('.quick-input-list .monaco-list-row').filter({ visible: true });
+  await waitFor('the program picker', async () => (await quickInputVisible()) && (await rows.count()) > 0, 20000, 200);
+  const labels = (await rows.allInnerTexts()).map((l) => l.replace(/\s+/g, ' ').trim());
+  log(`program picker offers: ${labels.join(' | ')}`);
+  if (!(labels[0]?.includes(lastUsed) && labels[0]?.includes('last used'))) {
+    throw new StepFailure(`the remembered choice "${lastUsed}" should come first, marked last used: ${labels.join(' | ')}`);
+  }
+  await rows.filter({ hasText: 'Enter a script or module' }).first().locator('.quick-input-list-label').first().click();
+  await waitFor('the program input box', async () => (await quickInputVisible()) && (await rows.count()) === 0, 10000, 200);
+  await widget.locator('input').fill(line);
+  await page.keyboard.press('Enter');
+  log(`entered: ${line}`);
+}
+
+/** Close every notification toast (so that the next step sees only its own). */
+async function clearNotifications() {
+  const toasts = page.locator('.notifications-toasts .notification-toast');
+  for (let i = 0; i < 5 && (await toasts.count()) > 0; i++) {
+    const toast = toasts.first();
+    await toast.hover().catch(() => {});
+    const clear = toast.locator('.codicon-notifications-clear').first();
+    if (await clear.count()) await clear.click().catch(() => {});
+    else await page.keyboard.press('Escape');
+    await page.waitForTimeout(200);
+  }
 }
 
 /** The OpLens worker processes capturing Block.forward for this run's workspace: `[{pid, args}]`. */

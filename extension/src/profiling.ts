@@ -131,24 +131,40 @@ export class Profiler {
     // (and whatever else this window has running); the request then fails as cancelled. Not
     // $/cancelRequest: the server answers it at once, but the command keeps running.
     let failure: { error: unknown } | undefined;
-    const runId = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `OpLens: capturing ${qualname} in ${program.label}`, cancellable: true },
-      (_progress, token) => {
-        token.onCancellationRequested(() => {
-          this.server.execute(CANCEL_COMMAND, {}).catch((e: Error) => this.notifier.show({ severity: 'error', message: `OpLens: cannot cancel: ${e.message}`, actions: [] }));
-        });
-        return this.send(
-          `Capturing ${qualname} in ${program.label} on ${backend.toUpperCase()}…`,
-          { uri: uri.toString(), qualname, program: spec, ...options_, backend },
-          (error) => {
-            failure = { error }; // told once the progress notification is gone
-            return Promise.resolve();
-          },
-          (title) => `$(check) OpLens ${qualname} in ${program.label}: ${title}`,
-        );
-      },
-    );
+    let partial: string | undefined; // a run the program left partial (it ended, failed or was cancelled mid-window)
+    const watch = this.store.onDidChange((change) => {
+      if (change.kind === 'added' && change.entry.run.capture?.partial && change.entry.run.target.qualname === qualname) {
+        partial = change.entry.run.run_id;
+      }
+    });
+    let runId: string | undefined;
+    try {
+      runId = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `OpLens: capturing ${qualname} in ${program.label}`, cancellable: true },
+        (_progress, token) => {
+          token.onCancellationRequested(() => {
+            this.server
+              .execute(CANCEL_COMMAND, {})
+              .catch((e: Error) => this.notifier.show({ severity: 'error', message: `OpLens: cannot cancel: ${e.message}`, actions: [] }));
+          });
+          return this.send(
+            `Capturing ${qualname} in ${program.label} on ${backend.toUpperCase()}…`,
+            { uri: uri.toString(), qualname, program: spec, ...options_, backend },
+            (error) => {
+              failure = { error }; // told once the progress notification is gone
+              return Promise.resolve();
+            },
+            (title) => `$(check) OpLens ${qualname} in ${program.label}: ${title}`,
+          );
+        },
+      );
+    } finally {
+      watch.dispose();
+    }
     if (failure) {
+      if (partial && this.store.has(partial)) {
+        await this.panel.showRun(partial, true); // what was captured before it ended; the message says why
+      }
       if (failure.error instanceof ServerUnavailable) {
         await this.reportFailure(failure.error, qualname, backend);
       } else {
