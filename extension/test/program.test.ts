@@ -159,6 +159,7 @@ describe('launchChoices: the Python launch configurations', () => {
     const c = byName.get('torchrun');
     assert.deepEqual(c?.spec, { module: 'torch.distributed.run', args: ['--nproc-per-node', '2', 'train.py', '--steps', '30'] });
     assert.deepEqual(c?.ignored, ['python']);
+    assert.equal(programPickItems({ launch: [c!] })[0]?.description, 'launch.json · its python not used');
     assert.equal(describeProgram(c!.spec), '-m torch.distributed.run --nproc-per-node 2 train.py --steps 30');
   });
 

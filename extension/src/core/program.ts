@@ -407,6 +407,9 @@ export function programPickItems(options: {
     if (c.unresolved.length) {
       notes.push(`uses ${c.unresolved.join(', ')}`);
     }
+    if (c.ignored.length) {
+      notes.push(`its ${c.ignored.join(', ')} not used`); // the server's interpreter runs the program
+    }
     const line = c.asksArgs ? `${describeProgram(c.spec, folder)} (arguments asked)` : describeProgram(c.spec, folder);
     const cwd = where(c.spec.cwd);
     return { kind: 'launch', label: c.name, description: notes.filter(Boolean).join(' · '), detail: cwd ? `${line}  ·  ${cwd}` : line, choice: c };
