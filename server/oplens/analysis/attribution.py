@@ -26,6 +26,7 @@ from functools import cached_property
 from typing import Any
 
 from oplens.analysis import stats
+from oplens.analysis.collectives import category
 from oplens.records import names
 from oplens.records.run import CompiledRegion, InnerLine, LineStat, OpStat, SourceRef, Totals
 
@@ -323,7 +324,7 @@ def _build(
         dev = sum(a.dev) * per
         ops = [
             OpStat(name=n, calls=o[0] / iters, self_cpu_us=o[1] * per, self_device_us=o[2] * per,
-                   pct=pct(o[2] * per, total_dev))
+                   pct=pct(o[2] * per, total_dev), category=category(n))
             for n, o in a.ops.items()
         ]
         ops.sort(key=lambda o: (-o.self_device_us, -o.self_cpu_us))
@@ -352,6 +353,7 @@ def _build(
                 compiled=regions,
                 device_samples_us=dev_us,
                 cpu_samples_us=[v / 1000.0 for v in a.cpu],
+                collective_us=sum(o.self_device_us for o in ops if o.category),
             )
         )
     op_stats = [
@@ -362,6 +364,7 @@ def _build(
             self_device_us=o[2] * per,
             pct=pct(o[2] * per, total_dev),
             device_spread=stats.spread([v / 1000.0 for v in op_dev_iter[n]]),
+            category=category(n),
         )
         for n, o in op_acc.items()
     ]
@@ -373,5 +376,6 @@ def _build(
         unattributed_device_us=unattributed_ns * per,
         device_samples_us=[sum(a.dev[i] for a in lines.values()) / 1000.0 for i in range(iters)],
         cpu_samples_us=[sum(a.cpu[i] for a in lines.values()) / 1000.0 for i in range(iters)],
+        collective_us=sum(s.collective_us for s in line_stats),
     )
     return Attribution(line_stats, op_stats, totals, sequence)

@@ -66,6 +66,16 @@ def spread(values_us: Sequence[float]) -> Spread:
     return Spread(median=_quantile(s, 0.5), min=s[0], max=s[-1], ci_low=low, ci_high=high)
 
 
+def median(sorted_values: Sequence[float]) -> float:
+    return _quantile(sorted_values, 0.5)
+
+
+def iqr(values: Sequence[float]) -> float:
+    """The interquartile range."""
+    s = sorted(values)
+    return _quantile(s, 0.75) - _quantile(s, 0.25)
+
+
 def trimmed_mean(values: Sequence[float], cut: float = TRIM) -> float:
     """The mean of the values left after cutting `cut` of them at each end."""
     s = sorted(values)

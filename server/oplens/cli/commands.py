@@ -80,6 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--stop", action="store_true", help="end the program once every target is captured")
     r.add_argument("--cwd", metavar="DIR", help="the program's working directory (default: .)")
     r.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="set in the program's environment")
+    t = r.add_argument_group("ranks", "launch the program through torchrun (torch.distributed.run), every rank "
+                             "captured; the same options as torchrun's, passed through")  # fmt: skip
+    for option in TORCHRUN_OPTIONS:
+        t.add_argument(option, dest="torchrun_" + option[2:].replace("-", "_"), metavar="VALUE")
+    t.add_argument("--standalone", dest="torchrun_standalone", action="store_true", help="torchrun --standalone")
     r.add_argument("--backend", default="cpu", choices=BACKENDS, help="where to run (default: cpu)")
     r.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds for the whole program")
     r.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
@@ -193,6 +198,7 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         workspace=Path.cwd(),
         out=args.out,
         backend_options=registry.parse_options(args.backend, given, Path.cwd(), strict=True),
+        launcher=_torchrun_options(args),
     )
     streams = {1: sys.stderr if args.json == "-" else sys.stdout, 2: sys.stderr}
 
@@ -216,6 +222,23 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         for run in done:
             render.profile(out, run)
     return 0
+
+
+# torchrun's options `oplens run` passes through (each takes a value; --standalone is a flag).
+TORCHRUN_OPTIONS = ("--nproc-per-node", "--nnodes", "--node-rank", "--rdzv-endpoint", "--rdzv-backend", "--rdzv-id",
+                    "--rdzv-conf", "--master-addr", "--master-port", "--max-restarts", "--monitor-interval",
+                    "--start-method", "--local-addr")  # fmt: skip
+
+
+def _torchrun_options(args: argparse.Namespace) -> list[str] | None:
+    options = []
+    for option in TORCHRUN_OPTIONS:
+        value = getattr(args, "torchrun_" + option[2:].replace("-", "_"))
+        if value is not None:
+            options += [option, value]
+    if args.torchrun_standalone:
+        options.append("--standalone")
+    return options or None
 
 
 def _program(args: argparse.Namespace) -> ProgramSpec:

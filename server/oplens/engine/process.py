@@ -40,15 +40,24 @@ class WorkerProcess:
         job_file: Path | None = None,
         stdin: int | None = subprocess.PIPE,
         echo: Echo | None = None,
+        launcher: list[str] | None = None,
+        ranks_dir: Path | None = None,
     ) -> None:
         """`job_file`: a capture's job (the program keeps stdin: `stdin` is what it reads, None for
         ours). `echo(stream, data)`: the program's output as it comes (1 stdout, 2 stderr), besides
-        the log."""
+        the log. `launcher` (torchrun's options): the capture runs in every rank that
+        `torch.distributed.run` starts, each writing its messages to `ranks_dir/rank-<R>.jsonl`."""
         log_dir.mkdir(parents=True, exist_ok=True)
         self.log = log_dir / f"worker-{uuid.uuid4().hex[:8]}.log"
         read_fd, write_fd = os.pipe()
-        argv = [sys.executable, "-m", "oplens.worker", str(write_fd)] + ([str(job_file)] if job_file else [])
+        if launcher is not None and job_file is not None and ranks_dir is not None:
+            argv = [sys.executable, "-m", "torch.distributed.run", *launcher, "-m", "oplens.worker.rank", str(job_file)]
+        else:
+            argv = [sys.executable, "-m", "oplens.worker", str(write_fd)] + ([str(job_file)] if job_file else [])
         self._copiers: list[threading.Thread] = []
+        # How the parent asks a capture to end now (what it captured kept): torchrun forwards
+        # SIGTERM to its ranks; a single worker has its own signal.
+        self.stop_signal = signal.SIGTERM if launcher is not None else messages.STOP_SIGNAL
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
                 argv,
@@ -69,9 +78,43 @@ class WorkerProcess:
                 t.start()
                 self._copiers.append(t)
         self.messages: queue.Queue[messages.WorkerMessage | object] = queue.Queue()
-        self._reader = threading.Thread(target=self._read, args=(read_fd,), daemon=True)
+        if ranks_dir is not None and launcher is not None:
+            os.close(read_fd)
+            self._reader = threading.Thread(target=self._tail, args=(ranks_dir,), daemon=True)
+        else:
+            self._reader = threading.Thread(target=self._read, args=(read_fd,), daemon=True)
         self._reader.start()
         self.ready = False
+
+    def _tail(self, folder: Path) -> None:
+        """The ranks' message files, as they grow, until the launcher exits. Progress comes from
+        the lowest rank of this host only (the others say the same); the rest from every rank."""
+        offsets: dict[Path, int] = {}
+        partial: dict[Path, str] = {}
+        while True:
+            finished = self.proc.poll() is not None
+            files = sorted(folder.glob("rank-*.jsonl"), key=lambda p: int(p.stem.split("-")[1]))
+            for f in files:
+                try:
+                    with open(f, encoding="utf-8") as fh:
+                        fh.seek(offsets.get(f, 0))
+                        data = fh.read()
+                        offsets[f] = fh.tell()
+                except OSError:
+                    continue
+                text = partial.pop(f, "") + data
+                *lines, rest = text.split("\n")
+                if rest:
+                    partial[f] = rest
+                for line in lines:
+                    message = messages.decode(line)
+                    if message is None or (isinstance(message, messages.Progress) and f != files[0]):
+                        continue
+                    self.messages.put(message)
+            if finished:
+                self.messages.put(_EOF)
+                return
+            time.sleep(0.05)
 
     def _read(self, fd: int) -> None:
         with os.fdopen(fd, "r", encoding="utf-8") as pipe:

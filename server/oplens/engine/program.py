@@ -18,6 +18,7 @@ import dataclasses
 import os
 import queue
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from oplens.analysis.ranks import merge as merge_parts
 from oplens.backends import registry
 from oplens.engine import DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, runs
 from oplens.engine.process import Echo, ProgressFn, WorkerProcess
@@ -35,7 +37,7 @@ from oplens.records import job as messages
 from oplens.records.atomic import write_json_atomic
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.job import Job, ProgramSpec, StagedTarget, TargetSpec
-from oplens.records.run import Run
+from oplens.records.run import RankInfo, Run
 
 DEFAULT_SKIP = 3
 DEFAULT_CALLS = 10
@@ -55,6 +57,9 @@ class ProgramRequest:
     workspace: Path = field(default_factory=Path.cwd)
     out: str | None = None
     backend_options: dict[str, Any] = field(default_factory=dict)
+    # torchrun's options (`--nproc-per-node 2 ...`): the program runs in each rank torchrun starts,
+    # every rank captured; None: one process.
+    launcher: list[str] | None = None
 
 
 def validate(req: ProgramRequest) -> ProgramSpec:
@@ -72,6 +77,10 @@ def validate(req: ProgramRequest) -> ProgramSpec:
     for name in registry.candidates(req.backend):
         req.backend_options.setdefault(name, registry.get(name).options_type())
     p = req.program
+    if is_torchrun(p):  # a launch configuration that already runs torchrun: its options kept, not wrapped twice
+        options, inner = split_torchrun(p.args)
+        req.launcher = [*(req.launcher or []), *options]
+        p = req.program = dataclasses.replace(inner, cwd=p.cwd, env=p.env)
     cwd = (req.workspace / p.cwd).resolve() if p.cwd else req.workspace.resolve()
     if not cwd.is_dir():
         raise bad_input(f"the program's working directory {cwd} does not exist", "give an existing folder with --cwd")
@@ -130,15 +139,23 @@ def run_program(
         more_targets=[StagedTarget(t, str(d)) for (t, _), d in zip(more, staged[1:], strict=True)],
         stop=req.stop,
     )
+    ranks_dir = root / ".staging" / f"{ids[0]}.ranks" if req.launcher is not None else None
+    if ranks_dir is not None:
+        ranks_dir.mkdir()
+        job.ranks_dir = str(ranks_dir)
     job_file = root / ".staging" / f"{ids[0]}.job.json"
     write_json_atomic(job_file, dataclasses.asdict(job))
     worker = WorkerProcess(root / ".staging", cwd=Path(program.cwd), env=program.env, job_file=job_file,
-                           stdin=stdin, echo=echo)  # fmt: skip
+                           stdin=stdin, echo=echo, launcher=launcher(req.launcher), ranks_dir=ranks_dir)  # fmt: skip
     try:
         outcome = _wait(worker, req, progress, cancel)
     finally:
         worker.kill()
         job_file.unlink(missing_ok=True)
+        if ranks_dir is not None:
+            shutil.rmtree(ranks_dir, ignore_errors=True)
+    if req.launcher is not None:
+        outcome.runs = _merge_ranks(root, outcome.runs)
     stored = _store(root, worker, req, outcome, ids, on_run)
     for d in staged:
         runs.discard(d)  # the targets that gave no run
@@ -176,7 +193,7 @@ def _wait(worker: WorkerProcess, req: ProgramRequest, progress: ProgressFn | Non
             stopping, deadline = _ask_to_stop(worker), time.monotonic() + messages.STOP_GRACE_S
         elif not stopping and time.monotonic() >= deadline:
             out.timed_out = True
-            if len(out.runs) < len(req.targets):
+            if len({r.run_id for r in out.runs}) < len(req.targets):
                 out.error = OpLensError(
                     "timeout",
                     f"the program did not finish the capture within {req.timeout_s:g} s; it was stopped",
@@ -248,10 +265,85 @@ def _store(root: Path, worker: WorkerProcess, req: ProgramRequest, out: _Outcome
     return stored
 
 
+def launcher(options: list[str] | None) -> list[str] | None:
+    """torchrun's options as given, with a rendezvous of its own on a free loopback port where they
+    name none for a single node (torchrun's default port 29500 would clash between jobs)."""
+    if options is None:
+        return None
+    given = {o.split("=", 1)[0].replace("_", "-") for o in options if o.startswith("--")}
+    nnodes = _option(options, "--nnodes")
+    if not given & {"--rdzv-endpoint", "--master-port", "--standalone"} and nnodes in (None, "1", "1:1"):
+        return [*options, "--standalone"]
+    return list(options)
+
+
+def _option(options: list[str], name: str) -> str | None:
+    for i, o in enumerate(options):
+        key, eq, value = o.partition("=")
+        if key.replace("_", "-") == name:
+            return value if eq else (options[i + 1] if i + 1 < len(options) else None)
+    return None
+
+
+# torchrun's options that take no value; every other option takes one.
+_TORCHRUN_FLAGS = {"--standalone", "-m", "--module", "--no-python", "--no_python", "--run-path", "--run_path",
+                   "--virtual-local-rank"}  # fmt: skip
+
+
+def split_torchrun(args: list[str]) -> tuple[list[str], ProgramSpec]:
+    """`torchrun OPTIONS SCRIPT ARGS` (or `-m torch.distributed.run ...`) as (its options, the program)."""
+    i = 0
+    module = False
+    while i < len(args) and args[i].startswith("-"):
+        a = args[i]
+        if a in ("-m", "--module"):
+            module = True
+        elif a in ("--no-python", "--no_python", "--run-path", "--run_path"):
+            raise bad_input(f"torchrun {a} is not supported by oplens run", "launch a Python script or module")
+        if a in _TORCHRUN_FLAGS or "=" in a:
+            i += 1
+        else:
+            i += 2
+    if i >= len(args):
+        raise bad_input("the torchrun command names no program", "write torchrun OPTIONS script.py ARGS (or -m module)")
+    options = [a for a in args[:i] if a not in ("-m", "--module")]
+    program = args[i]
+    spec = ProgramSpec(module=program, args=args[i + 1 :]) if module else ProgramSpec(program=program, args=args[i + 1 :])
+    return options, spec
+
+
+def is_torchrun(program: ProgramSpec) -> bool:
+    """A program that is torchrun itself (`-m torch.distributed.run`, or the `torchrun` script)."""
+    return program.module in ("torch.distributed.run", "torch.distributed.launch") or Path(program.program).name == "torchrun"
+
+
+def _merge_ranks(root: Path, parts: list[Run]) -> list[Run]:
+    """Each target's rank parts written under its run's `ranks/<R>/` and merged into its run."""
+    by_target: dict[str, list[Run]] = {}
+    for part in parts:
+        by_target.setdefault(part.run_id, []).append(part)
+    merged = []
+    for run_id, target_parts in by_target.items():
+        infos: list[tuple[RankInfo, Run]] = []
+        for part in target_parts:
+            info = part.ranks[0] if part.ranks else RankInfo(rank=len(infos))
+            part_dir = root / ".staging" / run_id / info.part
+            part.run_id, part.run_dir = f"{run_id}/{info.part}", ""
+            write_json_atomic(part_dir / runs.RESULT, part.to_dict())
+            infos.append((info, part))
+        run = merge_parts(infos)
+        run.run_id = run_id
+        r0 = run.ranks[0].part
+        if run.artifacts.trace_json:
+            run.artifacts.trace_json = f"{r0}/{run.artifacts.trace_json}"
+        merged.append(run)
+    return merged
+
+
 def _ask_to_stop(worker: WorkerProcess) -> bool:
-    """STOP_SIGNAL to the worker (not its group: the program's own children are not asked)."""
+    """The worker's stop signal to it alone (not its group: the program's own children are not asked)."""
     try:
-        worker.proc.send_signal(messages.STOP_SIGNAL)
+        worker.proc.send_signal(worker.stop_signal)
     except (ProcessLookupError, OSError):
         pass
     return True

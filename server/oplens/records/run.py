@@ -36,6 +36,17 @@ class SourceRef:
 
 
 @dataclass
+class RankSpread:
+    """One figure across the ranks of a distributed capture (`oplens run --nproc-per-node`), µs per call."""
+
+    per_rank: list[float] = field(default_factory=list)  # in the order of Run.ranks
+    median: float = 0.0
+    min: float = 0.0
+    max: float = 0.0
+    slowest: int = -1  # the rank (its global number) with the max
+
+
+@dataclass
 class OpStat:
     """One operator name (key_averages row), per iteration."""
 
@@ -45,6 +56,8 @@ class OpStat:
     self_device_us: float
     pct: float = 0.0  # share of the run's self device time
     device_spread: Spread = field(default_factory=Spread)
+    category: str = ""  # "collective": all_reduce, all_gather, ... (c10d, gloo, NCCL, the Neuron collectives)
+    ranks: RankSpread | None = None  # a distributed run: self device time per rank
 
 
 @dataclass
@@ -84,6 +97,8 @@ class LineStat:
     # The line's figure in each profiled iteration, in order (what spreads and diffs are made of).
     device_samples_us: list[float] = field(default_factory=list)
     cpu_samples_us: list[float] = field(default_factory=list)
+    ranks: RankSpread | None = None  # a distributed run: the line's self device time per rank
+    collective_us: float = 0.0  # of self_device_us, time in collective ops (waiting for the other ranks)
 
 
 @dataclass
@@ -130,6 +145,8 @@ class Totals:
     unattributed_device_us: float = 0.0
     device_samples_us: list[float] = field(default_factory=list)  # per profiled iteration, all lines
     cpu_samples_us: list[float] = field(default_factory=list)
+    ranks: RankSpread | None = None  # a distributed run: self device time per rank
+    collective_us: float = 0.0
 
 
 @dataclass
@@ -147,6 +164,7 @@ class Insight:
     kind: str
     message: str
     evidence: str = ""
+    rank: int | None = None  # a distributed run's insight about one rank (a straggler)
 
 
 @dataclass
@@ -211,6 +229,20 @@ class Artifacts:
 
 
 @dataclass
+class RankInfo:
+    """One rank of a distributed capture: who it was, and where its own run (its part) is."""
+
+    rank: int
+    local_rank: int = 0
+    world_size: int = 1
+    host: str = ""
+    device: str = ""  # e.g. "cpu", "cuda:1", "neuron:3"
+    part: str = ""  # the rank's own run directory, relative to the run's ("ranks/1")
+    pid: int = 0
+    failed: str = ""  # why this rank has no part (it raised, exited, was killed)
+
+
+@dataclass
 class Capture:
     """How a function was captured inside the user's own program (`oplens run`): the calls it
     saw, skipped and profiled. The per-call figures are the run's per-iteration ones."""
@@ -241,6 +273,7 @@ class Run:
     artifacts: Artifacts = field(default_factory=Artifacts)
     compile: Compile = field(default_factory=Compile)
     capture: Capture | None = None  # set by `oplens run`: the function captured inside a program
+    ranks: list[RankInfo] = field(default_factory=list)  # a distributed capture: its ranks (merged run)
     timings_ms: dict[str, float] = field(default_factory=dict)  # where the worker spent its time
     estimators: dict[str, str] = field(default_factory=dict)  # what each figure is (analysis/stats.py)
     run_id: str = ""

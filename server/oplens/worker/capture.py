@@ -273,7 +273,9 @@ class Capturer:
         first = [w.first_call_us] if w.first_call_us else []
         measured = profiling.Measured(w.prof, w.shapes_prof, w.wall_us, first, self.fused.regions, self.fused.graphs)
         run = profiling.describe(prepared, measured, result, found)
-        run.run_id = Path(w.stage_dir).name  # the parent named the staging directory by the run's id
+        # The parent named the staging directory by the run's id (a rank writes into its ranks/<R>/).
+        stage = Path(w.stage_dir)
+        run.run_id = stage.parent.parent.name if stage.parent.name == "ranks" else stage.name
         run.config = Config(warmup=self.skip, iters=iters, profiler_warmup=self.warm, args="",
                             timeout_s=job.timeout_s, record_shapes=w.shapes_prof is not None)  # fmt: skip
         program = job.program

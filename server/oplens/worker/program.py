@@ -31,7 +31,7 @@ from oplens.worker.instrument import ImportHook, Instrumented, modules_from_file
 from oplens.worker.usercode import user_error
 
 
-def run(job: Job, backend: Backend[Any], send: Send) -> int:
+def run(job: Job, backend: Backend[Any], send: Send, stop_signals: tuple[int, ...] = (STOP_SIGNAL,)) -> int:
     """Run `job.program` to its end (or until `job.stop` ends it, or the parent's STOP_SIGNAL);
     the program's exit status."""
     program = job.program
@@ -41,7 +41,8 @@ def run(job: Job, backend: Backend[Any], send: Send) -> int:
     error: BaseException | None = None
     with FusedLines() as fused, hook, Capturer(job, backend, hook, fused, send) as capture:
         capture.send_waiting()
-        signal.signal(STOP_SIGNAL, _stop)
+        for sig in stop_signals:
+            signal.signal(sig, _stop)
         exit_code: int | None
         try:
             _run_main(program, hook)
@@ -54,7 +55,8 @@ def run(job: Job, backend: Backend[Any], send: Send) -> int:
             error = e
             _print_traceback(e)
             exit_code = 1
-        signal.signal(STOP_SIGNAL, signal.SIG_DFL)
+        for sig in stop_signals:
+            signal.signal(sig, signal.SIG_DFL)
         if exit_code is None:
             capture.finish_windows(None, None)
             capture.end(-1, stopped=False)

@@ -1,0 +1,228 @@
+"""The ranks of a distributed capture merged into one run: each line's figure per rank, its spread
+across ranks, the stragglers and what waiting for them costs (pure: records in, a record out).
+
+Each rank's part is a complete run of its own (the same attribution as a single-process capture).
+The merged run keeps every rank's per-line self device time (`RankSpread.per_rank`) and gives per
+line, per op and in the totals the median, min, max across ranks and the slowest rank. Its headline
+figures are means over the ranks (lines still sum to the totals), its per-call samples the mean
+over the ranks of each call.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+from oplens.analysis import stats
+from oplens.records.format import fmt_us
+from oplens.records.run import Insight, LineStat, OpStat, RankInfo, RankSpread, Run, Spread, Totals
+
+STRAGGLER_MIN_SHARE = 2.0  # % of the function: below it, a slow rank costs little
+STRAGGLER_MIN_EFFECT = 0.10  # the slowest rank at least this much above the median ...
+STRAGGLER_NOISE_FACTOR = 2.0  # ... and this many times the line's own per-rank noise (its IQR over calls)
+
+
+def rank_spread(values: Sequence[float], ranks: Sequence[int]) -> RankSpread:
+    s = sorted(values)
+    if not s:
+        return RankSpread()
+    slowest = max(range(len(values)), key=lambda i: values[i])
+    return RankSpread(per_rank=list(values), median=stats.median(s), min=s[0], max=s[-1], slowest=ranks[slowest])
+
+
+def merge(parts: Sequence[tuple[RankInfo, Run]]) -> Run:
+    """One run of the function across `parts` (each rank's own run), ordered by rank."""
+    if not parts:
+        raise ValueError("no rank parts to merge")
+    ordered = sorted(parts, key=lambda p: p[0].rank)
+    infos = [info for info, _ in ordered]
+    runs = [run for _, run in ordered]
+    numbers = [i.rank for i in infos]
+    merged = copy.deepcopy(runs[0])
+    merged.ranks = infos
+
+    by_line = [{s.line: s for s in r.lines} for r in runs]
+    line_numbers = sorted({n for lines in by_line for n in lines})
+    merged.lines = [_merge_line(n, [lines.get(n) for lines in by_line], numbers) for n in line_numbers]
+    _shares(merged.lines)
+    merged.ops = _merge_ops([r.ops for r in runs], numbers)
+    merged.totals = _merge_totals([r.totals for r in runs], numbers)
+    for op in merged.ops:
+        op.pct = 100.0 * op.self_device_us / merged.totals.self_device_us if merged.totals.self_device_us else 0.0
+
+    seen: set[tuple[int, str, str]] = set()
+    insights: list[Insight] = []
+    for r in runs:  # each rank's own insights, once
+        for i in r.insights:
+            if (i.line, i.kind, i.message) not in seen:
+                seen.add((i.line, i.kind, i.message))
+                insights.append(i)
+    stragglers = find_stragglers(merged.lines, [list(lines.values()) for lines in by_line], numbers)
+    insights += stragglers + collective_waits(merged.lines, stragglers, numbers)
+    merged.insights = sorted(insights, key=lambda i: i.line)
+
+    warnings = [w for r in runs for w in r.backend.warnings]
+    merged.backend.warnings = list(dict.fromkeys(warnings))
+    if merged.capture is not None:
+        captures = [r.capture for r in runs if r.capture is not None]
+        merged.capture.calls_seen = min(c.calls_seen for c in captures)
+        merged.capture.calls_profiled = min(c.calls_profiled for c in captures)
+        partial = [
+            f"rank {i.rank}: {r.capture.reason}" for i, r in zip(infos, runs, strict=True) if r.capture and r.capture.partial
+        ]
+        merged.capture.partial = bool(partial)
+        merged.capture.reason = "; ".join(partial)
+    return merged
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _per_call_mean(samples: Sequence[Sequence[float]]) -> list[float]:
+    n = min((len(s) for s in samples), default=0)
+    return [_mean([s[i] for s in samples]) for i in range(n)]
+
+
+def _merge_line(number: int, stats_by_rank: Sequence[LineStat | None], ranks: Sequence[int]) -> LineStat:
+    present = [s for s in stats_by_rank if s is not None]
+    dev = [s.self_device_us if s else 0.0 for s in stats_by_rank]
+    samples = _per_call_mean([s.device_samples_us for s in present])
+    cpu_samples = _per_call_mean([s.cpu_samples_us for s in present])
+    base = copy.deepcopy(present[0])
+    base.line = number
+    base.self_device_us = _mean(dev)
+    base.self_cpu_us = _mean([s.self_cpu_us if s else 0.0 for s in stats_by_rank])
+    base.op_calls = _mean([s.op_calls if s else 0.0 for s in stats_by_rank])
+    base.collective_us = _mean([s.collective_us if s else 0.0 for s in stats_by_rank])
+    base.ops = _merge_ops([s.ops if s else [] for s in stats_by_rank], ranks)
+    base.device_samples_us, base.cpu_samples_us = samples, cpu_samples
+    base.device_spread, base.cpu_spread = stats.spread(samples), stats.spread(cpu_samples)
+    base.noisy = stats.is_noisy(samples)
+    base.ranks = rank_spread(dev, ranks)
+    return base
+
+
+def _shares(lines: list[LineStat]) -> None:
+    """Shares from trimmed means of the per-call samples, as a single run's (analysis/attribution.py)."""
+    dev = {s.line: stats.trimmed_mean(s.device_samples_us) if s.device_samples_us else s.self_device_us for s in lines}
+    cpu = {s.line: stats.trimmed_mean(s.cpu_samples_us) if s.cpu_samples_us else s.self_cpu_us for s in lines}
+    dev_total, cpu_total = sum(dev.values()), sum(cpu.values())
+    for s in lines:
+        s.pct_device = 100.0 * dev[s.line] / dev_total if dev_total > 0 else 0.0
+        s.pct_cpu = 100.0 * cpu[s.line] / cpu_total if cpu_total > 0 else 0.0
+
+
+def _merge_ops(ops_by_rank: Sequence[Sequence[OpStat]], ranks: Sequence[int]) -> list[OpStat]:
+    names: dict[str, OpStat] = {}
+    for ops in ops_by_rank:
+        for o in ops:
+            names.setdefault(o.name, o)
+    merged = []
+    for name, first in names.items():
+        per = [{o.name: o for o in ops}.get(name) for ops in ops_by_rank]
+        dev = [o.self_device_us if o else 0.0 for o in per]
+        merged.append(OpStat(
+            name=name,
+            calls=_mean([o.calls if o else 0.0 for o in per]),
+            self_cpu_us=_mean([o.self_cpu_us if o else 0.0 for o in per]),
+            self_device_us=_mean(dev),
+            pct=first.pct,
+            device_spread=first.device_spread,
+            category=first.category,
+            ranks=rank_spread(dev, ranks),
+        ))  # fmt: skip
+    merged.sort(key=lambda o: (-o.self_device_us, -o.self_cpu_us))
+    return merged
+
+
+def _merge_totals(totals: Sequence[Totals], ranks: Sequence[int]) -> Totals:
+    dev = [t.self_device_us for t in totals]
+    walls = [t.wall_us for t in totals]
+    return Totals(
+        self_cpu_us=_mean([t.self_cpu_us for t in totals]),
+        self_device_us=_mean(dev),
+        op_calls=_mean([t.op_calls for t in totals]),
+        # a step of the job lasts as long as its slowest rank: the wall figures of the slowest
+        wall_us=max(walls, key=lambda w: w.median) if walls else Spread(),
+        unattributed_device_us=_mean([t.unattributed_device_us for t in totals]),
+        device_samples_us=_per_call_mean([t.device_samples_us for t in totals]),
+        cpu_samples_us=_per_call_mean([t.cpu_samples_us for t in totals]),
+        ranks=rank_spread(dev, ranks),
+        collective_us=_mean([t.collective_us for t in totals]),
+    )
+
+
+def _noise(line: int, lines_by_rank: Sequence[Sequence[LineStat]]) -> float:
+    """The line's per-rank noise: the median over ranks of its interquartile range over calls."""
+    iqrs = []
+    for lines in lines_by_rank:
+        for s in lines:
+            if s.line == line and s.device_samples_us:
+                iqrs.append(stats.iqr(s.device_samples_us))
+    return stats.median(sorted(iqrs)) if iqrs else 0.0
+
+
+def find_stragglers(
+    lines: Sequence[LineStat], lines_by_rank: Sequence[Sequence[LineStat]], ranks: Sequence[int]
+) -> list[Insight]:
+    """A line whose slowest rank is well above the median across ranks, beyond the line's own noise."""
+    found = []
+    for s in lines:
+        if s.ranks is None or len(s.ranks.per_rank) < 2 or s.pct_device < STRAGGLER_MIN_SHARE:
+            continue
+        # collective time is waiting, not work (the fast ranks wait longest): judge the line's own work
+        work = [v - _collective_of(s, i) for i, v in enumerate(s.ranks.per_rank)]
+        r = rank_spread(work, ranks)
+        noise = _noise(s.line, lines_by_rank)
+        if r.median <= 0 or r.max - r.median <= max(STRAGGLER_MIN_EFFECT * r.median, STRAGGLER_NOISE_FACTOR * noise):
+            continue
+        fastest = r.min
+        found.append(Insight(
+            line=s.line,
+            kind="straggler",
+            message=(
+                f"rank {r.slowest} is the straggler on this line: {r.max / r.median:.2f}× the median across ranks"
+                + (f", {r.max / fastest:.2f}× the fastest" if fastest > 0 else "")
+                + "; the other ranks wait for it at the next collective"
+            ),
+            evidence=", ".join(f"rank {n}: {fmt_us(v)}" for n, v in zip(ranks, r.per_rank, strict=True))
+            + f" (median {fmt_us(r.median)}, per-rank noise {fmt_us(noise)}"
+            + (", collectives left out)" if any(o.category for o in s.ops) else ")"),
+            rank=r.slowest,
+        ))  # fmt: skip
+    return found
+
+
+def collective_waits(lines: Sequence[LineStat], stragglers: Sequence[Insight], ranks: Sequence[int]) -> list[Insight]:
+    """Where the fast ranks sit in collectives waiting for a straggler: that wait is its cost."""
+    if not stragglers:
+        return []
+    slow_ranks = {s.rank for s in stragglers if s.rank is not None}
+    found = []
+    for s in lines:
+        if s.collective_us <= 0 or s.ranks is None:
+            continue
+        per_rank = [_collective_of(s, i) for i in range(len(ranks))]
+        for slow in slow_ranks:
+            if slow not in ranks:
+                continue
+            mine = per_rank[ranks.index(slow)]
+            others = [v for n, v in zip(ranks, per_rank, strict=True) if n != slow]
+            wait = stats.median(sorted(others)) - mine
+            if wait > STRAGGLER_MIN_EFFECT * max(mine, 1.0):
+                found.append(Insight(
+                    line=s.line,
+                    kind="collective_wait",
+                    message=(
+                        f"the other ranks wait here in collectives for rank {slow}: {fmt_us(wait)} per call more than "
+                        "it waits, the cost of the straggler"
+                    ),
+                    evidence=", ".join(f"rank {n}: {fmt_us(v)} in collectives" for n, v in zip(ranks, per_rank, strict=True)),
+                ))  # fmt: skip
+    return found
+
+
+def _collective_of(line: LineStat, index: int) -> float:
+    """The line's collective time on the rank at `index` (from its collective ops' per-rank figures)."""
+    return sum(o.ranks.per_rank[index] for o in line.ops if o.category and o.ranks and index < len(o.ranks.per_rank))
