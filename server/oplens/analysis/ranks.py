@@ -11,15 +11,16 @@ over the ranks of each call.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Sequence
 
 from oplens.analysis import stats
 from oplens.records.format import fmt_us
 from oplens.records.run import Insight, LineStat, OpStat, RankInfo, RankSpread, Run, Spread, Totals
 
-STRAGGLER_MIN_SHARE = 2.0  # % of the function: below it, a slow rank costs little
-STRAGGLER_MIN_EFFECT = 0.10  # the slowest rank at least this much above the median ...
-STRAGGLER_NOISE_FACTOR = 2.0  # ... and this many times the line's own per-rank noise (its IQR over calls)
+STRAGGLER_MIN_COST = 0.05  # the excess at least this share of the function's time per call: below, it costs little
+STRAGGLER_MIN_EFFECT = 0.25  # the slowest rank at least this much above the median of the others ...
+STRAGGLER_NOISE_FACTOR = 2.0  # ... and this many times the noise of that median (IQR over calls / √calls)
 
 
 def rank_spread(values: Sequence[float], ranks: Sequence[int]) -> RankSpread:
@@ -153,43 +154,50 @@ def _merge_totals(totals: Sequence[Totals], ranks: Sequence[int]) -> Totals:
     )
 
 
-def _noise(line: int, lines_by_rank: Sequence[Sequence[LineStat]]) -> float:
-    """The line's per-rank noise: the median over ranks of its interquartile range over calls."""
-    iqrs = []
-    for lines in lines_by_rank:
-        for s in lines:
-            if s.line == line and s.device_samples_us:
-                iqrs.append(stats.iqr(s.device_samples_us))
-    return stats.median(sorted(iqrs)) if iqrs else 0.0
-
-
 def find_stragglers(
     lines: Sequence[LineStat], lines_by_rank: Sequence[Sequence[LineStat]], ranks: Sequence[int]
 ) -> list[Insight]:
-    """A line whose slowest rank is well above the median across ranks, beyond the line's own noise."""
+    """A line whose slowest rank is well above the other ranks, beyond the line's own noise.
+
+    Each rank's figure is the median over its calls of the line's time less its collective time
+    (waiting, not work: the fast ranks wait longest). The slowest rank is compared with the median
+    of the others: at least STRAGGLER_MIN_EFFECT above it, STRAGGLER_NOISE_FACTOR times the noise of
+    such a median (the ranks' typical interquartile range over calls / √calls), and STRAGGLER_MIN_COST
+    of the function's time (a machine's noise moves a rank's small lines by more than 25 %)."""
     found = []
+    total = sum(x.self_device_us for x in lines)
     for s in lines:
-        if s.ranks is None or len(s.ranks.per_rank) < 2 or s.pct_device < STRAGGLER_MIN_SHARE:
+        if s.ranks is None or len(s.ranks.per_rank) < 2:
             continue
-        # collective time is waiting, not work (the fast ranks wait longest): judge the line's own work
-        work = [v - _collective_of(s, i) for i, v in enumerate(s.ranks.per_rank)]
+        own = [next((x for x in rank_lines if x.line == s.line), None) for rank_lines in lines_by_rank]
+        work, iqrs, calls = [], [], []
+        for i, x in enumerate(own):
+            samples = sorted(x.device_samples_us) if x is not None else []
+            typical = stats.median(samples) if samples else s.ranks.per_rank[i]
+            work.append(max(0.0, typical - _collective_of(s, i)))
+            if samples:
+                iqrs.append(stats.iqr(samples))
+                calls.append(len(samples))
+        slow = max(range(len(work)), key=lambda i: work[i])
+        others = sorted(w for i, w in enumerate(work) if i != slow)
+        base = stats.median(others)
+        noise = (stats.median(sorted(iqrs)) / math.sqrt(min(calls))) if iqrs else 0.0
+        excess = work[slow] - base
+        if base <= 0 or excess <= max(STRAGGLER_MIN_EFFECT * base, STRAGGLER_NOISE_FACTOR * noise, STRAGGLER_MIN_COST * total):
+            continue
         r = rank_spread(work, ranks)
-        noise = _noise(s.line, lines_by_rank)
-        if r.median <= 0 or r.max - r.median <= max(STRAGGLER_MIN_EFFECT * r.median, STRAGGLER_NOISE_FACTOR * noise):
-            continue
-        fastest = r.min
         found.append(Insight(
             line=s.line,
             kind="straggler",
             message=(
-                f"rank {r.slowest} is the straggler on this line: {r.max / r.median:.2f}× the median across ranks"
-                + (f", {r.max / fastest:.2f}× the fastest" if fastest > 0 else "")
+                f"rank {ranks[slow]} is the straggler on this line: {work[slow] / base:.2f}× the other ranks' median"
+                + (f", {work[slow] / r.min:.2f}× the fastest" if r.min > 0 and len(work) > 2 else "")
                 + "; the other ranks wait for it at the next collective"
             ),
-            evidence=", ".join(f"rank {n}: {fmt_us(v)}" for n, v in zip(ranks, r.per_rank, strict=True))
-            + f" (median {fmt_us(r.median)}, per-rank noise {fmt_us(noise)}"
+            evidence=", ".join(f"rank {n}: {fmt_us(v)}" for n, v in zip(ranks, work, strict=True))
+            + f" (median per call; noise {fmt_us(noise)}"
             + (", collectives left out)" if any(o.category for o in s.ops) else ")"),
-            rank=r.slowest,
+            rank=ranks[slow],
         ))  # fmt: skip
     return found
 

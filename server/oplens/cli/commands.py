@@ -37,6 +37,7 @@ from oplens.engine import (
 from oplens.engine.analyze import reanalyze
 from oplens.engine.compare import compare_rows
 from oplens.engine.diff import diff_runs
+from oplens.engine.merge import merge_dirs, rank_part
 from oplens.engine.program import DEFAULT_CALLS, DEFAULT_SKIP, ProgramRequest, run_program
 from oplens.records.errors import OpLensError
 from oplens.records.job import ProgramSpec, TargetSpec
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--profiler-warmup", type=int, default=DEFAULT_PROFILER_WARMUP,
                    help=f"calls under the started profiler, dropped (default {DEFAULT_PROFILER_WARMUP})")
     r.add_argument("--stop", action="store_true", help="end the program once every target is captured")
+    r.add_argument("--rank", type=int, metavar="R", help="a distributed run: show rank R's own figures")
     r.add_argument("--cwd", metavar="DIR", help="the program's working directory (default: .)")
     r.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="set in the program's environment")
     t = r.add_argument_group("ranks", "launch the program through torchrun (torch.distributed.run), every rank "
@@ -95,6 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE ARGS",
                    help="run a module as `python -m` does")  # fmt: skip
     r.add_argument("program", nargs=argparse.REMAINDER, metavar="-- SCRIPT ARGS", help="run a script as python does")
+
+    m = sub.add_parser("merge", help="combine the runs of one distributed capture stored on several hosts")
+    m.add_argument("dirs", nargs="+", metavar="DIR", help="each host's run directory (oplens run --nnodes ...)")
+    m.add_argument("--out", metavar="DIR", help="runs directory for the merged run (default: ./.oplens/runs)")
+    m.add_argument("--rank", type=int, metavar="R", help="show rank R's own figures")
+    m.add_argument("--json", metavar="PATH", help="write the merged result.json object to PATH ('-': stdout)")
 
     c = sub.add_parser("compare", help="profile several functions and compare them side by side")
     c.add_argument("targets", nargs="+", help="FILE::QUALNAME ... (the first is the baseline)")
@@ -151,6 +159,12 @@ def main(argv: list[str] | None = None) -> int:
             return _backend_command(args.backend_command, args, out)
         if args.command == "run":
             return _run(args, out, err)
+        if args.command == "merge":
+            run = merge_dirs([Path(d) for d in args.dirs], runs.runs_root(Path.cwd(), args.out))
+            _emit_json(args.json, run.to_dict())
+            if args.json != "-":
+                render.profile(out, run if args.rank is None else rank_part(run, args.rank))
+            return 0
         if args.command == "profile":
             run = _profile_one(args, args.target, args.args, err)
             _emit_json(args.json, run.to_dict())
@@ -220,7 +234,7 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     _emit_json(args.json, data[0] if len(data) == 1 else data)
     if args.json != "-":
         for run in done:
-            render.profile(out, run)
+            render.profile(out, run if args.rank is None else rank_part(run, args.rank))
     return 0
 
 

@@ -48,6 +48,16 @@ def profile(console: Console, run: Run) -> None:
     )
     if run.backend.note:
         console.print(f"[dim]{escape(run.backend.note)}[/]")
+    if len(run.ranks) == 1:  # one rank's own part of a distributed run
+        r = run.ranks[0]
+        console.print(f"rank {r.rank} of {r.world_size} on {r.host}: this rank's own figures", highlight=False)
+    elif run.ranks:
+        hosts = sorted({r.host for r in run.ranks})
+        console.print(
+            f"{len(run.ranks)} ranks ({', '.join(str(r.rank) for r in run.ranks)}) on {', '.join(hosts)}: "
+            "figures are means over the ranks; --rank R shows one",
+            highlight=False,
+        )
     console.print(line_table(run, has_device))
     if any(s.noisy for s in run.lines):
         console.print("[dim]  ~ noisy: the line's time varies widely between iterations (median/min/max in --json)[/]")
@@ -102,22 +112,27 @@ def command_output(console: Console, lines: list[str]) -> None:
 
 def line_table(run: Run, has_device: bool) -> Table:
     label = run.backend.device_label
+    ranked = any(s.ranks is not None for s in run.lines)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    table.add_column("Line", justify="right", style="dim", no_wrap=True)
-    table.add_column(f"Self {label}", justify="right", no_wrap=True)
+    table.add_column("Line", justify="right", style="dim", no_wrap=True, min_width=4)
+    table.add_column(f"Self {label}", justify="right", no_wrap=True, min_width=11)
     if has_device:
-        table.add_column("Self CPU", justify="right", no_wrap=True)
-    table.add_column(f"% {label}", justify="right", no_wrap=True, min_width=len(label) + 2)
-    table.add_column("", no_wrap=True)
-    table.add_column("Source", no_wrap=True, overflow="ellipsis")
+        table.add_column("Self CPU", justify="right", no_wrap=True, min_width=10)
+    table.add_column(f"% {label}", justify="right", no_wrap=True, min_width=len(label) + 3)
+    table.add_column("", no_wrap=True, min_width=BAR_WIDTH)
+    if ranked:  # a distributed run: the headline is the mean over ranks; here their spread
+        table.add_column("Ranks min … max (slowest)", no_wrap=True, min_width=26)
+    # capped, and cut with an ellipsis: a long source line must not squeeze the figures out
+    table.add_column("Source", no_wrap=True, overflow="ellipsis", max_width=100 if not ranked else 72)
     by_line: dict[int, LineStat] = {s.line: s for s in run.lines}
     source = _source_lines(run)
+    stragglers = {i.line: i.rank for i in run.insights if i.kind == "straggler"}
     for n in range(run.target.first_line, run.target.last_line + 1):
         code = source[n - 1] if n - 1 < len(source) else ""
         s = by_line.get(n)
         row: list[str | Text]
         if s is None:
-            row = [str(n), "", *([""] if has_device else []), "", Text(""), Text(code)]
+            row = [str(n), "", *([""] if has_device else []), "", Text(""), *([""] if ranked else []), Text(code)]
         else:
             dev = fmt_us(s.self_device_us) + (" ~" if s.noisy else "")
             row = [
@@ -126,10 +141,21 @@ def line_table(run: Run, has_device: bool) -> Table:
                 *([fmt_us(s.self_cpu_us)] if has_device else []),
                 f"{s.pct_device:.1f}",
                 _bar(s.pct_device),
+                *([_rank_cell(s, stragglers.get(n))] if ranked else []),
                 Text(code),
             ]
         table.add_row(*row)
     return table
+
+
+def _rank_cell(s: LineStat, straggler: int | None) -> Text:
+    r = s.ranks
+    if r is None or not r.per_rank:
+        return Text("")
+    text = Text(f"{fmt_us(r.min)} … {fmt_us(r.max)} ({r.slowest})")
+    if straggler is not None:
+        text.stylize("bold red")
+    return text
 
 
 def op_table(run: Run, has_device: bool) -> Table:
@@ -143,7 +169,7 @@ def op_table(run: Run, has_device: bool) -> Table:
     table.add_column(f"% {label}", justify="right")
     for o in run.ops[:OP_ROWS]:
         table.add_row(
-            escape(o.name),
+            escape(o.name) + (f" [cyan]{o.category}[/]" if o.category else ""),
             f"{o.calls:g}",
             fmt_us(o.self_cpu_us),
             *([fmt_us(o.self_device_us)] if has_device else []),

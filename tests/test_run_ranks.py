@@ -1,0 +1,103 @@
+"""`oplens run` across the ranks of real torchrun jobs (gloo on the CPU, loopback rendezvous on free
+ports): the merged run per line and rank, the straggler, the collectives, a failing rank, and two
+"nodes" on one machine combined by `oplens merge`."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from conftest import DATA
+from oplens.engine import runs
+
+PROGRAMS = DATA / "programs"
+WINDOW = ["--skip", "2", "--profiler-warmup", "1", "--calls", "4"]
+TARGET = ["--target", "ddp_train.py::train_step"]
+HEAVY_LINE = 21  # extra = heavy(x, rounds): 12 rounds on the slow rank, 1 on the others
+BACKWARD_LINE = 23  # loss.backward(): DDP all-reduces the gradients here
+
+
+def oplens(*argv: str, cwd: Path = PROGRAMS, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "oplens", *argv], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def line(run: dict[str, Any], number: int) -> dict[str, Any]:
+    return next(s for s in run["lines"] if s["line"] == number)
+
+
+def test_two_ranks_per_line_with_the_straggler_and_the_collectives(tmp_path: Path) -> None:
+    out = oplens("run", "--nproc-per-node", "2", "--out", str(tmp_path), "--json", str(tmp_path / "r.json"),
+                 *WINDOW, *TARGET, "--", "ddp_train.py", "--steps", "9")  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    run = json.loads((tmp_path / "r.json").read_text())
+    assert [r["rank"] for r in run["ranks"]] == [0, 1] and {r["world_size"] for r in run["ranks"]} == {2}
+    heavy = line(run, HEAVY_LINE)
+    assert len(heavy["ranks"]["per_rank"]) == 2 and heavy["ranks"]["slowest"] == 1
+    # each rank's figure is that rank's own attribution, as a single capture gives it
+    parts = [runs.load(Path(run["run_dir"]) / r["part"]) for r in run["ranks"]]
+    for i, part in enumerate(parts):
+        own = next(s for s in part.lines if s.line == HEAVY_LINE)
+        assert heavy["ranks"]["per_rank"][i] == own.self_device_us
+        assert part.capture is not None and part.capture.calls_profiled == 4
+    assert abs(sum(s["self_device_us"] for s in run["lines"]) - run["totals"]["self_device_us"]) < 1e-6 * run["totals"][
+        "self_device_us"
+    ] + 1e-6
+    stragglers = [i for i in run["insights"] if i["kind"] == "straggler"]
+    assert [(i["line"], i["rank"]) for i in stragglers] == [(HEAVY_LINE, 1)]
+    assert "rank 1 is the straggler" in stragglers[0]["message"]
+    collectives = [o for o in run["ops"] if o["category"] == "collective"]
+    assert any("allreduce" in o["name"] for o in collectives)
+    assert line(run, BACKWARD_LINE)["collective_us"] > 0
+    assert "rank 1 is the straggler" in out.stdout and "Ranks min … max" in out.stdout
+    assert "step 8 loss" in out.stdout  # the program's output passes through
+
+    one = oplens("merge", str(run["run_dir"]), "--out", str(tmp_path / "again"), "--rank", "1")
+    assert one.returncode == 0, one.stderr
+    assert "rank 1 of 2" in one.stdout and "Ranks min" not in one.stdout  # rank 1's own run: no rank column
+
+
+def test_a_failing_rank_is_named_and_what_it_captured_kept(tmp_path: Path) -> None:
+    out = oplens("run", "--nproc-per-node", "2", "--out", str(tmp_path), *WINDOW, *TARGET,
+                 "--", "ddp_train.py", "--steps", "9", "--crash-rank", "1", "--crash-at", "5")  # fmt: skip
+    assert out.returncode == 3, out.stderr[-3000:]
+    assert "rank 1: the program raised RuntimeError: rank 1 crashed at step 5" in out.stderr
+    assert 'raise RuntimeError(f"rank {rank} crashed at step {step}")' in out.stderr  # its traceback
+    (kept,) = runs.list_runs(tmp_path)
+    run = runs.load(kept)
+    assert run.capture is not None and run.capture.partial
+    # rank 1's own calls, marked partial; rank 0 sits in the step's all-reduce waiting for rank 1 (in
+    # native code, where no signal handler runs) until torchrun kills it, so it has no part to give
+    assert 1 in [r.rank for r in run.ranks] and "rank 1:" in run.capture.reason
+
+
+def test_two_nodes_on_one_machine_then_merge(tmp_path: Path) -> None:
+    endpoint = f"127.0.0.1:{free_port()}"
+    procs = []
+    for node in (0, 1):
+        cmd = [sys.executable, "-m", "oplens", "run", "--nnodes", "2", "--node-rank", str(node), "--nproc-per-node", "1",
+               "--rdzv-backend", "c10d", "--rdzv-endpoint", endpoint, "--rdzv-id", "oplens-test",
+               "--out", str(tmp_path / f"node{node}"), *WINDOW, *TARGET, "--", "ddp_train.py", "--steps", "9"]  # fmt: skip
+        procs.append(subprocess.Popen(cmd, cwd=PROGRAMS, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-3000:]
+    dirs = [str(runs.list_runs(tmp_path / f"node{n}")[0]) for n in (0, 1)]
+    assert sorted(runs.load(Path(d)).ranks[0].rank for d in dirs) == [0, 1]  # c10d rendezvous assigns the ranks
+    out = oplens("merge", *dirs, "--out", str(tmp_path / "merged"), "--json", str(tmp_path / "m.json"))
+    assert out.returncode == 0, out.stderr
+    merged = json.loads((tmp_path / "m.json").read_text())
+    assert [r["rank"] for r in merged["ranks"]] == [0, 1]
+    assert line(merged, HEAVY_LINE)["ranks"]["slowest"] == 1
+    assert (Path(merged["run_dir"]) / "ranks" / "1" / "result.json").is_file()
+    again = oplens("merge", dirs[0], dirs[0], "--out", str(tmp_path / "bad"))
+    assert again.returncode == 2 and "appears in more than one directory" in again.stderr
