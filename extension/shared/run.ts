@@ -1,6 +1,6 @@
 /**
  * The result of a profile (`result.json`, schema `oplens.result/1`), typed for the extension and
- * the webview. It mirrors `server/oplens/engine/records.py` (dataclass `Run`) field for field; the
+ * the webview. It mirrors `server/oplens/records/run.py` (dataclass `Run`) field for field; the
  * extension builds it from the wire with `parseRun` (extension/src/core/parseRun.ts), which fills
  * defaults exactly as the Python `from_dict` does. All times are microseconds per iteration.
  */
@@ -15,6 +15,20 @@ export interface Spread {
   /** The median's confidence interval (the server's analysis/stats.py says at which level). */
   ci_low: number;
   ci_high: number;
+}
+
+/**
+ * One figure across the ranks of a distributed capture (`oplens run --nproc-per-node`), µs per
+ * call: null for a single process.
+ */
+export interface RankSpread {
+  /** In the order of `Run.ranks`. */
+  per_rank: number[];
+  median: number;
+  min: number;
+  max: number;
+  /** The rank (its global number) with the max; -1 when unknown. */
+  slowest: number;
 }
 
 export interface SourceRef {
@@ -32,6 +46,10 @@ export interface OpStat {
   /** Share of the run's self device time, in %. */
   pct: number;
   device_spread: Spread;
+  /** `collective` (all_reduce, all_gather, ...: time waiting for the other ranks), else ''. */
+  category: string;
+  /** A distributed run: self device time per rank. */
+  ranks: RankSpread | null;
 }
 
 /** A line of a same-file helper called from a target line (drill-down). */
@@ -67,6 +85,10 @@ export interface LineStat {
   /** The line's figure in each profiled iteration, in order. */
   device_samples_us: number[];
   cpu_samples_us: number[];
+  /** A distributed run: the line's self device time per rank. */
+  ranks: RankSpread | null;
+  /** Of self_device_us, time in collective ops (waiting for the other ranks). */
+  collective_us: number;
 }
 
 export interface Target {
@@ -113,6 +135,9 @@ export interface Totals {
   unattributed_device_us: number;
   device_samples_us: number[];
   cpu_samples_us: number[];
+  /** A distributed run: self device time per rank. */
+  ranks: RankSpread | null;
+  collective_us: number;
 }
 
 export interface Compile {
@@ -139,8 +164,8 @@ export interface Capture {
   calls_profiler_warmup: number;
   /** The run's iterations. */
   calls_profiled: number;
-  /** Calls met while torch.compile traced the function (its lines never ran). */
-  compiled_calls: number;
+  /** torch.compile graphs that fused the function's lines (which then never run). */
+  compiled_graphs: number;
   /** The program ended before the window was complete. */
   partial: boolean;
   /** Why partial. */
@@ -156,6 +181,23 @@ export interface Insight {
   kind: string;
   message: string;
   evidence: string;
+  /** A distributed run's insight about one rank (a `straggler`); null otherwise. */
+  rank: number | null;
+}
+
+/** One rank of a distributed capture: who it was, and where its own run (its part) is. */
+export interface RankInfo {
+  rank: number;
+  local_rank: number;
+  world_size: number;
+  host: string;
+  /** e.g. `cpu`, `cuda:1`, `neuron:3`. */
+  device: string;
+  /** The rank's own run directory, relative to the run's (`ranks/1`): its `result.json` is there. */
+  part: string;
+  pid: number;
+  /** Why this rank has no part (it raised, exited, was killed); '' when it has one. */
+  failed: string;
 }
 
 /** A compiled graph (NEFF) and its device trace (NTFF), paired by the hash in both names. */
@@ -233,6 +275,12 @@ export interface Run {
    * Absent in results written before captures existed.
    */
   capture?: Capture | null;
+  /**
+   * A distributed capture (merged over its ranks): each rank and its part, in rank order; empty
+   * for a single process. The headline figures are then means over the ranks, and lines, ops and
+   * totals carry their spread across ranks (`ranks`).
+   */
+  ranks: RankInfo[];
   timings_ms: Record<string, number>;
   /** What each figure is: mean, trimmed-mean share, median with its confidence interval (by field). */
   estimators: Record<string, string>;

@@ -71,6 +71,14 @@ describe('parseRun', () => {
     assert.equal(run.lines[0]?.noisy, false);
     assert.deepEqual(run.lines[0]?.ops, []);
     assert.equal(run.config.record_shapes, true);
+    // a single process: no ranks, no spreads, no collectives
+    assert.deepEqual(run.ranks, []);
+    assert.equal(run.lines[0]?.ranks, null);
+    assert.equal(run.lines[0]?.collective_us, 0);
+    assert.equal(run.ops[0]?.category, '');
+    assert.equal(run.ops[0]?.ranks, null);
+    assert.equal(run.totals.ranks, null);
+    assert.equal(run.totals.collective_us, 0);
   });
 
   it('ignores fields it does not know (a newer server)', () => {
@@ -154,7 +162,7 @@ describe('a function captured inside a program (capture)', () => {
         calls_skipped: 2,
         calls_profiler_warmup: 1,
         calls_profiled: 3,
-        compiled_calls: 0,
+        compiled_graphs: 0,
         partial: true,
         reason: 'the program ended after 6 calls',
         exit_code: 0,
@@ -170,7 +178,7 @@ describe('a function captured inside a program (capture)', () => {
       calls_skipped: 2,
       calls_profiler_warmup: 1,
       calls_profiled: 3,
-      compiled_calls: 0,
+      compiled_graphs: 0,
       partial: true,
       reason: 'the program ended after 6 calls',
       exit_code: 0,
@@ -182,10 +190,65 @@ describe('a function captured inside a program (capture)', () => {
     assert.deepEqual(stopped.capture?.argv, []);
   });
 
+  it('reads compiled_graphs (the torch.compile graphs that fused its lines), 0 when absent', () => {
+    assert.equal(parseRun({ ...minimal(), capture: { program: 'p.py', compiled_graphs: 2 } }).capture?.compiled_graphs, 2);
+    assert.equal(parseRun({ ...minimal(), capture: { program: 'p.py', compiled_calls: 3 } }).capture?.compiled_graphs, 0);
+  });
+
   it('null for a profile of the function alone; absent in older results', () => {
     assert.equal(parseRun({ ...minimal(), capture: null }).capture, null);
     assert.equal('capture' in parseRun(minimal()), false);
     assert.throws(() => parseRun({ ...minimal(), capture: { argv: [] } }), /capture\.program is missing/);
+  });
+});
+
+describe('a distributed run (oplens run --nproc-per-node)', () => {
+  // rmsnorm_naive.ranks.result.json: three ranks merged by the server (make_fixtures.py), rank 1 slow on line 25
+  const run = parseRun(jsonFixture('rmsnorm_naive.ranks.result.json'));
+
+  it('reads its ranks, each with its part', () => {
+    assert.deepEqual(
+      run.ranks.map((r) => [r.rank, r.local_rank, r.world_size, r.host, r.device, r.part, r.failed]),
+      [
+        [0, 0, 3, 'node-a', 'cpu', 'ranks/0', ''],
+        [1, 1, 3, 'node-a', 'cpu', 'ranks/1', ''],
+        [2, 2, 3, 'node-a', 'cpu', 'ranks/2', ''],
+      ],
+    );
+  });
+
+  it('reads each line’s spread across ranks and its collective time', () => {
+    const x = run.lines.find((l) => l.line === 25);
+    assert.ok(x?.ranks);
+    assert.equal(x.ranks.per_rank.length, 3);
+    assert.equal(x.ranks.slowest, 1);
+    assert.equal(x.ranks.max, x.ranks.per_rank[1]);
+    assert.equal(x.ranks.median, x.ranks.per_rank[0]);
+    assert.ok(x.self_device_us > x.ranks.median, 'the headline is the mean over ranks, above the median here');
+    const last = run.lines[run.lines.length - 1];
+    assert.ok(last && last.collective_us > 0);
+  });
+
+  it('reads collective ops, the totals’ spread and the straggler insight with its rank', () => {
+    const allReduce = run.ops.find((o) => o.name === 'c10d::allreduce_');
+    assert.equal(allReduce?.category, 'collective');
+    assert.equal(allReduce?.ranks?.per_rank.length, 3);
+    assert.ok(run.ops.filter((o) => o.name !== 'c10d::allreduce_').every((o) => o.category === ''));
+    assert.equal(run.totals.ranks?.slowest, 1);
+    assert.ok(run.totals.collective_us > 0);
+    const straggler = run.insights.find((i) => i.kind === 'straggler');
+    assert.equal(straggler?.rank, 1);
+    assert.equal(straggler?.line, 25);
+    assert.ok(run.insights.some((i) => i.kind === 'collective_wait' && i.rank === null));
+  });
+
+  it('a spread with missing figures takes the Python defaults', () => {
+    const data: Json = { ...minimal(), ranks: [{ rank: 3 }] };
+    (data.lines as Json[])[0] = { ...(data.lines as Json[])[0], ranks: { per_rank: [1, 2] } };
+    const parsed = parseRun(data);
+    assert.deepEqual(parsed.ranks, [{ rank: 3, local_rank: 0, world_size: 1, host: '', device: '', part: '', pid: 0, failed: '' }]);
+    assert.deepEqual(parsed.lines[0]?.ranks, { per_rank: [1, 2], median: 0, min: 0, max: 0, slowest: -1 });
+    assert.throws(() => parseRun({ ...minimal(), ranks: [{ host: 'a' }] }), /ranks\[0\]\.rank is missing/);
   });
 });
 

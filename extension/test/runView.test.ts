@@ -21,7 +21,7 @@ describe('what the results page gets', () => {
       ...run,
       lines: run.lines.map((l) => ({
         ...l,
-        ops: Array.from({ length: 12 }, (_, i) => ({ name: `op${i}`, calls: 1, self_cpu_us: i, self_device_us: i, pct: 0, device_spread: { median: 0, min: 0, max: 0, ci_low: 0, ci_high: 0 } })),
+        ops: Array.from({ length: 12 }, (_, i) => ({ name: `op${i}`, calls: 1, self_cpu_us: i, self_device_us: i, pct: 0, device_spread: { median: 0, min: 0, max: 0, ci_low: 0, ci_high: 0 }, category: '', ranks: null })),
       })),
     };
     const trimmed = trimmedForView(many);

@@ -22,6 +22,8 @@ import type {
   NeuronProfileDir,
   NtffFile,
   OpStat,
+  RankInfo,
+  RankSpread,
   Run,
   SourceRef,
   Spread,
@@ -179,6 +181,27 @@ const spread = (r: Reader): Spread => ({
 });
 const noSpread = (): Spread => ({ median: 0, min: 0, max: 0, ci_low: 0, ci_high: 0 });
 
+const rankSpread = (r: Reader): RankSpread => ({
+  per_rank: r.numbers('per_rank'),
+  median: r.num('median', 0),
+  min: r.num('min', 0),
+  max: r.num('max', 0),
+  slowest: r.num('slowest', -1),
+});
+/** A distributed run's spread across ranks; null for a single process (and in results older than ranks). */
+const ranksOf = (r: Reader): RankSpread | null => (r.has('ranks') ? r.obj('ranks', rankSpread) : null);
+
+const rankInfo = (r: Reader): RankInfo => ({
+  rank: r.num('rank'),
+  local_rank: r.num('local_rank', 0),
+  world_size: r.num('world_size', 1),
+  host: r.str('host', ''),
+  device: r.str('device', ''),
+  part: r.str('part', ''),
+  pid: r.num('pid', 0),
+  failed: r.str('failed', ''),
+});
+
 const opStat = (r: Reader): OpStat => ({
   name: r.str('name'),
   calls: r.num('calls'),
@@ -186,6 +209,8 @@ const opStat = (r: Reader): OpStat => ({
   self_device_us: r.num('self_device_us'),
   pct: r.num('pct', 0),
   device_spread: r.obj('device_spread', spread, noSpread),
+  category: r.str('category', ''),
+  ranks: ranksOf(r),
 });
 
 const innerLine = (r: Reader): InnerLine => ({
@@ -219,6 +244,8 @@ const lineStat = (r: Reader): LineStat => ({
   compiled: r.list('compiled', compiledRegion),
   device_samples_us: r.numbers('device_samples_us'),
   cpu_samples_us: r.numbers('cpu_samples_us'),
+  ranks: ranksOf(r),
+  collective_us: r.num('collective_us', 0),
 });
 
 const target = (r: Reader): Target => ({
@@ -262,6 +289,8 @@ const totals = (r: Reader): Totals => ({
   unattributed_device_us: r.num('unattributed_device_us', 0),
   device_samples_us: r.numbers('device_samples_us'),
   cpu_samples_us: r.numbers('cpu_samples_us'),
+  ranks: ranksOf(r),
+  collective_us: r.num('collective_us', 0),
 });
 
 const insight = (r: Reader): Insight => ({
@@ -269,6 +298,7 @@ const insight = (r: Reader): Insight => ({
   kind: r.str('kind'),
   message: r.str('message'),
   evidence: r.str('evidence', ''),
+  rank: optionalNum(r, 'rank'),
 });
 
 const pair = (r: Reader): NeffNtffPair => ({ hash: r.str('hash'), neff: r.str('neff'), ntff: r.str('ntff'), ntff_bytes: r.num('ntff_bytes', 0) });
@@ -317,7 +347,7 @@ const capture = (r: Reader): Capture => ({
   calls_skipped: r.num('calls_skipped', 0),
   calls_profiler_warmup: r.num('calls_profiler_warmup', 0),
   calls_profiled: r.num('calls_profiled', 0),
-  compiled_calls: r.num('compiled_calls', 0),
+  compiled_graphs: r.num('compiled_graphs', 0),
   partial: r.bool('partial', false),
   reason: r.str('reason', ''),
   exit_code: optionalNum(r, 'exit_code'),
@@ -360,6 +390,7 @@ export function readRun(r: Reader): Run {
     ),
     // null for a profile of the function alone; absent in results older than captures
     ...(r.has('capture') ? { capture: r.obj('capture', capture) } : r.present('capture') ? { capture: null } : {}),
+    ranks: r.list('ranks', rankInfo),
     timings_ms: r.record('timings_ms', isNumber),
     estimators: r.record('estimators', (v: unknown): v is string => typeof v === 'string'),
   };
