@@ -5,7 +5,7 @@
  */
 
 import type { Verdict } from './diff';
-import type { CompareRow, Run } from './run';
+import type { CompareRow, RankInfo, Run } from './run';
 
 // ---- the results panel ----------------------------------------------------------------------
 
@@ -29,6 +29,19 @@ export interface RunView {
     /** A framework trace.json exists (Open trace). */
     trace: boolean;
   };
+  /** A distributed run: its ranks and which is on show (the page's rank selector); absent for a single process. */
+  ranks?: RanksView;
+}
+
+/** The rank selector of a distributed run. */
+export interface RanksView {
+  /** The merged run ("All ranks"): what the page saves, diffs and asks ranks of. */
+  runId: string;
+  /** The rank whose own run (its part) is on show; null: all ranks (the merged run). */
+  shown: number | null;
+  ranks: RankInfo[];
+  /** Why the rank asked for is not shown (its part could not be read): the merged run is. */
+  problem?: string;
 }
 
 /** What the results panel shows for a comparison. */
@@ -87,6 +100,8 @@ export interface ResultsPageState {
   runId?: string;
   /** The run's own figures, or its diff against an earlier run. */
   tab?: 'run' | 'diff';
+  /** A distributed run: the rank on show (null or absent: all ranks). */
+  rank?: number | null;
 }
 
 export type ToResultsPanel =
@@ -101,6 +116,8 @@ export type FromResultsPanel =
   | { type: 'ready' }
   | { type: 'revealLine'; runId: string; line: number }
   | { type: 'showRun'; runId: string }
+  /** A distributed run's rank selector: rank `rank`'s own run, or all ranks (null). */
+  | { type: 'showRank'; runId: string; rank: number | null }
   | { type: 'diff'; after: string; before?: string }
   | { type: 'openExplorer'; runId: string }
   | { type: 'openTrace'; runId: string }

@@ -36,6 +36,12 @@ export function rankNumbers(ranks: readonly RankInfo[], count: number): number[]
   return Array.from({ length: count }, (_, i) => i);
 }
 
+/** How a rank reads in the results page's selector: `rank 1 · node-a · cuda:1`, `rank 3 · failed`. */
+export function rankLabel(info: RankInfo): string {
+  const where = [info.host, info.device].filter(Boolean).join(' · ');
+  return `rank ${info.rank}${where ? ` · ${where}` : ''}${info.failed ? ' · failed' : ''}`;
+}
+
 /** A range with its unit once where both ends share it: `9.01–27.04 ms`, `923.5 µs–21.02 ms`. */
 export function fmtUsRange(min: number, max: number): string {
   const lo = fmtUs(min);

@@ -4,17 +4,26 @@
  * against an earlier run of the function, which the page can pick) or a comparison. The page is its own browser bundle
  * (extension/webview/results.ts); they talk only in the messages of extension/shared/messages.ts.
  *
+ * A distributed run's page has a rank selector: All ranks (the merged run) or one rank, whose own
+ * run (its part, `<run_dir>/ranks/<R>/result.json`) is read from the run directory as the run's
+ * other files are (through the path mappings) and shown as a run of its own (core/rankPart.ts).
+ *
  * The page is not kept alive while hidden: when it comes back it says `ready` and gets the current
  * view again, so a hidden panel costs no memory for a large run.
  */
 
+import * as fs from 'node:fs/promises';
 import * as vscode from 'vscode';
 import type { CompareView, FromResultsPanel, ResultsPageState, RunView, ToResultsPanel } from '../shared/messages';
+import { isMerged } from '../shared/ranks';
+import type { Run } from '../shared/run';
 import { DIFF_COMMAND, RESULTS_VIEW_TYPE } from '../shared/names';
 import { diffView } from './core/diffView';
 import { isDrawable, physicalLines } from './core/documentIndex';
 import { parseDiffResponse } from './core/parseDiff';
+import { parseRun } from './core/parseRun';
 import { resolveArtifact } from './core/pathMap';
+import { rankPartPath, standalonePart } from './core/rankPart';
 import type { RunStore, StoredRun } from './core/runStore';
 import { hottestLineOfOps, trimmedForView } from './core/runView';
 import type { Documents } from './documents';
@@ -30,13 +39,25 @@ export interface ResultsActions {
   showRun(runId: string): unknown;
 }
 
-type Showing = { kind: 'run'; runId: string } | { kind: 'compare'; view: CompareView } | undefined;
+/** `rank`: a distributed run's rank on show (its part), null for all ranks. */
+type Showing = { kind: 'run'; runId: string; rank: number | null } | { kind: 'compare'; view: CompareView } | undefined;
+
+/** A rank's part as read: the merged run it belongs to, and the part as a run of its own. */
+interface Part {
+  mergedId: string;
+  rank: number;
+  run: Run;
+}
+
+const PARTS_KEPT = 16;
 
 export class ResultsPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   private showing: Showing;
   private busyMessage: string | null = null;
   private actions: ResultsActions | undefined;
+  /** Rank parts read, by the part's run id (newest last). */
+  private readonly parts = new Map<string, Part>();
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(
@@ -72,7 +93,7 @@ export class ResultsPanel implements vscode.Disposable {
         panel.dispose(); // one results panel
         return;
       }
-      this.showing = typeof state?.runId === 'string' ? { kind: 'run', runId: state.runId } : undefined;
+      this.showing = typeof state?.runId === 'string' ? { kind: 'run', runId: state.runId, rank: typeof state.rank === 'number' ? state.rank : null } : undefined;
       this.adopt(panel);
     },
   };
@@ -121,13 +142,32 @@ export class ResultsPanel implements vscode.Disposable {
     void this.panel?.webview.postMessage(message);
   }
 
-  /** Show run `runId` (it must be in the store); `reveal` brings the panel forward. */
-  async showRun(runId: string, reveal: boolean): Promise<void> {
-    const view = await this.runView(runId);
+  /**
+   * A run the panel knows by id: one in the store, or a rank's part it read (under the uri of its
+   * merged run), for the page's actions on what it shows.
+   */
+  lookup(runId: string): StoredRun | undefined {
+    const stored = this.store.get(runId);
+    if (stored) {
+      return stored;
+    }
+    const part = this.parts.get(runId);
+    const merged = part ? this.store.get(part.mergedId) : undefined;
+    return part && merged ? { uri: merged.uri, run: part.run } : undefined;
+  }
+
+  /** The run in the store that `runId` is, or is a part of (where its lines are placed, what is diffed and run again). */
+  private storedFor(runId: string): StoredRun | undefined {
+    return this.store.get(runId) ?? this.store.get(this.parts.get(runId)?.mergedId ?? '');
+  }
+
+  /** Show run `runId` (it must be in the store), or rank `rank`'s part of it; `reveal` brings the panel forward. */
+  async showRun(runId: string, reveal: boolean, rank: number | null = null): Promise<void> {
+    const view = await this.runView(runId, rank);
     if (!view) {
       return;
     }
-    this.showing = { kind: 'run', runId };
+    this.showing = { kind: 'run', runId, rank: view.ranks?.shown ?? null };
     const panel = this.ensurePanel(reveal);
     panel.title = `OpLens: ${view.run.target.qualname}`;
     this.post({ type: 'run', view });
@@ -191,7 +231,7 @@ export class ResultsPanel implements vscode.Disposable {
       return;
     }
     if (this.showing?.kind === 'run') {
-      const view = await this.runView(this.showing.runId);
+      const view = await this.runView(this.showing.runId, this.showing.rank);
       if (view) {
         this.post({ type: 'run', view });
         void this.sendDiff(this.showing.runId);
@@ -222,13 +262,63 @@ export class ResultsPanel implements vscode.Disposable {
     return { doc, shift: isDrawable(placed) ? placed.shift : undefined };
   }
 
-  private async runView(runId: string): Promise<RunView | undefined> {
+  /** Rank `rank`'s part of the stored run `entry`, read from its run directory (kept once read). */
+  private async readPart(entry: StoredRun, rank: number): Promise<Run> {
+    const merged = entry.run;
+    const where = rankPartPath(merged, rank);
+    if ('problem' in where) {
+      throw new Error(where.problem);
+    }
+    const known = [...this.parts.values()].find((p) => p.mergedId === merged.run_id && p.rank === rank);
+    if (known) {
+      return known.run;
+    }
+    const local = this.server.pathMap.toLocal(where.file);
+    let text: string;
+    try {
+      text = await fs.readFile(local, 'utf8');
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      if (err.code === 'ENOENT') {
+        throw new Error(
+          local === where.file
+            ? `${local} does not exist (was the run directory removed?)`
+            : `${local} is not on this machine (host path ${where.file}); add a path mapping (oplens.pathMappings) that reaches the runs directory`,
+        );
+      }
+      throw new Error(`cannot read ${local}: ${err.message}`);
+    }
+    const part = standalonePart(parseRun(JSON.parse(text)), merged, where.info, where.dir);
+    this.parts.delete(part.run_id);
+    this.parts.set(part.run_id, { mergedId: merged.run_id, rank, run: part });
+    for (const id of this.parts.keys()) {
+      if (this.parts.size <= PARTS_KEPT) {
+        break;
+      }
+      this.parts.delete(id);
+    }
+    return part;
+  }
+
+  private async runView(runId: string, rank: number | null = null): Promise<RunView | undefined> {
     const entry = this.store.get(runId);
     if (!entry) {
       this.log.warn(`results panel: run ${runId} is not loaded`);
       return undefined;
     }
-    const { run } = entry;
+    const merged = isMerged(entry.run);
+    let run = entry.run;
+    let problem: string | undefined;
+    if (merged && rank !== null) {
+      try {
+        run = await this.readPart(entry, rank);
+      } catch (e) {
+        problem = `Rank ${rank} cannot be shown: ${(e as Error).message}. All ranks are shown instead.`;
+        this.log.warn(`results panel: run ${runId}: ${problem}`);
+      }
+    }
+    const shown = run === entry.run ? null : rank;
+    // the lines of a part are the merged run's: placed as it is
     const { doc, shift } = await this.placement(entry);
     const source: Record<number, string> = {};
     if (doc) {
@@ -251,6 +341,7 @@ export class ResultsPanel implements vscode.Disposable {
         explorer: run.backend.name === 'neuron' && (run.artifacts.device_profile_dir !== '' || run.artifacts.profile_output_dir !== ''),
         trace: run.artifacts.trace_json !== '',
       },
+      ...(merged ? { ranks: { runId: entry.run.run_id, shown, ranks: entry.run.ranks, ...(problem ? { problem } : {}) } } : {}),
     };
   }
 
@@ -265,20 +356,23 @@ export class ResultsPanel implements vscode.Disposable {
       case 'showRun':
         await this.actions?.showRun(m.runId);
         return;
+      case 'showRank':
+        await this.showRun(m.runId, false, m.rank);
+        return;
       case 'diff':
         await this.sendDiff(m.after, m.before);
         return;
       case 'openExplorer':
-        await this.actions?.openExplorer(m.runId);
+        await this.actions?.openExplorer(this.storedFor(m.runId)?.run.run_id ?? m.runId);
         return;
       case 'openTrace':
-        await this.actions?.openTrace(m.runId);
+        await this.actions?.openTrace(m.runId); // a part's own trace (the trace viewer looks it up here)
         return;
       case 'compareWith':
-        await this.actions?.compareWith(m.runId);
+        await this.actions?.compareWith(this.storedFor(m.runId)?.run.run_id ?? m.runId);
         return;
       case 'rerun':
-        await this.actions?.rerun(m.runId);
+        await this.actions?.rerun(this.storedFor(m.runId)?.run.run_id ?? m.runId);
         return;
       case 'openArtifact':
         await this.openArtifact(m.runId, m.path);
@@ -288,7 +382,7 @@ export class ResultsPanel implements vscode.Disposable {
 
   /** Jump to profiled line `line` of the run's function, where it is now. */
   async revealLine(runId: string, line: number): Promise<void> {
-    const entry = this.store.get(runId);
+    const entry = this.storedFor(runId);
     if (!entry) {
       return;
     }
@@ -312,7 +406,7 @@ export class ResultsPanel implements vscode.Disposable {
   }
 
   private async openArtifact(runId: string, artifact: string): Promise<void> {
-    const entry = this.store.get(runId);
+    const entry = this.lookup(runId);
     if (!entry) {
       return;
     }

@@ -31,7 +31,7 @@ export class TraceViewer implements vscode.Disposable {
 
   private pickRun(runId?: string): StoredRun | undefined {
     if (runId) {
-      return this.store.get(runId);
+      return this.results.lookup(runId); // a stored run, or a rank's part the results page shows
     }
     const shown = this.results.currentRunId;
     return (shown ? this.store.get(shown) : undefined) ?? this.store.newest((e) => e.run.artifacts.trace_json !== '');
@@ -55,7 +55,9 @@ export class TraceViewer implements vscode.Disposable {
       existing.reveal();
       return;
     }
-    const title = `Trace: ${run.target.qualname} (${run.backend.device_label})`;
+    // a distributed run's trace is its first rank's (a rank's part: its own)
+    const rank = run.ranks[0] ? ` · rank ${run.ranks[0].rank}` : '';
+    const title = `Trace: ${run.target.qualname} (${run.backend.device_label}${rank})`;
     const panel = vscode.window.createWebviewPanel(TRACE_VIEW_TYPE, title, vscode.ViewColumn.Active, webviewOptions(this.extensionUri));
     this.panels.set(run.run_id, panel);
     panel.webview.html = webviewHtml(panel.webview, this.extensionUri, 'trace', title);
