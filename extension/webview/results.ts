@@ -1,7 +1,8 @@
 /**
  * The OpLens results page (browser side): a run's header, actions, insights, per-line bar chart,
  * op table (key_averages) and artifacts, or its "vs previous run" view (the diff against an earlier
- * run of the function, with a picker of those runs); or a comparison. Plain DOM, no framework; long tables and
+ * run of the function, with a picker of those runs); or a comparison. A distributed run has a rank
+ * selector (all ranks, or one rank's own run), a ranks × lines strip and its collective ops tagged. Plain DOM, no framework; long tables and
  * charts are windowed (virtual.ts) so a function with hundreds of lines and thousands of ops stays
  * fast. It speaks only the messages of shared/messages.ts.
  */
@@ -9,6 +10,7 @@
 import './results.css';
 import { deviceLabel, fmtCount, fmtShare, fmtSpeedup, fmtUs } from '../shared/format';
 import type { CompareView, DiffView, FromResultsPanel, ResultsPageState, RunView, ToResultsPanel } from '../shared/messages';
+import { fmtUsRange, rankLabel, rankStrip, stragglers } from '../shared/ranks';
 import type { LineStat, OpStat, Run } from '../shared/run';
 import { activate, append, button, clear, h } from './dom';
 import { VirtualRows } from './virtual';
@@ -49,14 +51,24 @@ function bar(fraction: number): HTMLElement {
 
 // ---- a run ------------------------------------------------------------------------------------
 
+/** The run the page is about: a distributed run's merged run also while one rank is on show (what is saved and diffed). */
+function shownId(view: RunView): string {
+  return view.ranks?.runId ?? view.run.run_id;
+}
+
+/** A merged run of several ranks on show (all ranks): its figures are means over the ranks. */
+function allRanks(view: RunView): boolean {
+  return view.ranks !== undefined && view.ranks.shown === null;
+}
+
 function showRun(view: RunView): void {
   const { run } = view;
   const label = deviceLabel(run.backend.device_label);
   const useDevice = run.totals.self_device_us > 0;
   clear(app);
-  append(app, header(view, label), tabs(run));
+  append(app, header(view, label), tabs(view));
   if (state.tab === 'diff') {
-    append(app, diffSection(run));
+    append(app, diffSection(view));
     return;
   }
   append(
@@ -67,8 +79,94 @@ function showRun(view: RunView): void {
     ...run.backend.warnings.map((w) => h('p', { class: 'notice warning' }, w)),
     insights(run),
     lines(view, label, useDevice),
+    allRanks(view) ? ranksStrip(view, label) : null,
     ops(run, label, view.opLines),
     artifacts(run),
+  );
+}
+
+// ---- a distributed run: the rank selector and the ranks × lines strip ---------------------------
+
+function rankSelector(view: RunView): HTMLElement | null {
+  const r = view.ranks;
+  if (!r) {
+    return null;
+  }
+  const picker = h('select', { 'aria-label': 'Ranks to show', class: 'rank-picker' });
+  const all = h('option', { value: '' }, `All ranks (${r.ranks.length}, merged)`);
+  all.selected = r.shown === null;
+  picker.append(all);
+  for (const info of r.ranks) {
+    const option = h('option', { value: String(info.rank), title: info.failed || `its own run: ${info.part}` }, rankLabel(info));
+    option.selected = r.shown === info.rank;
+    option.disabled = info.failed !== '' || info.part === '';
+    picker.append(option);
+  }
+  picker.addEventListener('change', () => {
+    const rank = picker.value === '' ? null : Number(picker.value);
+    state.rank = rank;
+    save();
+    picker.disabled = true; // until the panel answers with that rank's run
+    vscode.post({ type: 'showRank', runId: r.runId, rank });
+  });
+  const info = r.shown === null ? undefined : r.ranks.find((i) => i.rank === r.shown);
+  const note =
+    r.shown === null
+      ? 'figures are means over the ranks; the editor’s hints show each line’s median across ranks'
+      : `rank ${r.shown}’s own run${info?.part ? ` (${info.part})` : ''}`;
+  return h(
+    'div',
+    { class: 'rank-tools' },
+    h('label', {}, 'Ranks ', picker),
+    h('span', { class: 'muted' }, ` ${note}`),
+    r.problem ? h('p', { class: 'notice warning' }, r.problem) : null,
+  );
+}
+
+/** A heat row per rank, a cell per line: the line's time on that rank (hover: the value; click: the line). */
+function ranksStrip(view: RunView, label: string): HTMLElement | null {
+  const { run } = view;
+  const strip = rankStrip(run, { label: `Self ${label}` });
+  if (!strip) {
+    return null;
+  }
+  const grid = h('div', { class: 'strip', role: 'grid', 'aria-label': 'Each line’s time on each rank' });
+  grid.style.gridTemplateColumns = `5.5em repeat(${strip.lines.length}, minmax(14px, 1fr))`;
+  const every = strip.lines.length > 60 ? 10 : strip.lines.length > 30 ? 5 : 1;
+  grid.append(h('div', { class: 'strip-corner', role: 'columnheader' }, 'line'));
+  strip.lines.forEach((n, i) => {
+    grid.append(h('div', { class: 'strip-line', role: 'columnheader', title: (view.source[n] ?? '').trim() }, i % every === 0 ? String(n) : ''));
+  });
+  for (const row of strip.rows) {
+    const name = h('div', { class: 'strip-rank', role: 'rowheader', title: `${row.title} (click: its own run)` }, row.label);
+    activate(name, () => {
+      state.rank = row.rank;
+      save();
+      vscode.post({ type: 'showRank', runId: shownId(view), rank: row.rank });
+    });
+    grid.append(name);
+    for (const cell of row.cells) {
+      const el = h('div', {
+        class: `strip-cell lvl-${cell.level}${cell.straggler ? ' straggler' : ''}`,
+        role: 'gridcell',
+        title: cell.title,
+        'aria-label': cell.title,
+      });
+      activate(el, () => vscode.post({ type: 'revealLine', runId: run.run_id, line: cell.line }));
+      grid.append(el);
+    }
+  }
+  return section(
+    `Ranks × lines · Self ${label} per iteration on each rank`,
+    h('div', { class: 'scroller strip-scroller' }, grid),
+    h(
+      'p',
+      { class: 'muted small' },
+      `Each cell is a line’s time on one rank, coloured against the largest cell (${fmtUs(strip.max)}); `,
+      h('span', { class: 'strip-key straggler' }),
+      ' a straggler (the other ranks wait for it). Click a rank for its own run, a cell for its line.',
+    ),
+    ...strip.failed.map((f) => h('p', { class: 'notice warning' }, `Rank ${f.rank} has no part: ${f.why}`)),
   );
 }
 
@@ -77,12 +175,12 @@ function showRun(view: RunView): void {
 /** The diff of the shown run (from the panel), or why there is none; undefined while it is asked for. */
 let lastDiff: { runId: string; view?: DiffView; message?: string } | undefined;
 
-function diffFor(run: Run): { view?: DiffView; message?: string } | undefined {
-  return lastDiff?.runId === run.run_id ? lastDiff : undefined;
+function diffFor(view: RunView): { view?: DiffView; message?: string } | undefined {
+  return lastDiff?.runId === shownId(view) ? lastDiff : undefined;
 }
 
-function tabs(run: Run): HTMLElement {
-  const d = diffFor(run);
+function tabs(view: RunView): HTMLElement {
+  const d = diffFor(view);
   const verdict = d?.view ? d.view.totals.verdict : undefined;
   const mark = d?.view ? d.view.totals.change || 'same' : '';
   const pick = (tab: 'run' | 'diff'): void => {
@@ -106,8 +204,8 @@ function tabs(run: Run): HTMLElement {
   );
 }
 
-function diffSection(run: Run): HTMLElement {
-  const d = diffFor(run);
+function diffSection(view: RunView): HTMLElement {
+  const d = diffFor(view);
   if (!d) {
     return section('vs previous run', h('p', { class: 'muted' }, 'Comparing with an earlier run…')); // the panel sends it with the run
   }
@@ -170,6 +268,7 @@ function diffSection(run: Run): HTMLElement {
   );
   return section(
     `Lines · vs ${v.against} · Self ${v.label} per iteration`,
+    view.ranks && view.ranks.shown !== null ? h('p', { class: 'muted' }, `All ranks (the merged run) against the earlier run, not rank ${view.ranks.shown} alone.`) : null,
     h('div', { class: 'table-tools' }, h('label', {}, 'Compared with ', picker)),
     summary,
     ...v.notes.map((n) => h('p', { class: 'notice' }, n)),
@@ -185,11 +284,17 @@ function header(view: RunView, label: string): HTMLElement {
   const created = run.created ? run.created.replace('T', ' ').replace(/\+0000$/, ' UTC') : '';
   const where = `${view.fileLabel}:${run.target.def_line || run.target.first_line}`;
   const backendBits = [run.backend.device_name, run.backend.torch_version ? `torch ${run.backend.torch_version}` : ''].filter(Boolean).join(' · ');
+  const merged = allRanks(view);
+  const per = merged ? 'per iteration, mean over ranks' : 'per iteration';
   const stats = h(
     'div',
     { class: 'stats' },
-    stat(`Self ${label}`, fmtUs(t.self_device_us), 'per iteration'),
-    label !== 'CPU' ? stat('Self CPU', fmtUs(t.self_cpu_us), 'per iteration') : null,
+    stat(`Self ${label}`, fmtUs(t.self_device_us), per),
+    label !== 'CPU' ? stat('Self CPU', fmtUs(t.self_cpu_us), per) : null,
+    merged && t.ranks
+      ? stat('Ranks', String(t.ranks.per_rank.length), `${fmtUsRange(t.ranks.min, t.ranks.max)}${t.ranks.max > t.ranks.min && t.ranks.slowest >= 0 ? ` · slowest rank ${t.ranks.slowest}` : ''}`)
+      : null,
+    t.collective_us > 0 ? stat('In collectives', fmtUs(t.collective_us), merged ? 'per iteration, mean over ranks' : 'per iteration') : null,
     stat('Operator calls', fmtCount(t.op_calls), 'per iteration'),
     stat('Wall', fmtUs(t.wall_us.median), `median; ${fmtUs(t.wall_us.min)} – ${fmtUs(t.wall_us.max)}`),
     run.compile.compile_us > 0 ? stat('First call', fmtUs(run.compile.first_call_us), `${fmtUs(run.compile.compile_us)} compiling`) : null,
@@ -202,7 +307,15 @@ function header(view: RunView, label: string): HTMLElement {
     button('Compare with…', () => vscode.post({ type: 'compareWith', runId: run.run_id })),
     button('Profile again', () => vscode.post({ type: 'rerun', runId: run.run_id })),
   );
-  const title = h('h1', {}, h('span', { class: 'qualname' }, run.target.qualname), ' ', h('span', { class: `badge device-${label.toLowerCase()}` }, label));
+  const shownRank = view.ranks?.shown ?? null;
+  const title = h(
+    'h1',
+    {},
+    h('span', { class: 'qualname' }, run.target.qualname),
+    ' ',
+    h('span', { class: `badge device-${label.toLowerCase()}` }, label),
+    view.ranks ? h('span', { class: 'badge ranks-badge' }, shownRank === null ? `${view.ranks.ranks.length} ranks` : `rank ${shownRank}`) : null,
+  );
   const goto = h('a', { class: 'where', title: 'Go to the function' }, where);
   activate(goto, () => vscode.post({ type: 'revealLine', runId: run.run_id, line: run.target.def_line || run.target.first_line }));
   const sub = h(
@@ -216,7 +329,7 @@ function header(view: RunView, label: string): HTMLElement {
   );
   const note = run.backend.note ? h('p', { class: 'muted' }, run.backend.note) : null;
   const unattributed = t.unattributed_device_us > 0 ? h('p', { class: 'muted' }, `${fmtUs(t.unattributed_device_us)} of device time had no launching op and is in no line.`) : null;
-  return h('header', {}, title, sub, note, stats, unattributed, actions);
+  return h('header', {}, title, sub, rankSelector(view), note, stats, unattributed, actions);
 }
 
 const INSIGHT_LABELS: Record<string, string> = {
@@ -226,6 +339,8 @@ const INSIGHT_LABELS: Record<string, string> = {
   device_sync: 'device sync',
   compiled_region: 'compiled region',
   noisy: 'noisy',
+  straggler: 'straggler',
+  collective_wait: 'collective wait',
 };
 
 function insights(run: Run): HTMLElement | null {
@@ -239,6 +354,7 @@ function insights(run: Run): HTMLElement | null {
       { class: `insight kind-${ins.kind}` },
       h('span', { class: 'line-link' }, `L${ins.line}`),
       h('span', { class: 'tag' }, INSIGHT_LABELS[ins.kind] ?? ins.kind.replace(/_/g, ' ')),
+      ins.rank !== null ? h('span', { class: 'tag rank-tag' }, `rank ${ins.rank}`) : null,
       h('span', { class: 'message' }, ins.message),
       ins.evidence ? h('div', { class: 'evidence' }, ins.evidence) : null,
     );
@@ -254,6 +370,7 @@ function lines(view: RunView, label: string, useDevice: boolean): HTMLElement {
   const share = (l: LineStat): number => (useDevice ? l.pct_device : l.pct_cpu);
   const max = run.lines.reduce((m, l) => Math.max(m, value(l)), 0);
   const ordered = [...run.lines].sort((a, b) => (state.lineOrder === 'source' ? a.line - b.line : value(b) - value(a)));
+  const slow = stragglers(run.insights);
 
   const scroller = h('div', { class: 'scroller lines-scroller' });
   const body = h('div', { class: 'chart', role: 'list' });
@@ -268,9 +385,14 @@ function lines(view: RunView, label: string, useDevice: boolean): HTMLElement {
       const l = ordered[i] as LineStat;
       const row = h(
         'div',
-        { class: `chart-row${l.noisy ? ' noisy' : ''}`, role: 'listitem', title: lineTooltip(l, label) },
+        { class: `chart-row${l.noisy ? ' noisy' : ''}`, role: 'listitem', title: lineTooltip(l, label, slow.get(l.line)) },
         h('span', { class: 'lineno' }, String(l.line)),
-        h('code', { class: 'code' }, (view.source[l.line] ?? '').trim()),
+        h(
+          'code',
+          { class: 'code' },
+          slow.has(l.line) ? h('span', { class: 'rank-mark' }, `⚠ rank ${slow.get(l.line)} `) : null,
+          (view.source[l.line] ?? '').trim(),
+        ),
         bar(max > 0 ? value(l) / max : 0),
         h('span', { class: 'num' }, fmtUs(value(l))),
         h('span', { class: 'num share' }, fmtShare(share(l))),
@@ -292,15 +414,23 @@ function lines(view: RunView, label: string, useDevice: boolean): HTMLElement {
     ),
   );
   const what = useDevice ? `Self ${label}` : 'Self CPU (no device time in this run)';
-  return section(`Lines · ${what} per iteration`, order, scroller);
+  return section(`Lines · ${what} per iteration${allRanks(view) ? ', mean over ranks' : ''}`, order, scroller);
 }
 
-function lineTooltip(l: LineStat, label: string): string {
+function lineTooltip(l: LineStat, label: string, straggler?: number): string {
   const parts = [`line ${l.line}: Self ${label} ${fmtUs(l.self_device_us)} (${fmtShare(l.pct_device)})`];
   if (label !== 'CPU') {
     parts.push(`Self CPU ${fmtUs(l.self_cpu_us)} (${fmtShare(l.pct_cpu)})`);
   }
   parts.push(`median ${fmtUs(l.device_spread.median)}, min ${fmtUs(l.device_spread.min)}, max ${fmtUs(l.device_spread.max)}${l.noisy ? ' — noisy' : ''}`);
+  const r = l.ranks;
+  if (r) {
+    const slowest = r.max > r.min && r.slowest >= 0 ? `, slowest rank ${r.slowest}` : '';
+    parts.push(`across ${r.per_rank.length} ranks: median ${fmtUs(r.median)}, ${fmtUsRange(r.min, r.max)}${slowest}${straggler !== undefined ? ` — ⚠ rank ${straggler} is the straggler` : ''}`);
+  }
+  if (l.collective_us > 0) {
+    parts.push(`in collectives ${fmtUs(l.collective_us)}`);
+  }
   const top = l.ops.slice(0, 5).map((o) => `${o.name} ×${fmtCount(o.calls)} ${fmtUs(o.self_device_us)}`);
   if (top.length) {
     parts.push(...top);
@@ -380,16 +510,25 @@ function opRow(o: OpStat, deviceIsCpu: boolean, max: number, opLines: Record<str
   const row = h(
     'tr',
     {},
-    h('td', { class: 'name', title: o.name }, h('code', {}, o.name)),
+    h(
+      'td',
+      { class: 'name', title: o.name },
+      h('code', {}, o.name),
+      o.category ? h('span', { class: `tag category category-${o.category}`, title: o.category === 'collective' ? 'a collective op: time spent with the other ranks, waiting for the slowest as much as moving data' : o.category }, o.category) : null,
+    ),
     h('td', { class: 'num' }, fmtCount(o.calls)),
     deviceIsCpu ? null : h('td', { class: 'num' }, fmtUs(o.self_cpu_us)),
     h('td', { class: 'num' }, fmtUs(o.self_device_us)),
     pctCell,
   );
   const line = opLines[o.name];
+  const r = o.ranks;
+  const across = r ? `; across ${r.per_rank.length} ranks ${fmtUsRange(r.min, r.max)}${r.max > r.min && r.slowest >= 0 ? `, slowest rank ${r.slowest}` : ''}` : '';
   if (line !== undefined) {
-    row.title = `${o.name}: mostly on line ${line} (click to go there)`;
+    row.title = `${o.name}${o.category ? ` (${o.category})` : ''}: mostly on line ${line} (click to go there)${across}`;
     activate(row, () => vscode.post({ type: 'revealLine', runId, line }));
+  } else if (across || o.category) {
+    row.title = `${o.name}${o.category ? ` (${o.category})` : ''}${across}`;
   }
   return row;
 }
@@ -524,7 +663,8 @@ window.addEventListener('message', (event: MessageEvent<ToResultsPanel>) => {
   switch (m.type) {
     case 'run':
       lastRun = m.view;
-      state.runId = m.view.run.run_id;
+      state.runId = shownId(m.view);
+      state.rank = m.view.ranks?.shown ?? null;
       save();
       showRun(m.view);
       break;
@@ -546,7 +686,7 @@ window.addEventListener('message', (event: MessageEvent<ToResultsPanel>) => {
       break;
     case 'diff':
     case 'noDiff':
-      if (lastRun?.run.run_id !== m.runId) {
+      if (!lastRun || shownId(lastRun) !== m.runId) {
         break; // for a run no longer on show
       }
       lastDiff = m.type === 'diff' ? { runId: m.runId, view: m.view } : { runId: m.runId, message: m.message };
