@@ -143,7 +143,7 @@ async def test_a_function_captured_inside_a_script(client: LanguageClient, works
     reply = plain(await profile(client, {"uri": uri, "qualname": "Block.forward",
                                          "program": {"program": "train.py", "args": ["30"]}, **SMALL}))  # fmt: skip
     (note,) = client.results  # type: ignore[attr-defined]  # before the reply
-    assert reply["qualname"] == "Block.forward" and reply["uri"] == uri and "2 iters" in reply["title"]
+    assert reply["qualname"] == "Block.forward" and reply["uri"] == uri and "2 calls" in reply["title"]
     run = note["run"]
     assert note["uri"] == uri and run["run_id"] == reply["run_id"]
     capture = run["capture"]

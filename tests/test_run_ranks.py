@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import DATA
+from conftest import DATA, ROOT
 from oplens.engine import runs
 
 PROGRAMS = DATA / "programs"
@@ -101,3 +101,42 @@ def test_two_nodes_on_one_machine_then_merge(tmp_path: Path) -> None:
     assert (Path(merged["run_dir"]) / "ranks" / "1" / "result.json").is_file()
     again = oplens("merge", dirs[0], dirs[0], "--out", str(tmp_path / "bad"))
     assert again.returncode == 2 and "appears in more than one directory" in again.stderr
+
+
+def test_ranks_neuron_profiles_merge_into_one_system_profile_documented_layout(tmp_path: Path) -> None:
+    """Stand-in files in the Neuron docs' layout (how-to-profile-workload.rst "Expected output": one
+    `<instance>_pid_<pid>` folder per rank): each host's run holds its rank's profile; the merged run's
+    profile output directory holds both, which `oplens explorer` ingests as one system profile."""
+    from oplens.backends.neuron.artifacts import PROFILE_DIR, discover
+    from oplens.records.run import RankInfo, Run
+
+    sample = Run.from_dict(json.loads((ROOT / "extension/test/fixtures/rmsnorm_naive.cpu.result.json").read_text()))
+    dirs = []
+    for rank, pid in ((0, 101), (1, 202)):
+        run_dir = tmp_path / f"host{rank}" / f"run{rank}"
+        base = run_dir / PROFILE_DIR / f"i-0abc_pid_{pid}" / "20260101T000000"
+        base.mkdir(parents=True)
+        for name in ("ntrace.pb", "trace_info.pb", "neff_111_vnc_0.neff", "profile_nc_0_session_0.ntff"):
+            (base / name).write_bytes(b"x")
+        run = Run.from_dict(sample.to_dict())
+        run.backend.name, run.backend.device_label = "neuron", "NEURON"
+        neffs, ntffs, profiles, pairs = discover(run_dir / PROFILE_DIR, run_dir)
+        run.artifacts.profile_output_dir, run.artifacts.neuron_profiles = PROFILE_DIR, profiles
+        run.artifacts.neffs, run.artifacts.ntffs, run.artifacts.neff_ntff_pairs = neffs, ntffs, pairs
+        run.ranks = [RankInfo(rank=rank, world_size=2, host=f"host{rank}", part=f"ranks/{rank}")]
+        run.run_id = run_dir.name
+        (run_dir / "result.json").write_text(json.dumps(run.to_dict()))
+        dirs.append(str(run_dir))
+    out = oplens("merge", *dirs, "--out", str(tmp_path / "merged"), "--json", str(tmp_path / "m.json"))
+    assert out.returncode == 0, out.stderr
+    merged = json.loads((tmp_path / "m.json").read_text())
+    output = Path(merged["run_dir"]) / PROFILE_DIR
+    assert sorted(p.name for p in output.iterdir()) == ["i-0abc_pid_101", "i-0abc_pid_202"]
+    assert sorted(p["rank"] for p in merged["artifacts"]["neuron_profiles"]) == [0, 1]
+    env = {k: v for k, v in __import__("os").environ.items()} | {"PATH": "/usr/bin:/bin"}
+    plan = subprocess.run([sys.executable, "-m", "oplens", "explorer", merged["run_dir"], "--dry-run", "--json", "-"],
+                          capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+    assert plan.returncode == 0, plan.stderr
+    ingest = json.loads(plan.stdout)["commands"][-1]
+    assert ingest[ingest.index("-d") + 1] == str(output.resolve())
+    assert len(json.loads(plan.stdout)["profiles"]) == 2

@@ -48,8 +48,14 @@ def merge_dirs(dirs: list[Path], root: Path) -> Run:
             raise bad_input(f"{d} is not a run directory: {e}", "give the directories `oplens run` stored") from None
         if run.ranks:
             for info in run.ranks:
-                part = runs.load(d / info.part)
-                found.append((info, part, d / info.part))
+                part_dir = d / info.part
+                if (part_dir / runs.RESULT).is_file():
+                    found.append((info, runs.load(part_dir), part_dir))
+                elif len(run.ranks) == 1:  # a rank's own run, stored by itself
+                    found.append((info, run, d))
+                else:
+                    raise bad_input(f"{d} names rank {info.rank}'s part {info.part}, which is missing",
+                                    "give the run directories as `oplens run` stored them")  # fmt: skip
         else:
             found.append((RankInfo(rank=0, part="ranks/0"), run, d))
     first = found[0][1].target
@@ -82,14 +88,45 @@ def merge_dirs(dirs: list[Path], root: Path) -> Run:
         merged = merge_parts(parts)
         merged.run_id = run_id
         merged.created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        trace = f"{merged.ranks[0].part}/trace.json"
-        merged.artifacts.trace_json = trace if (staged / trace).is_file() else ""
+        combine_artifacts(staged, sorted(parts, key=lambda p: p[0].rank), merged)
         merged.artifacts.worker_log = ""
         runs.commit(root, staged, merged)
     except BaseException:
         runs.discard(staged)
         raise
     return merged
+
+
+def combine_artifacts(run_dir: Path, parts: list[tuple[RankInfo, Run]], merged: Run) -> None:
+    """The merged run's artifacts from its parts (stored under `run_dir/<part>/`): rank 0's trace,
+    and the ranks' device profiles as the vendor lays out a multi-rank job, one profile output
+    directory holding one `<instance>_pid_<pid>` folder per rank (Neuron: what Explorer ingests as
+    one system profile), hard-linked from the parts."""
+    art = merged.artifacts
+    first = parts[0][0].part
+    art.trace_json = f"{first}/{parts[0][1].artifacts.trace_json}" if parts[0][1].artifacts.trace_json else ""
+    output = parts[0][1].artifacts.profile_output_dir
+    if not output:
+        return
+    art.neuron_profiles, art.neffs, art.ntffs, art.system_trace_files, art.files = [], [], [], [], []
+    art.neff_ntff_pairs = []
+    for info, part in parts:
+        source = run_dir / info.part / part.artifacts.profile_output_dir
+        if not part.artifacts.profile_output_dir or not source.is_dir():
+            continue
+        for folder in source.iterdir():  # each rank's own <instance>_pid_<pid>
+            dest = run_dir / output / folder.name
+            if folder.is_dir() and not dest.exists():
+                shutil.copytree(folder, dest, copy_function=_link_or_copy)
+        pa = part.artifacts
+        for p in pa.neuron_profiles:
+            p.rank = info.rank if p.rank is None else p.rank
+        art.neuron_profiles += pa.neuron_profiles
+        art.neffs += pa.neffs
+        art.ntffs += pa.ntffs
+        art.neff_ntff_pairs += pa.neff_ntff_pairs
+        art.system_trace_files += pa.system_trace_files
+    art.profile_output_dir = output
 
 
 def _copy_tree(source: Path, dest: Path) -> None:

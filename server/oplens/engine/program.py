@@ -31,6 +31,7 @@ from typing import Any
 from oplens.analysis.ranks import merge as merge_parts
 from oplens.backends import registry
 from oplens.engine import DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, runs
+from oplens.engine.merge import combine_artifacts
 from oplens.engine.process import Echo, ProgressFn, WorkerProcess
 from oplens.engine.targets import resolve
 from oplens.records import job as messages
@@ -333,9 +334,7 @@ def _merge_ranks(root: Path, parts: list[Run]) -> list[Run]:
             infos.append((info, part))
         run = merge_parts(infos)
         run.run_id = run_id
-        r0 = run.ranks[0].part
-        if run.artifacts.trace_json:
-            run.artifacts.trace_json = f"{r0}/{run.artifacts.trace_json}"
+        combine_artifacts(root / ".staging" / run_id, sorted(infos, key=lambda p: p[0].rank), run)
         merged.append(run)
     return merged
 
