@@ -96,6 +96,8 @@ class Capturer:
         self.current = 0  # the window open now, or next
         self.thread: int | None = None  # the capturing thread: the first to call a target
         self.disabled = False  # in a forked child
+        self._finishing = False
+        self._finishing_lock = threading.Lock()
         os.register_at_fork(after_in_child=self._forked)
 
     def __enter__(self) -> Capturer:
@@ -229,9 +231,19 @@ class Capturer:
             if any(t.first_line <= r.line <= t.last_line and os.path.realpath(r.file) == real for r in refs)
         ]
 
-    def finish_windows(self, exit_code: int | None, failure: Callable[[Window], Any] | None) -> None:
+    def begin_finishing(self) -> bool:
+        """True for the first caller only: the end is sent once (the program's thread, or the stop
+        watcher's where that thread is stuck in native code)."""
+        with self._finishing_lock:
+            first, self._finishing = not self._finishing, True
+            return first
+
+    def finish_windows(self, exit_code: int | None, failure: Callable[[Window], Any] | None,
+                       already_begun: bool = False) -> None:  # fmt: skip
         """The program ended (`exit_code`; None: OpLens stopped it): what each unfinished window
         captured goes out as a partial run, then `failure(window)`'s error for the first one."""
+        if not already_begun and not self.begin_finishing():
+            threading.Event().wait()  # the stop watcher sends the end and exits the process
         unfinished = [w for w in self.windows if not w.done]
         for w in unfinished:
             if w.prof is not None:

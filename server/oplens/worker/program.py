@@ -17,6 +17,7 @@ import runpy
 import signal
 import sys
 import threading
+import time
 import traceback
 import types
 from pathlib import Path
@@ -43,6 +44,7 @@ def run(job: Job, backend: Backend[Any], send: Send, stop_signals: tuple[int, ..
         capture.send_waiting()
         for sig in stop_signals:
             signal.signal(sig, _stop)
+        _Watcher(capture, stop_signals).start()
         exit_code: int | None
         try:
             _run_main(program, hook)
@@ -55,8 +57,8 @@ def run(job: Job, backend: Backend[Any], send: Send, stop_signals: tuple[int, ..
             error = e
             _print_traceback(e)
             exit_code = 1
-        for sig in stop_signals:
-            signal.signal(sig, signal.SIG_DFL)
+        for sig in stop_signals:  # what was captured is being sent: a stop now must not cut that short
+            signal.signal(sig, signal.SIG_IGN)
         if exit_code is None:
             capture.finish_windows(None, None)
             capture.end(-1, stopped=False)
@@ -70,6 +72,43 @@ def run(job: Job, backend: Backend[Any], send: Send, stop_signals: tuple[int, ..
 
 def _stop(signum: int, frame: object) -> None:
     raise StopProgram()
+
+
+class _Watcher(threading.Thread):
+    """The stop signal, seen from a thread of its own: where the main thread cannot unwind (it waits in
+    native code, e.g. a rank in a collective whose peer died), what the windows captured is sent from
+    here after STOP_FLUSH_S, and the process ends. (A Python handler runs only in the main thread,
+    between bytecodes; the C-level handler also writes the signal to the wakeup fd, even then.)"""
+
+    def __init__(self, capture: Capturer, stop_signals: tuple[int, ...]) -> None:
+        super().__init__(name="oplens-stop-watcher", daemon=True)
+        self._capture = capture
+        self._signals = set(stop_signals)
+        read, write = os.pipe()
+        os.set_blocking(write, False)
+        self._read = read
+        signal.set_wakeup_fd(write)
+
+    def run(self) -> None:
+        while True:
+            try:
+                data = os.read(self._read, 16)
+            except OSError:
+                return
+            if not data:
+                return
+            if not self._signals & set(data):  # the fd hears every signal with a Python handler
+                continue
+            time.sleep(STOP_FLUSH_S)  # the main thread's own unwinding, where it can, comes first
+            if self._capture.begin_finishing():
+                self._capture.finish_windows(None, None, already_begun=True)
+                self._capture.end(-1, stopped=False)
+                for stream in (sys.stdout, sys.stderr):
+                    stream.flush()
+                os._exit(1)
+
+
+STOP_FLUSH_S = 2.0
 
 
 def _run_main(program: ProgramSpec, hook: ImportHook) -> None:
@@ -107,11 +146,14 @@ def _exit_status(e: SystemExit) -> int:
 
 
 def _print_traceback(e: BaseException) -> None:
-    """The program's traceback, as the interpreter prints it, without OpLens's frames."""
-    tb = e.__traceback__
-    while tb is not None and _is_oplens(tb.tb_frame.f_code.co_filename):
-        tb = tb.tb_next
-    sys.stderr.write("".join(traceback.format_exception(type(e), e, tb)))
+    """The program's traceback, as the interpreter prints it (chained exceptions too), without
+    OpLens's frames (the runner's and the capture's wrapper around a target)."""
+    te = traceback.TracebackException(type(e), e, e.__traceback__)
+    link: traceback.TracebackException | None = te
+    while link is not None:
+        link.stack = traceback.StackSummary.from_list([f for f in link.stack if not _is_oplens(f.filename)])
+        link = link.__cause__ or (None if link.__suppress_context__ else link.__context__)
+    sys.stderr.write("".join(te.format()))
     sys.stderr.flush()
 
 
