@@ -88,8 +88,10 @@ def _per_call_mean(samples: Sequence[Sequence[float]]) -> list[float]:
 def _merge_line(number: int, stats_by_rank: Sequence[LineStat | None], ranks: Sequence[int]) -> LineStat:
     present = [s for s in stats_by_rank if s is not None]
     dev = [s.self_device_us if s else 0.0 for s in stats_by_rank]
-    samples = _per_call_mean([s.device_samples_us for s in present])
-    cpu_samples = _per_call_mean([s.cpu_samples_us for s in present])
+    calls = min(len(s.device_samples_us) for s in present)
+    # a rank that never ran the line spent nothing on it in each call, as in its figure (a mean over ranks)
+    samples = _per_call_mean([s.device_samples_us if s else [0.0] * calls for s in stats_by_rank])
+    cpu_samples = _per_call_mean([s.cpu_samples_us if s else [0.0] * calls for s in stats_by_rank])
     base = copy.deepcopy(present[0])
     base.line = number
     base.self_device_us = _mean(dev)
