@@ -58,3 +58,4 @@ bench: setup
 	$(PY) bench/attribution_overhead.py
 	$(PY) bench/processing.py
 	$(PY) bench/server.py
+	$(PY) bench/merge_ranks.py
