@@ -3,7 +3,8 @@
  * merged into one run) for people. A merged run's headline figures are means over its ranks; what
  * is said here of a line is the median across ranks and their spread, as the CLI's table says it:
  *
- * - the inlay hint of a line: `9.01 ms · 57.9 % · ranks 9.01–27.04 ms · ⚠ rank 1`;
+ * - the inlay hint of a line: `2.20 ms · 7.9 % · ranks 1.75–2.22 ms`, on a straggler's line
+ *   `9.01 ms · 57.9 % · 9.0–27.0 ms · ⚠ rank 1`;
  * - the rows of its hover: one per rank, a bar, the time, the slowest marked, the collective time;
  * - the results page's ranks × lines strip: a heat row per rank, a cell per line.
  *
@@ -53,6 +54,25 @@ export function fmtUsRange(min: number, max: number): string {
   return cut > 0 && lo.slice(cut) === hi.slice(hi.lastIndexOf(' ')) ? `${lo.slice(0, cut)}–${hi}` : `${lo}–${hi}`;
 }
 
+/**
+ * A range in few characters, for an inlay hint (VS Code cuts a line's hints beyond 43 characters
+ * by default): both ends in the unit of the larger, to about three digits: `0.8–23.0 ms`,
+ * `1.14–3.85 ms`, `75–113 µs`, `9.5–9.8 µs`.
+ */
+export function fmtUsSpan(min: number, max: number): string {
+  if (!Number.isFinite(min) || !Number.isFinite(max)) {
+    return '–';
+  }
+  const ms = Math.abs(max) >= 1000;
+  const scale = ms ? 1000 : 1;
+  const top = Math.abs(max) / scale;
+  const decimals = top >= 100 ? 0 : ms ? (top >= 10 ? 1 : 2) : top >= 10 ? 0 : 1;
+  const write = (us: number): string => (us / scale).toFixed(decimals).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  const lo = write(min);
+  const hi = write(max);
+  return `${lo === hi ? hi : `${lo}–${hi}`} ${ms ? 'ms' : 'µs'}`;
+}
+
 /** The straggler of each line (`straggler` insights name it): line → rank. */
 export function stragglers(insights: readonly Insight[]): Map<number, number> {
   const out = new Map<number, number>();
@@ -66,17 +86,19 @@ export function stragglers(insights: readonly Insight[]): Map<number, number> {
 
 // ---- the inlay hint ---------------------------------------------------------------------------
 
-/** `9.01 ms · 57.9 % · ranks 9.01–27.04 ms` (and `· ⚠ rank 1` on a straggler's line); undefined for a single process. */
+/**
+ * `4.89 ms · 18.8 % · ranks 4.75–9.17 ms`; on a straggler's line `9.01 ms · 57.9 % · 9.0–27.0 ms ·
+ * ⚠ rank 1` (the mark names the ranks, and keeps the hint within the 43 characters VS Code shows of
+ * a line's hints by default). Undefined for a single process.
+ */
 export function rankHintLabel(stat: Pick<LineStat, 'pct_device' | 'ranks'>, straggler?: number): string | undefined {
   const r = stat.ranks;
   if (!r || r.per_rank.length === 0) {
     return undefined;
   }
-  const parts = [fmtUs(r.median), fmtShare(stat.pct_device), `ranks ${fmtUsRange(r.min, r.max)}`];
-  if (straggler !== undefined) {
-    parts.push(`⚠ rank ${straggler}`);
-  }
-  return parts.join(' · ');
+  const span = fmtUsSpan(r.min, r.max);
+  const parts = [fmtUs(r.median), fmtShare(stat.pct_device)];
+  return (straggler === undefined ? [...parts, `ranks ${span}`] : [...parts, span, `⚠ rank ${straggler}`]).join(' · ');
 }
 
 /**
@@ -192,6 +214,15 @@ export function rankHoverMarkdown(stat: LineStat, ranks: readonly RankInfo[], st
     out.push('', `In collectives: ${fmtUs(stat.collective_us)} per call (mean over ranks), of ${fmtUs(stat.self_device_us)}`);
   }
   return out.join('\n');
+}
+
+/**
+ * A line's hover with its ranks section: after its first paragraph (the server's headline: the
+ * line's time and share), before the op table, so that it shows without scrolling the hover.
+ */
+export function withRanksSection(markdown: string, section: string): string {
+  const cut = markdown.indexOf('\n\n');
+  return cut < 0 ? `${markdown}\n\n${section}` : `${markdown.slice(0, cut)}\n\n${section}${markdown.slice(cut)}`;
 }
 
 // ---- the results page's ranks × lines strip ---------------------------------------------------

@@ -4,15 +4,16 @@
  * over its ranks; as they pass through the language client (server.ts middleware), the extension
  * rewrites those of a merged run's lines from the run it holds (shared/ranks.ts):
  *
- * - the hint shows the median across ranks, the share and the spread (`9.01 ms · 57.9 % · ranks
- *   9.01–27.04 ms`), and `⚠ rank 1` on a straggler's line; a diff's mark after it is kept;
- * - the hover gets a per-rank bar list (rank, bar, time, the slowest marked) and the collective time.
+ * - the hint shows the median across ranks, the share and the spread (`2.20 ms · 7.9 % · ranks
+ *   1.75–2.22 ms`), and `⚠ rank 1` on a straggler's line; a diff's mark after it is kept;
+ * - the hover gets, after its headline, a per-rank bar list (rank, bar, time, the slowest marked)
+ *   and the collective time.
  *
  * A hint the server already wrote with ranks is left alone, and so is a hover that has them.
  */
 
 import * as vscode from 'vscode';
-import { isMerged, rankHint, rankHintTooltip, rankHoverMarkdown, stragglers } from '../shared/ranks';
+import { isMerged, rankHint, rankHintTooltip, rankHoverMarkdown, stragglers, withRanksSection } from '../shared/ranks';
 import type { LineStat, Run } from '../shared/run';
 import { isDrawable } from './core/documentIndex';
 import type { RunStore } from './core/runStore';
@@ -135,6 +136,14 @@ export class RankAnnotations implements vscode.Disposable {
     const section = rankHoverMarkdown(ranked.stat, ranked.run.ranks, ranked.straggler);
     if (said || section === undefined) {
       return hover;
+    }
+    const [first, ...rest] = hover.contents;
+    if (first instanceof vscode.MarkdownString) {
+      // inside the server's text, after its headline: seen without scrolling the hover
+      const md = new vscode.MarkdownString(withRanksSection(first.value, section), first.supportThemeIcons);
+      md.isTrusted = first.isTrusted;
+      md.supportHtml = first.supportHtml;
+      return new vscode.Hover([md, ...rest], hover.range);
     }
     return new vscode.Hover([...hover.contents, new vscode.MarkdownString(section)], hover.range);
   }

@@ -4,6 +4,7 @@ import { fmtShare, fmtUs } from '../shared/format';
 import {
   collectivePerRank,
   fmtUsRange,
+  fmtUsSpan,
   isMerged,
   rankHint,
   rankHintLabel,
@@ -15,6 +16,7 @@ import {
   stragglers,
   stripLevel,
   textBar,
+  withRanksSection,
 } from '../shared/ranks';
 import type { LineStat, RankInfo, RankSpread } from '../shared/run';
 import { parseRun } from '../src/core/parseRun';
@@ -68,12 +70,31 @@ describe('the hint of a line of a distributed run', () => {
     assert.equal(fmtUsRange(2000, 2000), '2.00 ms');
   });
 
+  it('writes a hint’s range short: the larger end’s unit, about three digits', () => {
+    assert.equal(fmtUsSpan(7100, 49100), '7.1–49.1 ms');
+    assert.equal(fmtUsSpan(788, 22960), '0.8–23.0 ms');
+    assert.equal(fmtUsSpan(1140, 3850), '1.14–3.85 ms');
+    assert.equal(fmtUsSpan(75, 112.7), '75–113 µs');
+    assert.equal(fmtUsSpan(400.4, 408.5), '400–409 µs');
+    assert.equal(fmtUsSpan(9.5, 9.8), '9.5–9.8 µs');
+    assert.equal(fmtUsSpan(4894.78, 4894.78), '4.89 ms');
+    assert.equal(fmtUsSpan(150_000, 2_355_000), '150–2,355 ms');
+    assert.equal(fmtUsSpan(Number.NaN, 1), '–');
+  });
+
   it('shows the median across ranks (not the mean), the share and the spread; the straggler marked', () => {
     const x = line(25);
     assert.ok(x.self_device_us > (x.ranks?.median ?? 0) * 1.5, 'the fixture’s mean is well above its median');
-    assert.equal(rankHintLabel(x, 1), `9.01 ms · ${fmtShare(x.pct_device)} · ranks 9.01–27.04 ms · ⚠ rank 1`);
+    assert.equal(rankHintLabel(x, 1), `9.01 ms · ${fmtShare(x.pct_device)} · 9.0–27.0 ms · ⚠ rank 1`);
     assert.equal(rankHintLabel(line(30)), `2.20 ms · ${fmtShare(line(30).pct_device)} · ranks 1.75–2.22 ms`);
     assert.equal(rankHintLabel(line(26)), `4.89 ms · ${fmtShare(line(26).pct_device)} · ranks 4.89 ms`);
+  });
+
+  it('fits the 43 characters VS Code shows of a line’s hints, the straggler mark included', () => {
+    // the real two-rank DDP run of tests/data/programs/ddp_train.py: line 21, rank 1 the straggler
+    const label = rankHintLabel({ pct_device: 52.8, ranks: { per_rank: [788, 22960], median: 11874, min: 788, max: 22960, slowest: 1 } }, 1) ?? '';
+    assert.equal(label, '11.87 ms · 52.8 % · 0.8–23.0 ms · ⚠ rank 1');
+    assert.ok(label.length <= 43, `${label.length} characters`);
   });
 
   it('has no rank hint for a single process', () => {
@@ -86,8 +107,8 @@ describe('the hint of a line of a distributed run', () => {
     const x = line(25);
     const server = `${fmtUs(x.self_device_us)} · ${fmtShare(x.pct_device)}`;
     assert.equal(server, '15.02 ms · 57.9 %');
-    assert.equal(rankHint(server, x, 1), `9.01 ms · 57.9 % · ranks 9.01–27.04 ms · ⚠ rank 1`);
-    assert.equal(rankHint(`${server} · ▲ 2.1×`, x, 1), `9.01 ms · 57.9 % · ranks 9.01–27.04 ms · ⚠ rank 1 · ▲ 2.1×`);
+    assert.equal(rankHint(server, x, 1), `9.01 ms · 57.9 % · 9.0–27.0 ms · ⚠ rank 1`);
+    assert.equal(rankHint(`${server} · ▲ 2.1×`, x), `9.01 ms · 57.9 % · ranks 9.0–27.0 ms · ▲ 2.1×`);
   });
 
   it('leaves a hint the server wrote otherwise (one that already names ranks, or other figures)', () => {
@@ -167,6 +188,13 @@ describe('the per-rank rows of a line’s hover', () => {
     assert.match(x, /rank 1 {2}█{12} {2}27\.04 ms {2}◀ slowest ⚠ straggler/);
     assert.doesNotMatch(x, /collectives/);
     assert.equal(rankHoverMarkdown(single.lines[0] as LineStat, []), undefined);
+  });
+});
+
+describe('the hover with its ranks section', () => {
+  it('goes after the headline, before the op table', () => {
+    assert.equal(withRanksSection('**OpLens** · line 21\n\n| op |\n|---|', '**Ranks** · …'), '**OpLens** · line 21\n\n**Ranks** · …\n\n| op |\n|---|');
+    assert.equal(withRanksSection('**OpLens** · line 21', '**Ranks** · …'), '**OpLens** · line 21\n\n**Ranks** · …');
   });
 });
 
