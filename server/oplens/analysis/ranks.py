@@ -121,9 +121,10 @@ def _merge_ops(ops_by_rank: Sequence[Sequence[OpStat]], ranks: Sequence[int]) ->
     for ops in ops_by_rank:
         for o in ops:
             names.setdefault(o.name, o)
+    by_name = [{o.name: o for o in ops} for ops in ops_by_rank]
     merged = []
     for name, first in names.items():
-        per = [{o.name: o for o in ops}.get(name) for ops in ops_by_rank]
+        per = [ops.get(name) for ops in by_name]
         dev = [o.self_device_us if o else 0.0 for o in per]
         merged.append(OpStat(
             name=name,

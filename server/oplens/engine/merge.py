@@ -80,10 +80,10 @@ def merge_dirs(dirs: list[Path], root: Path) -> Run:
         parts = []
         for info, part, source in found:
             info.part = f"ranks/{info.rank}"
-            _copy_tree(source, staged / info.part)
-            part.run_id, part.run_dir = f"{run_id}/{info.part}", ""
-            part.ranks = [info]
-            write_json_atomic(staged / info.part / runs.RESULT, part.to_dict())
+            _copy_tree(source, staged / info.part)  # its result.json too, as stored (a link: no rewrite)
+            if [r.rank for r in part.ranks] != [info.rank]:  # a single-process run: say which rank it is
+                part.ranks = [info]
+                write_json_atomic(staged / info.part / runs.RESULT, part.to_dict())
             parts.append((info, part))
         merged = merge_parts(parts)
         merged.run_id = run_id
