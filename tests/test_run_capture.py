@@ -88,6 +88,13 @@ def test_other_threads_run_untouched(tmp_path: Path) -> None:
     assert result(tmp_path)["capture"]["calls_seen"] == 9  # not the other thread's 9
 
 
+def test_dataloader_worker_processes_run_untouched(tmp_path: Path) -> None:
+    out = oplens_run(tmp_path, "--target", f"{MODEL}::scale", "--", "train.py", "--loader", "--steps", "24")
+    assert out.returncode == 0, out.stderr
+    assert result(tmp_path)["capture"]["calls_seen"] == 24  # the main process's; not the workers' 24
+    assert len(runs.list_runs(tmp_path / "runs")) == 1  # 12 calls a worker would fill a window: none opened
+
+
 def test_never_called_says_so_and_exits_2(tmp_path: Path) -> None:
     out = oplens_run(tmp_path, "--target", f"{MODEL}::unused", "--", "train.py", "--steps", "3")
     assert out.returncode == 2

@@ -45,6 +45,8 @@ def run(job: Job, backend: Backend[Any], send: Send, stop_signals: tuple[int, ..
         for sig in stop_signals:
             signal.signal(sig, _stop)
         _Watcher(capture, stop_signals).start()
+        # A forked child (a DataLoader worker) is the program's, not a capture: its signals are its own.
+        os.register_at_fork(after_in_child=lambda: _plain_signals(stop_signals))
         exit_code: int | None
         try:
             _run_main(program, hook)
@@ -72,6 +74,15 @@ def run(job: Job, backend: Backend[Any], send: Send, stop_signals: tuple[int, ..
 
 def _stop(signum: int, frame: object) -> None:
     raise StopProgram()
+
+
+def _plain_signals(stop_signals: tuple[int, ...]) -> None:
+    try:
+        signal.set_wakeup_fd(-1)
+        for sig in stop_signals:
+            signal.signal(sig, signal.SIG_DFL)
+    except ValueError:  # not the main thread of the child: nothing of ours runs there
+        pass
 
 
 class _Watcher(threading.Thread):

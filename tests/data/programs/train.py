@@ -8,10 +8,24 @@ import threading
 import time
 
 import torch
+from torch.utils.data import DataLoader, Dataset
 
 from capturepkg.model import Block, Outer, Sub, recurse, scale
 
 SCALE = scale  # a reference bound at import time
+
+
+class Scaled(Dataset[torch.Tensor]):
+    """Items made in DataLoader worker processes, with the captured function."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> torch.Tensor:
+        return scale(torch.full((4,), float(i)))
 
 
 def main() -> None:
@@ -23,12 +37,16 @@ def main() -> None:
     p.add_argument("--crash-at", type=int, default=-1)
     p.add_argument("--exit-at", type=int, default=-1)
     p.add_argument("--hang-at", type=int, default=-1)
+    p.add_argument("--loader", action="store_true", help="batches from a DataLoader whose 2 worker processes call scale")
     args = p.parse_args()
     torch.manual_seed(0)
     block = Sub() if args.sub else Block()
     outer = torch.compile(Outer()) if args.compile else None
     x = torch.randn(16, 32)
+    batches = iter(DataLoader(Scaled(args.steps), batch_size=None, num_workers=2)) if args.loader else None
     for step in range(args.steps):
+        if batches is not None:
+            x = x + 0 * next(batches).sum()
         if step == args.crash_at:
             raise RuntimeError(f"crash at step {step}")
         if step == args.exit_at:
