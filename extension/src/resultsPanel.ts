@@ -218,9 +218,12 @@ export class ResultsPanel implements vscode.Disposable {
   private async resend(): Promise<void> {
     if (this.showing?.kind === 'run' && !this.store.has(this.showing.runId)) {
       // restored after a reload: the server still has the run on disk
-      const runId = this.showing.runId;
+      const { runId, rank } = this.showing;
       try {
         await this.actions?.showRun(runId);
+        if (rank !== null && this.store.has(runId)) {
+          await this.showRun(runId, false, rank); // the rank that was on show
+        }
       } catch (e) {
         this.log.warn(`results panel: run ${runId}: ${(e as Error).message}`);
       }
