@@ -54,13 +54,16 @@ export function totalsTitle(run: {
   backend: { device_label: string };
   totals: { self_device_us: number; self_cpu_us: number; op_calls: number };
   config: { iters: number };
+  capture?: { calls_profiled: number; partial: boolean } | null;
 }): string {
   const label = deviceLabel(run.backend.device_label);
   const parts = [`${label} ${fmtUs(run.totals.self_device_us)}`];
   if (label !== 'CPU') {
     parts.push(`CPU ${fmtUs(run.totals.self_cpu_us)}`);
   }
-  parts.push(`${fmtCount(run.totals.op_calls)} ops`, `${run.config.iters} iters`);
+  const c = run.capture;
+  const counted = c ? `${c.calls_profiled} calls${c.partial ? ' (partial)' : ''}` : `${run.config.iters} iters`;
+  parts.push(`${fmtCount(run.totals.op_calls)} ops`, counted);
   return parts.join(' · ');
 }
 

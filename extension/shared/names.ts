@@ -12,7 +12,7 @@
 // ---- shared with the server: oplens.records.names --------------------------------------------
 
 /** OpLens's own LSP protocol; the server announces it as `serverInfo.version` `<version>+protocol.<N>`. */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 // workspace/executeCommand
 export const PROFILE_COMMAND = 'oplens.profile';

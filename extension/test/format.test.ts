@@ -8,6 +8,7 @@ interface Expected {
   fmt_us: Record<string, string>;
   fmt_share: Record<string, string>;
   totals_title: string;
+  totals_title_capture: string;
   hint_labels: Record<string, string>;
   fmt_change: { verdict: string; ratio: number | null; text: string }[];
   fmt_ratio: Record<string, string>;
@@ -43,6 +44,11 @@ describe('totalsTitle', () => {
   it('matches the server totals lens for the same run', () => {
     const run = parseRun(jsonFixture('rmsnorm_naive.cpu.result.json'));
     assert.equal(totalsTitle(run), expected.totals_title);
+  });
+
+  it('counts the calls of a capture, as the server does', () => {
+    const run = parseRun(jsonFixture('rmsnorm_naive.cpu.result.json'));
+    assert.equal(totalsTitle({ ...run, capture: { calls_profiled: 4, partial: true } }), expected.totals_title_capture);
   });
 
   it('adds the CPU time when the device is not the CPU', () => {

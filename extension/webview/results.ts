@@ -323,7 +323,10 @@ function header(view: RunView, label: string): HTMLElement {
     { class: 'sub' },
     goto,
     backendBits ? ` · ${backendBits}` : '',
-    ` · ${run.config.iters} iterations after ${run.config.warmup} warm-up`,
+    run.capture
+      ? ` · ${run.capture.calls_profiled} calls of ${run.capture.calls_seen} in ${run.capture.program}, ${run.capture.calls_skipped} skipped` +
+        (run.capture.partial ? ` · partial: ${run.capture.reason}` : '')
+      : ` · ${run.config.iters} iterations after ${run.config.warmup} warm-up`,
     run.config.args ? h('span', {}, ' · args ', h('code', {}, run.config.args)) : '',
     created ? ` · ${created}` : '',
   );

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 # The LSP protocol of OpLens's own commands and notifications. Raised when a client must change
 # with it; the server announces it in `serverInfo.version` as `<package version>+protocol.<N>`.
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3  # 3: oplens.profile takes a program (a capture); a run may carry capture and ranks
 
 # workspace/executeCommand
 PROFILE_COMMAND = "oplens.profile"
