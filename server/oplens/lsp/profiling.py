@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import functools
 import threading
 import uuid
 from collections.abc import Callable
@@ -28,12 +29,12 @@ from oplens.engine import ProfileRequest
 from oplens.engine import program as programs
 from oplens.engine.compare import compare_rows
 from oplens.engine.program import ProgramRequest
-from oplens.lsp import arguments, documents, progress, views
+from oplens.lsp import arguments, documents, progress, results, views
 from oplens.lsp.arguments import ProfileArgs, ProgramArgs
 from oplens.lsp.client import ClientState
 from oplens.records.errors import OpLensError
 from oplens.records.job import ProgramSpec, TargetSpec
-from oplens.records.names import COMPARE_COMMAND, PROFILE_COMMAND, RESULT_NOTIFICATION
+from oplens.records.names import COMPARE_COMMAND, PROFILE_COMMAND
 from oplens.records.run import Run
 
 ProgressFn = Callable[[str, int, int], None]
@@ -49,6 +50,11 @@ async def profile(client: ClientState, arg: Any) -> dict[str, Any]:
         run = await run_capture(client, capture_request(client, PROFILE_COMMAND, a, program))
     else:
         run = await run_profile(client, request(client, PROFILE_COMMAND, a))
+    return reply(client, run)
+
+
+def reply(client: ClientState, run: Run) -> dict[str, Any]:
+    """What a command that made a run answers (oplens.profile, oplens.merge): `{run_id, uri, qualname, title}`."""
     return {"run_id": run.run_id, "uri": client.uri(run.target.file), "qualname": run.target.qualname,
             "title": views.totals_title(run)}
 
@@ -146,11 +152,8 @@ async def run_profile(client: ClientState, req: ProfileRequest) -> Run:
     client.cancels[token] = cancel
     report = await _begin_progress(client, token, str(req.target).rsplit("/", 1)[-1])
 
-    def announce(run: Run) -> None:  # before every client redraws: this one knows the run first
-        client.notify(RESULT_NOTIFICATION, {"uri": client.uri(run.target.file), "run": run.to_dict()})
-
-    try:
-        run = await client.shared.profile(req, report, cancel, announce)
+    try:  # oplens/result to this client before every client redraws: it knows the run first
+        run = await client.shared.profile(req, report, cancel, functools.partial(results.announce, client))
     except OpLensError as e:
         progress.end(client, token, e.message)
         _mark(client, e, req.target.file)
@@ -176,11 +179,8 @@ async def run_capture(client: ClientState, req: ProgramRequest) -> Run:
     report = await _begin_progress(client, token, f"{str(target).rsplit('/', 1)[-1]} in {name}")
     output = ProgramOutput(client, name, asyncio.get_running_loop())
 
-    def announce(run: Run) -> None:
-        client.notify(RESULT_NOTIFICATION, {"uri": client.uri(run.target.file), "run": run.to_dict()})
-
     try:
-        done = await client.shared.capture(req, report, cancel, announce, output.echo)
+        done = await client.shared.capture(req, report, cancel, functools.partial(results.announce, client), output.echo)
     except OpLensError as e:
         output.flush()
         progress.end(client, token, e.message)

@@ -30,15 +30,21 @@ class Redraw:
         documents.redraw(self.client, file)
 
 
+def announce(client: ClientState, run: Run) -> dict[str, Any]:
+    """`oplens/result` `{uri, run}` to `client` (the whole run; its file in the client's paths): what
+    a client that asked for a run (profile, capture, merge, showRun) hears first. The params sent."""
+    payload = {"uri": client.uri(run.target.file), "run": run.to_dict()}
+    client.notify(RESULT_NOTIFICATION, payload)
+    return payload
+
+
 def show_run(client: ClientState, arg: Any) -> dict[str, Any]:
     """`oplens.showRun {run_id}`: `{uri, run}`, also sent as `oplens/result`."""
     run_id = arguments.parse(SHOW_RUN_COMMAND, arg, arguments.RunArgs, arguments.RUN_SHAPE).run_id
     run = client.shared.results.by_id(run_id)
     if run is None:
         raise JsonRpcInvalidParams(f"no run {run_id!r}; give {{run_id}} of a run in the runs directory")
-    payload = {"uri": client.uri(run.target.file), "run": run.to_dict()}
-    client.notify(RESULT_NOTIFICATION, payload)
-    return payload
+    return announce(client, run)
 
 
 def clear(client: ClientState, arg: Any) -> None:

@@ -271,7 +271,7 @@ class SharedState:
         req: ProfileRequest,
         progress: Callable[[str, int, int], None],
         cancel: threading.Event,
-        announce: Callable[[Run], None] | None = None,
+        announce: Callable[[Run], object] | None = None,
     ) -> Run:
         """Queue `req` on the device and run it in a warm worker; every client hears of the result
         (after `announce`, which tells the client that asked)."""
@@ -288,7 +288,7 @@ class SharedState:
         req: ProgramRequest,
         progress: Callable[[str, int, int], None],
         cancel: threading.Event,
-        announce: Callable[[Run], None] | None = None,
+        announce: Callable[[Run], object] | None = None,
         echo: Echo | None = None,
     ) -> list[Run]:
         """Queue `req` on the device and run the user's program with its targets captured (its own
@@ -321,7 +321,7 @@ class SharedState:
         finally:
             self.device_lock.release()
 
-    def _finished(self, run: Run, announce: Callable[[Run], None] | None) -> None:
+    def _finished(self, run: Run, announce: Callable[[Run], object] | None) -> None:
         self.results.add(run)
         self.diffs.remember(run)
         if announce is not None:
