@@ -133,7 +133,8 @@ def test_server_info_announces_the_protocol(served: tuple[Client, Path, dict[str
 def test_commands_come_from_the_names_module_and_the_backend_registry(served: tuple[Client, Path, dict[str, Any]]) -> None:
     _, _, result = served
     ours = [names.PROFILE_COMMAND, names.COMPARE_COMMAND, names.CANCEL_COMMAND, names.SHOW_RUN_COMMAND,
-            names.CLEAR_COMMAND, names.FUNCTIONS_COMMAND, names.DIFF_COMMAND, names.DOCTOR_COMMAND]
+            names.CLEAR_COMMAND, names.FUNCTIONS_COMMAND, names.DIFF_COMMAND, names.DOCTOR_COMMAND,
+            names.MERGE_COMMAND]
     backends = [cmd.lsp_command for _, cmd in registry.commands()]
     assert backends  # Neuron's Explorer opener, at least
     assert sorted(result["capabilities"]["executeCommandProvider"]["commands"]) == sorted(ours + backends)

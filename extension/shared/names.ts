@@ -23,6 +23,7 @@ export const CANCEL_COMMAND = 'oplens.cancel';
 export const FUNCTIONS_COMMAND = 'oplens.functions';
 export const DIFF_COMMAND = 'oplens.diff';
 export const DOCTOR_COMMAND = 'oplens.doctor';
+export const MERGE_COMMAND = 'oplens.merge';
 
 // server → client notifications
 export const RESULT_NOTIFICATION = 'oplens/result';
@@ -59,6 +60,7 @@ export const SERVER_COMMANDS: readonly string[] = [
   FUNCTIONS_COMMAND,
   DIFF_COMMAND,
   DOCTOR_COMMAND,
+  MERGE_COMMAND,
   ...BACKEND_COMMANDS.map((c) => c.lspCommand),
 ];
 

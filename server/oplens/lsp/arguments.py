@@ -103,6 +103,16 @@ class DoctorArgs:
 DOCTOR_SHAPE = "{backend?}"
 
 
+@dataclass
+class MergeArgs:
+    """`oplens.merge`: the run directories of one distributed capture, one per host (`oplens merge DIR...`)."""
+
+    dirs: list[str]  # each absolute (the client's, through its path mappings) or relative to the workspace
+
+
+MERGE_SHAPE = "{dirs: [run directory, ...]} (one per host; absolute, or relative to the workspace)"
+
+
 def only(command: str, values: tuple[Any, ...]) -> Any:
     """The one argument of a command (None when the client sent none)."""
     if len(values) > 1:

@@ -9,6 +9,7 @@ handler here is one line: params → the module of its concern → LSP (through 
     results           `oplens.showRun`, `oplens.clear`, redrawing every client after a run or a clear
     backend_commands  each backend's commands from the registry (Neuron: `oplens.openExplorer`)
     doctor            `oplens.doctor`: `oplens doctor` on the server's host, for "Check Setup"
+    merging           `oplens.merge`: `oplens merge` on the server's host, the merged run as a profile's
 
 The server announces its protocol in `serverInfo.version`: `<package version>+protocol.<N>`.
 """
@@ -23,7 +24,7 @@ from pygls.lsp.server import LanguageServer
 from oplens import __version__
 from oplens.backends import registry
 from oplens.backends.spec import BackendCommand
-from oplens.lsp import backend_commands, diffs, doctor, documents, profiling, protocol, results
+from oplens.lsp import backend_commands, diffs, doctor, documents, merging, profiling, protocol, results
 from oplens.lsp.arguments import only
 from oplens.lsp.client import ClientState, SharedFor
 from oplens.lsp.protocol import OpLensProtocol
@@ -108,6 +109,10 @@ def make_server(
     @ls.command(names.DOCTOR_COMMAND)
     async def check_setup(*args: Any) -> dict[str, Any]:
         return await doctor.run(client, only(names.DOCTOR_COMMAND, args))
+
+    @ls.command(names.MERGE_COMMAND)
+    async def merge(*args: Any) -> dict[str, Any]:
+        return await merging.merge(client, only(names.MERGE_COMMAND, args))
 
     for _, backend_cmd in registry.commands():
 

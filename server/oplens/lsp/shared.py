@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from oplens.engine import ProfileRequest, profile, runs
 from oplens.engine.diff import FunctionDiff, diff_runs
+from oplens.engine.merge import merge_dirs
 from oplens.engine.process import Echo, WorkerProcess
 from oplens.engine.program import ProgramRequest, run_program
 from oplens.records.errors import OpLensError
@@ -302,6 +303,14 @@ class SharedState:
 
         async with self._device(progress, cancel, "capture"):
             return await asyncio.to_thread(run_program, req, progress, cancel, echo, subprocess.DEVNULL, stored)
+
+    async def merge(self, dirs: list[Path], announce: Callable[[Run], object] | None = None) -> Run:
+        """`oplens merge`: the runs in `dirs` (each a host's part of one distributed capture) as one
+        run under the runs root, off the event loop (it reads and links files), not on the device
+        queue; every client hears of it as of a profile's run (after `announce`)."""
+        run = await asyncio.to_thread(merge_dirs, dirs, self.runs_root)
+        self._finished(run, announce)
+        return run
 
     @contextlib.asynccontextmanager
     async def _device(self, progress: Callable[[str, int, int], None], cancel: threading.Event,

@@ -18,6 +18,7 @@ CANCEL_COMMAND = "oplens.cancel"
 FUNCTIONS_COMMAND = "oplens.functions"  # a file's functions and where its runs sit (for pickers)
 DIFF_COMMAND = "oplens.diff"  # one function's run against an earlier one, line by line (and its earlier runs)
 DOCTOR_COMMAND = "oplens.doctor"  # `oplens doctor` on the server's host: its report, as `--json -` prints it
+MERGE_COMMAND = "oplens.merge"  # `oplens merge DIR...` on the server's host: the runs of several hosts as one run
 
 # server → client notifications
 RESULT_NOTIFICATION = "oplens/result"  # {uri, run}: the whole result.json of a finished run
