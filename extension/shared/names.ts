@@ -80,6 +80,7 @@ export const EXTENSION_COMMANDS = {
   showOutput: 'oplens.showOutput',
   setServerToken: 'oplens.setServerToken',
   checkSetup: 'oplens.checkSetup',
+  mergeRuns: 'oplens.mergeRuns',
 } as const;
 export type ExtensionCommand = keyof typeof EXTENSION_COMMANDS;
 

@@ -3,7 +3,8 @@
  * interpreter choice (python.ts), the server's life (server.ts), what the server knows of each
  * document (documents.ts), profiling (profiling.ts; in a program: programPicker.ts, programLens.ts), comparison (compare.ts), heat
  * (heatDecorations.ts), a distributed run's hints and hovers (rankAnnotations.ts), the results panel (resultsPanel.ts), the trace viewer (traceViewer.ts),
- * Neuron Explorer (explorer.ts), the status bar (statusBar.ts), Check Setup (checkSetup.ts).
+ * Neuron Explorer (explorer.ts), the status bar (statusBar.ts), Check Setup (checkSetup.ts), merging the runs of
+ * several hosts (mergeRuns.ts).
  */
 
 import * as vscode from 'vscode';
@@ -19,6 +20,7 @@ import { Documents } from './documents';
 import { EarlierRuns } from './earlierRuns';
 import { ExplorerOpener } from './neuron/explorer';
 import { HeatDecorations } from './heatDecorations';
+import { RunMerger } from './mergeRuns';
 import { Notifier } from './notify';
 import { Profiler } from './profiling';
 import { ProgramLenses } from './programLens';
@@ -70,6 +72,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const comparer = new Comparer(srv, store, docs, memory, settings, panel, prof);
   const traces = new TraceViewer(context.extensionUri, store, srv, panel, log);
   const explorer = new ExplorerOpener(srv, store, settings, notifier, prof, (runId) => traces.open(runId), log);
+  const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '?');
+  const merger = new RunMerger(srv, store, settings, notifier, panel, (runId) => prof.fetchRun(runId), version);
   notifier.setShared({ restartServer: () => srv.restart(0), setToken: () => srv.setToken() });
 
   const compareWith = (runId: string): Promise<void> => {
@@ -121,6 +125,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     showOutput: () => log.show(),
     setServerToken: () => srv.setToken(),
     checkSetup: () => checkSetup(srv, settings, notifier, log),
+    mergeRuns: () => merger.mergeRuns(),
   };
 
   context.subscriptions.push(

@@ -115,6 +115,17 @@ export class OpLensServer implements vscode.Disposable {
     return this._connection;
   }
 
+  /** The commands the running server registers (`executeCommandProvider.commands`); undefined while none runs. */
+  get serverCommands(): readonly string[] | undefined {
+    const client = this.client;
+    return client?.isRunning() ? (client.initializeResult?.capabilities.executeCommandProvider?.commands ?? []) : undefined;
+  }
+
+  /** The running server's `serverInfo.version` (`0.1.0+protocol.3`). */
+  get serverVersion(): string | undefined {
+    return this.client?.initializeResult?.serverInfo?.version;
+  }
+
   /** Path mappings for paths inside results (the server maps document URIs itself). */
   get pathMap(): PathMap {
     return new PathMap(this.settings.value.pathMappings);
