@@ -177,6 +177,20 @@ async def test_a_function_captured_inside_a_module_run_to_its_end(client: Langua
     assert "[-m pkg.train] trained" in logged(client)  # run to its end
 
 
+async def test_a_launch_configuration_running_torchrun_captures_every_rank(client: LanguageClient, workspace: Path) -> None:
+    """A launch configuration that is torchrun itself (module torch.distributed.run): its options kept,
+    not wrapped twice; every rank captured and the run merged."""
+    uri = (workspace / "pkg" / "model.py").as_uri()
+    torchrun = {"module": "torch.distributed.run", "args": ["--nproc-per-node", "2", "train.py", "6"]}
+    reply = plain(await asyncio.wait_for(client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command=names.PROFILE_COMMAND, arguments=[{"uri": uri, "qualname": "Block.forward", **SMALL, "program": torchrun}],
+    )), 180))  # fmt: skip
+    assert reply["qualname"] == "Block.forward"
+    run = client.results[-1]["run"]  # type: ignore[attr-defined]
+    assert [r["rank"] for r in run["ranks"]] == [0, 1] and run["capture"]["program"].endswith("train.py")
+    assert all(line["ranks"] and len(line["ranks"]["per_rank"]) == 2 for line in run["lines"])
+
+
 async def test_a_function_the_program_never_calls_is_an_error_saying_so(client: LanguageClient, workspace: Path) -> None:
     uri = (workspace / "pkg" / "model.py").as_uri()
     with pytest.raises(JsonRpcException) as e:
