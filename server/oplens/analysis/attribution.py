@@ -27,6 +27,7 @@ from typing import Any
 
 from oplens.analysis import stats
 from oplens.analysis.collectives import category
+from oplens.analysis.work import LineWork, op_work
 from oplens.records import names
 from oplens.records.run import CompiledRegion, InnerLine, LineStat, OpStat, SourceRef, Totals
 
@@ -88,6 +89,8 @@ class _Node:
     parent: _Node | None = None
     child_ns: int = 0
     children: int = 0
+    counted: bool = False  # line_work: this op's work counted (its own, or an op's around it)
+    counts_below: bool = False  # line_work: an op it calls was counted
 
     def merged_into_parent(self) -> bool:
         """key_averages() folds an op into a same-named parent of which it is the only child
@@ -235,6 +238,53 @@ def attribute(
 
     unattributed = (device_total_ns - claimed_device_ns) if linked else 0
     return _build(lines, op_acc, op_dev_iter, iters, unattributed, fused, dict(iteration_of_sequence))
+
+
+def line_work(events: list[RawEvent], def_line: int) -> dict[int, LineWork]:
+    """Each line's work in the first iteration of a profile recorded with input shapes: an op is
+    counted where it has a rule and no op around it was counted (a composite op's work is that of
+    the ops it calls); an op with no rule is unknown where nothing it calls was counted."""
+    nodes: list[_Node] = []
+    by_thread: dict[int, list[RawEvent]] = defaultdict(list)
+    for e in events:
+        if not e.on_device and not e.is_async and e.name not in FILTERED_NAMES:
+            by_thread[e.thread].append(e)
+    main_thread_nodes: list[_Node] = []
+    for thread_events in by_thread.values():
+        thread_nodes = _nest(thread_events)
+        nodes.extend(thread_nodes)
+        if any(n.is_marker and n.ctx[0] >= 0 for n in thread_nodes):
+            main_thread_nodes = thread_nodes
+    locate = _Locator(main_thread_nodes, def_line)  # ops on other threads (autograd's) by time, as attribute does
+    found: dict[int, LineWork] = {}
+    unknown: list[_Node] = []
+    for node in nodes:  # by start time within a thread: an op's parents come first
+        if node.is_marker:
+            continue
+        if node.ctx[0] < 0:
+            node.ctx = locate(node.ev.start_ns)
+        if node.ctx[0] != 0:
+            continue
+        if node.parent is not None and node.parent.counted:
+            node.counted = True  # inside an op whose work was counted
+            continue
+        w = op_work(node.ev.name, *node.ev.inputs())
+        if not w.computes:
+            if not w.known:
+                unknown.append(node)
+            continue
+        node.counted = True
+        p = node.parent
+        while p is not None and not p.counts_below:
+            p.counts_below = True
+            p = p.parent
+        acc = found.setdefault(node.ctx[1] or def_line, LineWork())
+        acc.flops += w.flops
+        acc.bytes += w.bytes
+    for node in unknown:
+        if not node.counts_below:
+            found.setdefault(node.ctx[1] or def_line, LineWork()).unknown.add(node.ev.name)
+    return found
 
 
 def _nest(events: list[RawEvent]) -> list[_Node]:

@@ -100,6 +100,12 @@ class LineStat:
     cpu_samples_us: list[float] = field(default_factory=list)
     ranks: RankSpread | None = None  # a distributed run: the line's self device time per rank
     collective_us: float = 0.0  # of self_device_us, time in collective ops (waiting for the other ranks)
+    # The line's work in one call (analysis/work.py), from the call recorded with input shapes;
+    # None where no call was. Ops with no rule are named in work_unknown, their work not counted.
+    flops: float | None = None
+    bytes: float | None = None
+    intensity: float | None = None  # flops per byte
+    work_unknown: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -148,6 +154,8 @@ class Totals:
     cpu_samples_us: list[float] = field(default_factory=list)
     ranks: RankSpread | None = None  # a distributed run: self device time per rank
     collective_us: float = 0.0
+    flops: float | None = None  # the function's work in one call (the lines' sum)
+    bytes: float | None = None
 
 
 @dataclass

@@ -18,8 +18,8 @@ from typing import Any
 
 import torch
 
-from oplens.analysis import insights
-from oplens.analysis.attribution import Attribution, attribute
+from oplens.analysis import insights, work
+from oplens.analysis.attribution import Attribution, attribute, line_work
 from oplens.analysis.stats import ESTIMATORS, spread
 from oplens.backends.device import Backend
 from oplens.backends.registry import get as backend_spec
@@ -210,7 +210,9 @@ def process(
         result = attribute(raw, iters, def_line, device_time, fused or {})
         clock.lap("attribute_ms")
         if shapes_prof is not None:  # a capture that skipped no call has none
-            result.sequence = attribute(events.from_profiler(shapes_prof), 1, def_line).sequence
+            shape_events = events.from_profiler(shapes_prof)
+            result.sequence = attribute(shape_events, 1, def_line).sequence
+            work.assign(result.lines, result.totals, line_work(shape_events, def_line))
         clock.lap("shapes_ms")
     finally:
         gc.enable()

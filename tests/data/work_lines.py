@@ -1,0 +1,25 @@
+"""Functions with known work per line, for tests/test_work.py."""
+
+import torch
+
+M, K, N = 256, 192, 128
+
+
+def make_matmul() -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.randn(M, K), torch.randn(K, N)
+
+
+def matmul_then_elementwise(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    c = a @ b
+    d = c * c
+    e = torch.nn.functional.linear(a, b.T)
+    return d + e.sum(dim=-1, keepdim=True)
+
+
+def big_elementwise(x: torch.Tensor) -> torch.Tensor:
+    y = x * 2.0
+    return y
+
+
+def make_big() -> torch.Tensor:
+    return torch.randn(1024, 1024)

@@ -1,0 +1,82 @@
+"""The work of each line (issue 14, part 1): FLOPs and bytes from the ops' recorded input shapes,
+checked on functions with known answers, through the real profile, and the rules against
+torch.utils.flop_counter's own formulas."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from torch.utils.flop_counter import flop_registry
+
+from conftest import DATA
+from oplens.analysis.work import op_work
+
+WORK = DATA / "work_lines.py"
+
+
+def profile(tmp_path: Path, target: str, args: str) -> dict[str, Any]:
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, "-m", "oplens", "profile", f"{WORK}::{target}", "--args", args,
+                           "--iters", "3", "--warmup", "2", "--out", str(tmp_path), "--json", str(out)],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data: dict[str, Any] = json.loads(out.read_text())
+    return data
+
+
+def line(run: dict[str, Any], n: int) -> dict[str, Any]:
+    return next(s for s in run["lines"] if s["line"] == n)
+
+
+def test_a_matmul_line_has_exactly_2mnk_flops_and_composites_count_once(tmp_path: Path) -> None:
+    m, k, n = 256, 192, 128
+    run = profile(tmp_path, "matmul_then_elementwise", "make_matmul()")
+    assert line(run, 13)["flops"] == 2 * m * n * k  # c = a @ b
+    assert line(run, 13)["bytes"] == 4 * (m * k + k * n + m * n)
+    assert line(run, 14)["flops"] == m * n  # d = c * c: one per element
+    assert line(run, 14)["bytes"] == 4 * 3 * m * n  # two reads (the same tensor twice) and a write
+    assert line(run, 15)["flops"] == 2 * m * n * k  # linear → (t, view) + mm/addmm: counted once
+    assert line(run, 13)["intensity"] == pytest.approx(line(run, 13)["flops"] / line(run, 13)["bytes"])
+    assert run["totals"]["flops"] == sum(s["flops"] for s in run["lines"])
+    assert all(not s["work_unknown"] for s in run["lines"])
+
+
+def test_a_large_elementwise_line_moves_the_tensors_it_reads_and_writes(tmp_path: Path) -> None:
+    run = profile(tmp_path, "big_elementwise", "make_big()")
+    y = line(run, 20)
+    expected = 2 * 1024 * 1024 * 4  # x read, y written
+    assert abs(y["bytes"] - expected) <= 0.10 * expected
+    assert y["flops"] == 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    ("name", "op", "shapes"),
+    [
+        ("aten::mm", torch.ops.aten.mm, [[64, 32], [32, 16]]),
+        ("aten::addmm", torch.ops.aten.addmm, [[16], [64, 32], [32, 16]]),
+        ("aten::bmm", torch.ops.aten.bmm, [[4, 64, 32], [4, 32, 16]]),
+        ("aten::baddbmm", torch.ops.aten.baddbmm, [[4, 64, 16], [4, 64, 32], [4, 32, 16]]),
+    ],
+)
+def test_matmul_rules_are_flop_counters(name: str, op: Any, shapes: list[list[int]]) -> None:
+    ours = op_work(name, shapes, ["float"] * len(shapes)).flops
+    assert ours == flop_registry[op](*shapes)
+
+
+def test_sdpa_rule_is_flop_counters() -> None:
+    q = k = v = [2, 4, 128, 64]
+    ours = op_work("aten::_scaled_dot_product_flash_attention", [q, k, v], ["float"] * 3).flops
+    assert ours == flop_registry[torch.ops.aten._scaled_dot_product_flash_attention](q, k, v)
+
+
+def test_ops_without_a_rule_are_unknown_never_guessed() -> None:
+    w = op_work("aten::_convolution", [[1, 3, 32, 32], [8, 3, 3, 3]], ["float", "float"])
+    assert not w.known and w.flops == 0.0
+    assert op_work("aten::transpose", [[4, 4], [], []], ["float", "Scalar", "Scalar"]).kind == "view"
+    assert op_work("aten::mul_", [[8, 8], []], ["float", "Scalar"]).bytes == 2 * 64 * 4  # in place: read, written
