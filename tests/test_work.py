@@ -80,3 +80,13 @@ def test_ops_without_a_rule_are_unknown_never_guessed() -> None:
     assert not w.known and w.flops == 0.0
     assert op_work("aten::transpose", [[4, 4], [], []], ["float", "Scalar", "Scalar"]).kind == "view"
     assert op_work("aten::mul_", [[8, 8], []], ["float", "Scalar"]).bytes == 2 * 64 * 4  # in place: read, written
+
+
+def test_a_line_creating_a_64_mib_tensor_shows_64_mib_allocated(tmp_path: Path) -> None:
+    run = profile(tmp_path, "temporary", "make_big()")
+    mib = 1 << 20
+    big = line(run, 29)  # big = torch.empty(4096, 4096)
+    assert abs(big["alloc_bytes"] - 64 * mib) <= 0.01 * 64 * mib
+    assert line(run, 31)["freed_bytes"] >= 64 * mib  # del big
+    assert run["totals"]["peak_bytes"] >= 64 * mib and run["totals"]["memory"] == "host"
+    assert line(run, 30)["peak_bytes"] >= 64 * mib  # still held while the next line ran

@@ -89,6 +89,17 @@ export interface LineStat {
   ranks: RankSpread | null;
   /** Of self_device_us, time in collective ops (waiting for the other ranks). */
   collective_us: number;
+  /** The line's work in one call (analysis/work.py); null where no call recorded input shapes. */
+  flops: number | null;
+  bytes: number | null;
+  /** FLOPs per byte. */
+  intensity: number | null;
+  /** Ops with no rule: their work is not counted. */
+  work_unknown: string[];
+  /** Memory in that call: allocated and freed by the line's ops, the most allocated while it ran. */
+  alloc_bytes: number;
+  freed_bytes: number;
+  peak_bytes: number;
 }
 
 export interface Target {
@@ -138,6 +149,13 @@ export interface Totals {
   /** A distributed run: self device time per rank. */
   ranks: RankSpread | null;
   collective_us: number;
+  /** The function's work in one call (the lines' sum). */
+  flops: number | null;
+  bytes: number | null;
+  /** The most memory allocated since the call began. */
+  peak_bytes: number;
+  /** Whose allocator: "device" | "host" ("" where not recorded). */
+  memory: string;
 }
 
 export interface Compile {

@@ -23,3 +23,10 @@ def big_elementwise(x: torch.Tensor) -> torch.Tensor:
 
 def make_big() -> torch.Tensor:
     return torch.randn(1024, 1024)
+
+
+def temporary(x: torch.Tensor) -> torch.Tensor:
+    big = torch.empty(4096, 4096)
+    s = big.fill_(1.0).sum()
+    del big
+    return x + s

@@ -246,6 +246,13 @@ const lineStat = (r: Reader): LineStat => ({
   cpu_samples_us: r.numbers('cpu_samples_us'),
   ranks: ranksOf(r),
   collective_us: r.num('collective_us', 0),
+  flops: optionalNum(r, 'flops'),
+  bytes: optionalNum(r, 'bytes'),
+  intensity: optionalNum(r, 'intensity'),
+  work_unknown: r.has('work_unknown') ? r.strings('work_unknown') : [],
+  alloc_bytes: r.num('alloc_bytes', 0),
+  freed_bytes: r.num('freed_bytes', 0),
+  peak_bytes: r.num('peak_bytes', 0),
 });
 
 const target = (r: Reader): Target => ({
@@ -291,6 +298,10 @@ const totals = (r: Reader): Totals => ({
   cpu_samples_us: r.numbers('cpu_samples_us'),
   ranks: ranksOf(r),
   collective_us: r.num('collective_us', 0),
+  flops: optionalNum(r, 'flops'),
+  bytes: optionalNum(r, 'bytes'),
+  peak_bytes: r.num('peak_bytes', 0),
+  memory: r.has('memory') ? r.str('memory') : '',
 });
 
 const insight = (r: Reader): Insight => ({

@@ -27,7 +27,7 @@ from typing import Any
 
 from oplens.analysis import stats
 from oplens.analysis.collectives import category
-from oplens.analysis.work import LineWork, op_work
+from oplens.analysis.work import LineMemory, LineWork, op_work
 from oplens.records import names
 from oplens.records.run import CompiledRegion, InnerLine, LineStat, OpStat, SourceRef, Totals
 
@@ -64,6 +64,8 @@ class RawEvent:
     on_device: bool = False  # a kernel / device activity, not a CPU event
     is_async: bool = False
     legacy_device_ns: int = 0  # device time reported on the CPU op itself (legacy PrivateUse1)
+    nbytes: int = 0  # a "[memory]" event: bytes allocated (> 0) or freed (< 0)
+    device_memory: bool = False  # a "[memory]" event of the device's allocator (not the host's)
     shapes: list[list[int]] = field(default_factory=list)
     dtypes: list[str] = field(default_factory=list)
     source: Any = None  # the profiler's own event: its input shapes are read only when needed
@@ -285,6 +287,44 @@ def line_work(events: list[RawEvent], def_line: int) -> dict[int, LineWork]:
         if not node.counts_below:
             found.setdefault(node.ctx[1] or def_line, LineWork()).unknown.add(node.ev.name)
     return found
+
+
+MEMORY = "[memory]"
+
+
+def line_memory(events: list[RawEvent], def_line: int) -> tuple[dict[int, LineMemory], int, str]:
+    """Each line's allocations in the first iteration of a profile recorded with `profile_memory`:
+    bytes allocated and freed by its ops, and the peak of the memory allocated since the call began
+    while it ran; with the call's peak and which allocator ("device" where the device's reported
+    any, else "host")."""
+    memory = [e for e in events if e.name == MEMORY]
+    device = any(e.device_memory for e in memory)
+    memory = sorted((e for e in memory if e.device_memory == device), key=lambda e: e.start_ns)
+    by_thread: dict[int, list[RawEvent]] = defaultdict(list)
+    for e in events:
+        if not e.on_device and not e.is_async and e.name not in FILTERED_NAMES:
+            by_thread[e.thread].append(e)
+    main: list[_Node] = []
+    for thread_events in by_thread.values():
+        nodes = _nest(thread_events)
+        if any(n.is_marker and n.ctx[0] >= 0 for n in nodes):
+            main = nodes
+    locate = _Locator(main, def_line)
+    found: dict[int, LineMemory] = {}
+    level = peak = 0
+    for e in memory:
+        it, line, *_ = locate(e.start_ns)
+        if it != 0:
+            continue
+        acc = found.setdefault(line or def_line, LineMemory())
+        level += e.nbytes
+        if e.nbytes > 0:
+            acc.alloc += e.nbytes
+        else:
+            acc.freed -= e.nbytes
+        acc.peak = max(acc.peak, level)
+        peak = max(peak, level)
+    return found, peak, "device" if device else "host"
 
 
 def _nest(events: list[RawEvent]) -> list[_Node]:

@@ -170,6 +170,32 @@ class LineWork:
     unknown: set[str] = field(default_factory=set)
 
 
+@dataclass
+class LineMemory:
+    """A line's memory in one call: bytes its ops allocated and freed, and the peak while it ran."""
+
+    alloc: int = 0
+    freed: int = 0
+    peak: int = 0
+
+
+def assign_memory(lines: list[LineStat], totals: Totals, memory: tuple[Mapping[int, LineMemory], int, str]) -> None:
+    """Each line's memory into the run's records; a line that only frees (`del x`) or allocates
+    without an op of its own joins the lines, with no time."""
+    by_line, peak, kind = memory
+    have = {s.line for s in lines}
+    for n, m in by_line.items():
+        if n not in have and (m.alloc or m.freed):
+            zeros = [0.0] * len(totals.device_samples_us)  # per call, as every line has them
+            lines.append(LineStat(line=n, self_cpu_us=0.0, self_device_us=0.0, pct_device=0.0, pct_cpu=0.0, op_calls=0.0,
+                                  device_samples_us=zeros, cpu_samples_us=list(zeros)))  # fmt: skip
+    lines.sort(key=lambda s: s.line)
+    for s in lines:
+        m = by_line.get(s.line, LineMemory())
+        s.alloc_bytes, s.freed_bytes, s.peak_bytes = m.alloc, m.freed, m.peak
+    totals.peak_bytes, totals.memory = peak, kind
+
+
 def assign(lines: Sequence[LineStat], totals: Totals, work: Mapping[int, LineWork]) -> None:
     """Each line's work (and the function's) into the run's records."""
     for s in lines:

@@ -106,6 +106,12 @@ class LineStat:
     bytes: float | None = None
     intensity: float | None = None  # flops per byte
     work_unknown: list[str] = field(default_factory=list)
+    # The line's memory in that call (the profiler's memory events; the device's allocator where it
+    # reports, else the host's): allocated and freed by its ops, and the most allocated since the
+    # call began while it ran.
+    alloc_bytes: int = 0
+    freed_bytes: int = 0
+    peak_bytes: int = 0
 
 
 @dataclass
@@ -156,6 +162,8 @@ class Totals:
     collective_us: float = 0.0
     flops: float | None = None  # the function's work in one call (the lines' sum)
     bytes: float | None = None
+    peak_bytes: int = 0  # the most memory allocated since the call began, at any point of it
+    memory: str = ""  # whose allocator the memory figures are: "device" | "host" ("": not recorded)
 
 
 @dataclass

@@ -172,7 +172,7 @@ class Capturer:
 
     def _shapes_call(self, w: Window, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         marker = self._marker(w, fn)
-        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True)
+        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True, profile_memory=True)
         prof.start()
         try:
             with Range(f"{names.ITER_RANGE}0"), marker:

@@ -28,9 +28,11 @@ def from_profiler(prof: Any, legacy_privateuse1: bool = False) -> list[RawEvent]
         if legacy_privateuse1 and not on_device and not is_async:
             # -1 where the op has no device time of its own: count only positive times, as key_averages does
             legacy = max(0, int(k.privateuse1_elapsed_us() * 1000))
+        name = k.name()
+        memory = name == "[memory]"
         append(
             RawEvent(
-                name=k.name(),
+                name=name,
                 thread=k.start_thread_id(),
                 start_ns=start,
                 end_ns=start + k.duration_ns(),
@@ -39,6 +41,8 @@ def from_profiler(prof: Any, legacy_privateuse1: bool = False) -> list[RawEvent]
                 on_device=on_device,
                 is_async=is_async,
                 legacy_device_ns=legacy,
+                nbytes=k.nbytes() if memory else 0,
+                device_memory=memory and on_device,
                 source=k,
             )
         )

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from oplens.analysis import insights, work
-from oplens.analysis.attribution import Attribution, attribute, line_work
+from oplens.analysis.attribution import Attribution, attribute, line_memory, line_work
 from oplens.analysis.stats import ESTIMATORS, spread
 from oplens.backends.device import Backend
 from oplens.backends.registry import get as backend_spec
@@ -151,8 +151,10 @@ def timed_call(p: Prepared) -> float:
 
 
 def record_shapes(p: Prepared) -> Any:
-    """One more call, on the CPU activity only, with input shapes: what the insights read."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+    """One more call, on the CPU activity only, with input shapes and memory: what the insights and
+    each line's work and memory read."""
+    cpu = [torch.profiler.ProfilerActivity.CPU]
+    with torch.profiler.profile(activities=cpu, record_shapes=True, profile_memory=True) as prof:
         with Range(f"{names.ITER_RANGE}0"), p.marker:
             call(p.fn, p.args, p.job.target)
         p.backend.synchronize()
@@ -213,6 +215,7 @@ def process(
             shape_events = events.from_profiler(shapes_prof)
             result.sequence = attribute(shape_events, 1, def_line).sequence
             work.assign(result.lines, result.totals, line_work(shape_events, def_line))
+            work.assign_memory(result.lines, result.totals, line_memory(shape_events, def_line))
         clock.lap("shapes_ms")
     finally:
         gc.enable()
