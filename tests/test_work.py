@@ -90,3 +90,15 @@ def test_a_line_creating_a_64_mib_tensor_shows_64_mib_allocated(tmp_path: Path) 
     assert line(run, 31)["freed_bytes"] >= 64 * mib  # del big
     assert run["totals"]["peak_bytes"] >= 64 * mib and run["totals"]["memory"] == "host"
     assert line(run, 30)["peak_bytes"] >= 64 * mib  # still held while the next line ran
+
+
+def test_the_work_and_memory_listings(tmp_path: Path) -> None:
+    profile(tmp_path, "temporary", "make_big()")
+    shown = subprocess.run([sys.executable, "-m", "oplens", "analyze", "latest", "--out", str(tmp_path), "--view", "memory"],
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    row = next(r for r in shown.stdout.splitlines() if "torch.empty(4096, 4096)" in r)
+    assert "64.0 MiB" in row  # allocated there, as stored (the trace has no memory events)
+    work = subprocess.run([sys.executable, "-m", "oplens", "analyze", "latest", "--out", str(tmp_path), "--view", "work"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert "MFLOP" in next(r for r in work.stdout.splitlines() if "fill_(1.0).sum()" in r)

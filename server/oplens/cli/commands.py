@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per function")
         p.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
         p.add_argument("--json", metavar="PATH", help="write the result.json object to PATH ('-': stdout)")
+        view_option(p)
         for spec in registry.SPECS.values():
             spec.add_cli_options(p)
 
@@ -80,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"calls under the started profiler, dropped (default {DEFAULT_PROFILER_WARMUP})")
     r.add_argument("--stop", action="store_true", help="end the program once every target is captured")
     r.add_argument("--rank", type=int, metavar="R", help="a distributed run: show rank R's own figures")
+    view_option(r)
     r.add_argument("--cwd", metavar="DIR", help="the program's working directory (default: .)")
     r.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="set in the program's environment")
     t = r.add_argument_group("ranks", "launch the program through torchrun (torch.distributed.run), every rank "
@@ -103,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--out", metavar="DIR", help="runs directory for the merged run (default: ./.oplens/runs)")
     m.add_argument("--rank", type=int, metavar="R", help="show rank R's own figures")
     m.add_argument("--json", metavar="PATH", help="write the merged result.json object to PATH ('-': stdout)")
+    view_option(m)
 
     c = sub.add_parser("compare", help="profile several functions and compare them side by side")
     c.add_argument("targets", nargs="+", help="FILE::QUALNAME ... (the first is the baseline)")
@@ -120,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("run", help="a run id (or its start, or `latest`) or a run directory")
     a.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
     a.add_argument("--json", metavar="PATH", help="write the re-derived result.json object to PATH ('-': stdout)")
+    view_option(a)
 
     for _, cmd in registry.commands():
         e = sub.add_parser(cmd.name, help=cmd.help)
@@ -135,6 +139,12 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_arguments(sub.add_parser("doctor", help=doctor.HELP))
     serve.add_arguments(sub.add_parser("serve", help=serve.HELP))
     return parser
+
+
+def view_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--view", choices=render.VIEWS, default="time",
+                   help="the per-line listing: time (default), work (FLOPs, bytes, intensity), "
+                   "memory (alloc, freed, peak)")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,13 +173,13 @@ def main(argv: list[str] | None = None) -> int:
             run = merge_dirs([Path(d) for d in args.dirs], runs.runs_root(Path.cwd(), args.out))
             _emit_json(args.json, run.to_dict())
             if args.json != "-":
-                render.profile(out, run if args.rank is None else rank_part(run, args.rank))
+                render.profile(out, run if args.rank is None else rank_part(run, args.rank), args.view)
             return 0
         if args.command == "profile":
             run = _profile_one(args, args.target, args.args, err)
             _emit_json(args.json, run.to_dict())
             if args.json != "-":
-                render.profile(out, run)
+                render.profile(out, run, args.view)
         else:
             return _compare(args, out, err)
     except OpLensError as e:
@@ -228,13 +238,13 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         except OpLensError:
             for run in kept:  # partial runs were stored: show what they hold before the error
                 if args.json != "-":
-                    render.profile(out, run)
+                    render.profile(out, run, args.view)
             raise
     data = [r.to_dict() for r in done]
     _emit_json(args.json, data[0] if len(data) == 1 else data)
     if args.json != "-":
         for run in done:
-            render.profile(out, run if args.rank is None else rank_part(run, args.rank))
+            render.profile(out, run if args.rank is None else rank_part(run, args.rank), args.view)
     return 0
 
 
@@ -299,7 +309,7 @@ def _analyze(args: argparse.Namespace, out: Console) -> int:
     run = reanalyze(runs.find(runs.runs_root(Path.cwd(), args.out), args.run))
     _emit_json(args.json, run.to_dict())
     if args.json != "-":
-        render.profile(out, run)
+        render.profile(out, run, args.view)
     return 0
 
 

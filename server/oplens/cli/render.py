@@ -14,7 +14,7 @@ from rich.text import Text
 from oplens.backends import registry
 from oplens.engine.diff import FunctionDiff
 from oplens.records.errors import OpLensError
-from oplens.records.format import fmt_us
+from oplens.records.format import fmt_bytes, fmt_flops, fmt_us
 from oplens.records.run import LineStat, Run
 
 BAR_WIDTH = 20
@@ -36,7 +36,10 @@ def _source_lines(run: Run) -> list[str]:
         return []
 
 
-def profile(console: Console, run: Run) -> None:
+VIEWS = ("time", "work", "memory")  # --view: what the per-line listing shows beside the source
+
+
+def profile(console: Console, run: Run, view: str = "time") -> None:
     label = run.backend.device_label
     has_device = label != "CPU"
     t = run.target
@@ -58,8 +61,13 @@ def profile(console: Console, run: Run) -> None:
             "figures are means over the ranks; --rank R shows one",
             highlight=False,
         )
-    console.print(line_table(run, has_device))
-    if any(s.noisy for s in run.lines):
+    if view == "work":
+        console.print(work_table(run))
+    elif view == "memory":
+        console.print(memory_table(run))
+    else:
+        console.print(line_table(run, has_device))
+    if view == "time" and any(s.noisy for s in run.lines):
         console.print("[dim]  ~ noisy: the line's time varies widely between iterations (median/min/max in --json)[/]")
     console.print(op_table(run, has_device))
     if run.insights:
@@ -146,6 +154,52 @@ def line_table(run: Run, has_device: bool) -> Table:
             ]
         table.add_row(*row)
     return table
+
+
+def _source_table(run: Run, columns: list[str], cells: Any) -> Table:
+    """The function's source with `columns` of figures per line (`cells(line_stat)`, None: blank)."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("Line", justify="right", style="dim", no_wrap=True, min_width=4)
+    for c in columns:
+        table.add_column(c, justify="right", no_wrap=True, min_width=len(c))
+    table.add_column("Source", no_wrap=True, overflow="ellipsis", max_width=90)
+    by_line = {s.line: s for s in run.lines}
+    source = _source_lines(run)
+    for n in range(run.target.first_line, run.target.last_line + 1):
+        code = source[n - 1] if n - 1 < len(source) else ""
+        s = by_line.get(n)
+        values = cells(s) if s is not None else [""] * len(columns)
+        table.add_row(str(n), *values, Text(code))
+    return table
+
+
+def work_table(run: Run) -> Table:
+    """`--view work`: each line's FLOPs, bytes moved and intensity in one call (analysis/work.py)."""
+    label = run.backend.device_label
+
+    def cells(s: LineStat) -> list[str]:
+        if s.flops is None:
+            return [fmt_us(s.self_device_us), "", "", "", ""]
+        unknown = ", ".join(o.removeprefix("aten::") for o in s.work_unknown)
+        return [fmt_us(s.self_device_us), fmt_flops(s.flops), fmt_bytes(s.bytes or 0.0),
+                f"{s.intensity:.2f}" if s.intensity is not None else "", unknown]  # fmt: skip
+
+    return _source_table(run, [f"Self {label}", "FLOPs", "Bytes", "FLOP/B", "Not counted"], cells)
+
+
+def memory_table(run: Run) -> Table:
+    """`--view memory`: each line's allocations in one call (the device's allocator, else the host's)."""
+
+    def cells(s: LineStat) -> list[str]:
+        net = s.alloc_bytes - s.freed_bytes
+        shown = [s.alloc_bytes, s.freed_bytes, abs(net), s.peak_bytes]
+        text = [fmt_bytes(v) if v else "" for v in shown]
+        if net < 0:
+            text[2] = "-" + text[2]
+        return text
+
+    kind = run.totals.memory or "host"
+    return _source_table(run, [f"Alloc ({kind})", "Freed", "Net", "Peak"], cells)
 
 
 def _rank_cell(s: LineStat, straggler: int | None) -> Text:

@@ -16,7 +16,7 @@ from oplens.analysis.chrome_trace import read_events
 from oplens.analysis.insights import find_insights
 from oplens.analysis.stats import ESTIMATORS
 from oplens.records.errors import bad_input
-from oplens.records.run import Run, SourceRef
+from oplens.records.run import LineStat, Run, SourceRef, Totals
 
 NOTE = "re-analysed from the stored trace.json (nothing rewritten); intermediate-tensor sizes are not re-derived"
 
@@ -47,8 +47,22 @@ def reanalyze(run: Run) -> Run:
         )
     again = copy.deepcopy(run)
     result.totals.wall_us = run.totals.wall_us
+    _keep_work_and_memory(run, result.lines, result.totals)
     again.totals, again.lines, again.ops = result.totals, result.lines, result.ops
     again.insights = find_insights(result, run.backend.device_label, run.backend.device_label != "CPU", run.config.iters)
     again.estimators = dict(ESTIMATORS)
     again.backend.note = (run.backend.note + "; " if run.backend.note else "") + NOTE
     return again
+
+
+def _keep_work_and_memory(run: Run, lines: list[LineStat], totals: Totals) -> None:
+    """Work and memory come from the call recorded with input shapes and memory, which the trace
+    does not hold: as stored."""
+    stored = {s.line: s for s in run.lines}
+    for s in lines:
+        old = stored.get(s.line)
+        if old is not None:
+            s.flops, s.bytes, s.intensity, s.work_unknown = old.flops, old.bytes, old.intensity, old.work_unknown
+            s.alloc_bytes, s.freed_bytes, s.peak_bytes = old.alloc_bytes, old.freed_bytes, old.peak_bytes
+    totals.flops, totals.bytes = run.totals.flops, run.totals.bytes
+    totals.peak_bytes, totals.memory = run.totals.peak_bytes, run.totals.memory

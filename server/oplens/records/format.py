@@ -15,8 +15,18 @@ def fmt_share(pct: float) -> str:
 
 
 def fmt_bytes(n: float) -> str:
-    """`3 * 2**20` → `3.0 MiB`; smaller sizes in KiB."""
+    """`3 * 2**20` → `3.0 MiB`; smaller sizes in KiB, under 1 KiB in bytes."""
+    if n < 1024:
+        return f"{n:,.0f} B"
     return f"{n / 2**20:,.1f} MiB" if n >= 2**20 else f"{n / 1024:,.1f} KiB"
+
+
+def fmt_flops(n: float) -> str:
+    """`2.5e9` → `2.50 GFLOP`: floating-point operations, in steps of 1000."""
+    for unit, scale in (("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
+        if n >= scale:
+            return f"{n / scale:,.2f} {unit}"
+    return f"{n:,.0f} FLOP"
 
 
 def fmt_ratio(ratio: float) -> str:
