@@ -1,7 +1,7 @@
 """The `oplens` commands `profile` (one function), `run` (functions captured inside the user's own
 program), `compare` (several), `diff` (one function across
 an edit), `analyze` (a stored run attributed again from its trace), `doctor` (is this host ready:
-`cli/doctor.py`), and each backend's own
+`cli/doctor.py`), `calibrate` (the device's ceilings: `cli/calibrate.py`), and each backend's own
 commands on a stored run (from the backend registry: Neuron's `explorer`).
 
 A thin layer: arguments → `engine.profile` (or the backend's command) → a renderer (rich, or
@@ -22,7 +22,7 @@ from rich.console import Console
 from oplens import __version__
 from oplens.backends import registry
 from oplens.backends.spec import BackendCommand, CommandContext
-from oplens.cli import doctor, render, serve
+from oplens.cli import calibrate, doctor, render, serve
 from oplens.cli.progress import capture_display, progress_display
 from oplens.engine import (
     BACKENDS,
@@ -137,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         e.set_defaults(backend_command=cmd)
 
     doctor.add_arguments(sub.add_parser("doctor", help=doctor.HELP))
+    calibrate.add_arguments(sub.add_parser("calibrate", help=calibrate.HELP))
     serve.add_arguments(sub.add_parser("serve", help=serve.HELP))
     return parser
 
@@ -161,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
             return serve.run(args)
         if args.command == "doctor":
             return doctor.run(args, out, err, _emit_json)
+        if args.command == "calibrate":
+            return calibrate.run(args, out, err, _emit_json)
         if args.command == "diff":
             return _diff(args, out)
         if args.command == "analyze":
