@@ -59,3 +59,4 @@ bench: setup
 	$(PY) bench/processing.py
 	$(PY) bench/server.py
 	$(PY) bench/merge_ranks.py
+	$(PY) bench/calibrate.py
