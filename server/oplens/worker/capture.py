@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import os
 import sys
 import threading
@@ -270,6 +271,10 @@ class Capturer:
     def _send_run(self, w: Window, partial: str, stopped: bool) -> None:
         self.send(Progress("processing", 0, 1))
         self.send(Finished(self.describe(w, partial, stopped)))
+        # The program goes on at its own speed: the profiles' events (hundreds of thousands of
+        # objects) must not stay alive for the collector to walk on every full collection.
+        w.prof = w.shapes_prof = w.marker = None
+        gc.collect()
 
     def describe(self, w: Window, partial: str, stopped: bool) -> Run:
         """The window's Run, as `profile` describes its iterations, with the capture's record."""
