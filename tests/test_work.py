@@ -102,3 +102,35 @@ def test_the_work_and_memory_listings(tmp_path: Path) -> None:
     work = subprocess.run([sys.executable, "-m", "oplens", "analyze", "latest", "--out", str(tmp_path), "--view", "work"],
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert "MFLOP" in next(r for r in work.stdout.splitlines() if "fill_(1.0).sum()" in r)
+
+
+def profile_fresh(tmp_path: Path, target: str, args: str) -> dict[str, Any]:
+    """A profile whose ceilings are calibrated now, on this machine as loaded as the profile (a
+    cache of its own)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    out = tmp_path / "r.json"
+    env = {**__import__("os").environ, "OPLENS_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "oplens", "profile", f"{WORK}::{target}", "--args", args,
+                           "--iters", "5", "--warmup", "2", "--out", str(tmp_path), "--json", str(out)],
+                          capture_output=True, text=True, timeout=300, env=env)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data: dict[str, Any] = json.loads(out.read_text())
+    return data
+
+
+def test_bounds_compute_memory_overhead_against_the_calibrated_ceilings(tmp_path: Path) -> None:
+    mm = profile_fresh(tmp_path / "mm", "big_matmul", "make_big()")
+    c = line(mm, 36)  # c = a @ a, 1024³
+    assert c["flops"] == 2 * 1024**3 and c["bound"] == "compute" and c["dtype"] == "float32"
+    assert mm["device"]["source"] == "measured" and mm["device"]["dtype_peaks"]["float32"] > 0
+    assert c["roofline_pct"] <= 110.0  # no faster than the calibrated ceiling, within 10 %
+    assert c["floor_us"] + c["headroom_us"] == pytest.approx(c["self_device_us"], rel=1e-6) or c["headroom_us"] == 0
+
+    ew = profile_fresh(tmp_path / "ew", "big_elementwise", "make_big()")
+    y = line(ew, 20)
+    assert y["bound"] == "memory" and y["roofline_pct"] <= 110.0
+
+    tiny = profile_fresh(tmp_path / "tiny", "tiny_ops", "make_tiny()")
+    add = line(tiny, 42)  # x = x + 1, fifty times on four elements
+    assert add["bound"] == "overhead" and add["op_calls"] == 50
+    assert tiny["totals"]["headroom_us"] > 0

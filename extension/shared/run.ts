@@ -100,6 +100,13 @@ export interface LineStat {
   alloc_bytes: number;
   freed_bytes: number;
   peak_bytes: number;
+  /** Against the device's ceilings (Run.device): the dtype of its FLOPs, its bound, how close to the
+   * roofline, the time at the roofline and what is left. */
+  dtype: string;
+  bound: string;
+  roofline_pct: number | null;
+  floor_us: number | null;
+  headroom_us: number | null;
 }
 
 export interface Target {
@@ -156,6 +163,19 @@ export interface Totals {
   peak_bytes: number;
   /** Whose allocator: "device" | "host" ("" where not recorded). */
   memory: string;
+  floor_us: number | null;
+  headroom_us: number | null;
+}
+
+/** The ceilings a run's roofline used. */
+export interface DeviceRoof {
+  name: string;
+  /** FLOP/s per dtype. */
+  dtype_peaks: Record<string, number>;
+  bytes_per_s: number;
+  /** "measured" | "spec" */
+  source: string;
+  measured_at: string;
 }
 
 export interface Compile {
@@ -299,6 +319,8 @@ export interface Run {
    * totals carry their spread across ranks (`ranks`).
    */
   ranks: RankInfo[];
+  /** The ceilings of the lines' bound and roofline; null where there is none. */
+  device: DeviceRoof | null;
   timings_ms: Record<string, number>;
   /** What each figure is: mean, trimmed-mean share, median with its confidence interval (by field). */
   estimators: Record<string, string>;

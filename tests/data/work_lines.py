@@ -30,3 +30,18 @@ def temporary(x: torch.Tensor) -> torch.Tensor:
     s = big.fill_(1.0).sum()
     del big
     return x + s
+
+
+def big_matmul(a: torch.Tensor) -> torch.Tensor:
+    c = a @ a
+    return c
+
+
+def tiny_ops(x: torch.Tensor) -> torch.Tensor:
+    for _ in range(50):
+        x = x + 1
+    return x
+
+
+def make_tiny() -> torch.Tensor:
+    return torch.ones(4)

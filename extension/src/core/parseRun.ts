@@ -13,6 +13,7 @@ import type {
   Capture,
   CompareRow,
   CompiledRegion,
+  DeviceRoof,
   Config,
   InnerLine,
   Insight,
@@ -253,6 +254,11 @@ const lineStat = (r: Reader): LineStat => ({
   alloc_bytes: r.num('alloc_bytes', 0),
   freed_bytes: r.num('freed_bytes', 0),
   peak_bytes: r.num('peak_bytes', 0),
+  dtype: r.has('dtype') ? r.str('dtype') : '',
+  bound: r.has('bound') ? r.str('bound') : '',
+  roofline_pct: optionalNum(r, 'roofline_pct'),
+  floor_us: optionalNum(r, 'floor_us'),
+  headroom_us: optionalNum(r, 'headroom_us'),
 });
 
 const target = (r: Reader): Target => ({
@@ -302,6 +308,16 @@ const totals = (r: Reader): Totals => ({
   bytes: optionalNum(r, 'bytes'),
   peak_bytes: r.num('peak_bytes', 0),
   memory: r.has('memory') ? r.str('memory') : '',
+  floor_us: optionalNum(r, 'floor_us'),
+  headroom_us: optionalNum(r, 'headroom_us'),
+});
+
+const deviceRoof = (r: Reader): DeviceRoof => ({
+  name: r.str('name', ''),
+  dtype_peaks: r.record('dtype_peaks', isNumber),
+  bytes_per_s: r.num('bytes_per_s', 0),
+  source: r.str('source', ''),
+  measured_at: r.str('measured_at', ''),
 });
 
 const insight = (r: Reader): Insight => ({
@@ -402,6 +418,7 @@ export function readRun(r: Reader): Run {
     // null for a profile of the function alone; absent in results older than captures
     ...(r.has('capture') ? { capture: r.obj('capture', capture) } : r.present('capture') ? { capture: null } : {}),
     ranks: r.list('ranks', rankInfo),
+    device: r.has('device') ? r.obj('device', deviceRoof) : null,
     timings_ms: r.record('timings_ms', isNumber),
     estimators: r.record('estimators', (v: unknown): v is string => typeof v === 'string'),
   };

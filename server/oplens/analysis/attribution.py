@@ -283,6 +283,8 @@ def line_work(events: list[RawEvent], def_line: int) -> dict[int, LineWork]:
         acc = found.setdefault(node.ctx[1] or def_line, LineWork())
         acc.flops += w.flops
         acc.bytes += w.bytes
+        if w.flops > acc.top_flops:
+            acc.top_flops, acc.dtype = w.flops, w.dtype
     for node in unknown:
         if not node.counts_below:
             found.setdefault(node.ctx[1] or def_line, LineWork()).unknown.add(node.ev.name)

@@ -22,6 +22,7 @@ do the work (`attribution.line_work` counts an op only where no op around it was
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,11 +59,16 @@ VIEW = {
 }  # fmt: skip
 
 
+TORCH_DTYPES = {"float": "float32", "double": "float64", "c10::Half": "float16", "c10::BFloat16": "bfloat16",
+                "c10::Float8_e4m3fn": "float8", "c10::Float8_e5m2": "float8"}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class OpWork:
     kind: str  # matmul | attention | elementwise | reduction | copy | view | unknown
     flops: float = 0.0
     bytes: float = 0.0
+    dtype: str = ""  # the first tensor input's, as torch names it (float32, bfloat16, ...)
 
     @property
     def known(self) -> bool:
@@ -104,6 +110,12 @@ def _broadcast(shapes: list[list[int]]) -> list[int]:
 
 def op_work(name: str, shapes: list[list[int]], dtypes: list[str]) -> OpWork:
     """The work of one call of op `name` with these inputs (module docstring: the rules)."""
+    w = _op_work(name, shapes, dtypes)
+    first = next((TORCH_DTYPES.get(d, d) for d in dtypes if d in DTYPE_BYTES), "")
+    return dataclasses.replace(w, dtype=first) if w.flops else w
+
+
+def _op_work(name: str, shapes: list[list[int]], dtypes: list[str]) -> OpWork:
     tensors = _tensors(shapes, dtypes)
     if name in MATMUL:
         mats = [(s, b) for s, b in tensors if len(s) >= 2]
@@ -168,6 +180,8 @@ class LineWork:
     flops: float = 0.0
     bytes: float = 0.0
     unknown: set[str] = field(default_factory=set)
+    dtype: str = ""  # of the op with the most FLOPs
+    top_flops: float = 0.0
 
 
 @dataclass
@@ -203,5 +217,6 @@ def assign(lines: Sequence[LineStat], totals: Totals, work: Mapping[int, LineWor
         s.flops, s.bytes = w.flops, w.bytes
         s.intensity = w.flops / w.bytes if w.bytes > 0 else None
         s.work_unknown = sorted(w.unknown)
+        s.dtype = w.dtype
     totals.flops = sum(s.flops or 0.0 for s in lines)
     totals.bytes = sum(s.bytes or 0.0 for s in lines)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+from oplens.analysis import roofline
 from oplens.analysis.attribution import attribute
 from oplens.analysis.chrome_trace import read_events
 from oplens.analysis.insights import find_insights
@@ -64,5 +65,8 @@ def _keep_work_and_memory(run: Run, lines: list[LineStat], totals: Totals) -> No
         if old is not None:
             s.flops, s.bytes, s.intensity, s.work_unknown = old.flops, old.bytes, old.intensity, old.work_unknown
             s.alloc_bytes, s.freed_bytes, s.peak_bytes = old.alloc_bytes, old.freed_bytes, old.peak_bytes
+            s.dtype = old.dtype
     totals.flops, totals.bytes = run.totals.flops, run.totals.bytes
     totals.peak_bytes, totals.memory = run.totals.peak_bytes, run.totals.memory
+    if run.device is not None:  # the bounds again, against the ceilings the run used, with the new times
+        roofline.assign(lines, totals, run.device, on_device=run.backend.device_label != "CPU")

@@ -112,6 +112,13 @@ class LineStat:
     alloc_bytes: int = 0
     freed_bytes: int = 0
     peak_bytes: int = 0
+    # Against the device's ceilings (analysis/roofline.py; Run.device): the dtype its FLOPs are in,
+    # why it takes its time, how close to the roofline, the time at the roofline and what is left.
+    dtype: str = ""
+    bound: str = ""  # compute | memory | overhead | host | unknown ("": no ceilings)
+    roofline_pct: float | None = None
+    floor_us: float | None = None
+    headroom_us: float | None = None
 
 
 @dataclass
@@ -164,6 +171,8 @@ class Totals:
     bytes: float | None = None
     peak_bytes: int = 0  # the most memory allocated since the call began, at any point of it
     memory: str = ""  # whose allocator the memory figures are: "device" | "host" ("": not recorded)
+    floor_us: float | None = None  # the lines' time at the roofline, summed
+    headroom_us: float | None = None
 
 
 @dataclass
@@ -246,6 +255,17 @@ class Artifacts:
 
 
 @dataclass
+class DeviceRoof:
+    """The ceilings a run's roofline used (records/ceilings.py holds the calibration itself)."""
+
+    name: str = ""
+    dtype_peaks: dict[str, float] = field(default_factory=dict)  # FLOP/s per dtype
+    bytes_per_s: float = 0.0
+    source: str = ""  # "measured" | "spec"
+    measured_at: str = ""
+
+
+@dataclass
 class RankInfo:
     """One rank of a distributed capture: who it was, and where its own run (its part) is."""
 
@@ -291,6 +311,7 @@ class Run:
     compile: Compile = field(default_factory=Compile)
     capture: Capture | None = None  # set by `oplens run`: the function captured inside a program
     ranks: list[RankInfo] = field(default_factory=list)  # a distributed capture: its ranks (merged run)
+    device: DeviceRoof | None = None  # the ceilings of the lines' bound and roofline
     timings_ms: dict[str, float] = field(default_factory=dict)  # where the worker spent its time
     estimators: dict[str, str] = field(default_factory=dict)  # what each figure is (analysis/stats.py)
     run_id: str = ""

@@ -290,6 +290,7 @@ class Capturer:
         first = [w.first_call_us] if w.first_call_us else []
         measured = profiling.Measured(w.prof, w.shapes_prof, w.wall_us, first, self.fused.regions, self.fused.graphs)
         run = profiling.describe(prepared, measured, result, found)
+        profiling.roof(run, self.backend)
         # The parent named the staging directory by the run's id (a rank writes into its ranks/<R>/).
         stage = Path(w.stage_dir)
         run.run_id = stage.parent.parent.name if stage.parent.name == "ranks" else stage.name

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from oplens.analysis import insights, work
+from oplens.analysis import insights, roofline, work
 from oplens.analysis.attribution import Attribution, attribute, line_memory, line_work
 from oplens.analysis.stats import ESTIMATORS, spread
 from oplens.backends.device import Backend
@@ -27,9 +27,9 @@ from oplens.backends.resolve import BackendUnavailable, backend_class, resolve
 from oplens.records import names
 from oplens.records.errors import OpLensError
 from oplens.records.job import Job
-from oplens.records.run import Compile, Config, Insight, Run, SourceRef
+from oplens.records.run import Compile, Config, DeviceRoof, Insight, Run, SourceRef
 from oplens.records.run import from_dict as record_from_dict
-from oplens.worker import events
+from oplens.worker import calibrate, events
 from oplens.worker.compiled import FusedLines
 from oplens.worker.linemarks import LineMarker, Range, code_objects
 from oplens.worker.usercode import build_args, call, find_callable, find_code, load_module
@@ -74,6 +74,7 @@ def run(job: Job, progress: Progress) -> Run:
     found = find_insights(result, backend, job.iters)
     clock.lap("processing_ms")
     run = describe(prepared, measured, result, found)
+    roof(run, backend)
     export_trace(prepared, measured, run)
     clock.lap("export_ms")
     run.timings_ms = clock.laps
@@ -252,6 +253,22 @@ def describe(p: Prepared, m: Measured, result: Attribution, found: list[Insight]
             graphs=m.graphs,
         ),
     )
+
+
+def roof(run: Run, backend: Backend[Any]) -> None:
+    """Each line against the device's ceilings (analysis/roofline.py): calibrated once per host and
+    device (worker/calibrate.py; ~2 s the first time, cached), the vendor's figures beside them."""
+    if run.totals.flops is None:
+        return  # no call recorded input shapes: no work to set against the ceilings
+    try:
+        c = calibrate.ceilings(backend).ceilings
+    except Exception as e:  # the roofline is extra: a failed calibration must not lose the run
+        run.backend.warnings.append(f"no roofline: calibrating the device failed ({type(e).__name__}: {e}); "
+                                    "oplens calibrate --again tells more")  # fmt: skip
+        return
+    run.device = DeviceRoof(name=c.name, dtype_peaks=dict(c.dtype_peaks), bytes_per_s=c.bytes_per_s,
+                            source=c.source, measured_at=c.measured_at)  # fmt: skip
+    roofline.assign(run.lines, run.totals, run.device, on_device=backend.device().type != "cpu")
 
 
 def export_trace(p: Prepared, m: Measured, run: Run) -> None:

@@ -1,0 +1,59 @@
+"""Why a line takes its time, against the device's ceilings (pure): each line's bound, how close it
+is to the roofline, and the time it would take there.
+
+For a line with F FLOPs and B bytes in one call taking t (its self device time per call), on a
+device whose ceilings are P FLOP/s (for the line's dtype) and W bytes/s:
+
+    floor      max(F / P, B / W): the time at the roofline
+    roofline   floor / t, in %
+    headroom   t - floor
+    bound      host      the device waits on the host: its time is mostly the CPU's (device backends)
+               overhead  many small ops: under OVERHEAD_US of time per op and under OVERHEAD_PCT of
+                         the roofline (dispatch and launch, not the arithmetic or the memory, set it)
+               compute   F / P >= B / W (an intensity above the ridge F/B = P/W)
+               memory    otherwise
+               unknown   no work counted (ops with no rule), or no shapes recorded
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from oplens.records.run import DeviceRoof, LineStat, Totals
+
+OVERHEAD_US = 20.0  # time per op call under which dispatch and launch costs dominate
+OVERHEAD_PCT = 10.0  # ... and the line is this far below the roofline
+HOST_RATIO = 2.0  # on a device backend: CPU time this many times the device time
+
+
+def peak_for(device: DeviceRoof, dtype: str) -> float:
+    """The FLOP/s ceiling for `dtype` (float32's where the device has no figure of its own for it)."""
+    return device.dtype_peaks.get(dtype) or device.dtype_peaks.get("float32", 0.0)
+
+
+def assign(lines: Sequence[LineStat], totals: Totals, device: DeviceRoof, on_device: bool) -> None:
+    """Each line's bound, roofline %, floor and headroom; the function's floor and headroom."""
+    floor_total = headroom_total = 0.0
+    for s in lines:
+        t = s.self_device_us
+        if s.flops is None or t <= 0:
+            s.bound = "unknown" if s.flops is None else ""
+            continue
+        peak = peak_for(device, s.dtype or "float32")
+        compute_s = s.flops / peak if peak > 0 and s.flops else 0.0
+        memory_s = (s.bytes or 0.0) / device.bytes_per_s if device.bytes_per_s > 0 else 0.0
+        floor_us = max(compute_s, memory_s) * 1e6
+        s.floor_us = floor_us
+        s.headroom_us = max(0.0, t - floor_us)
+        s.roofline_pct = 100.0 * floor_us / t
+        floor_total += floor_us
+        headroom_total += s.headroom_us
+        if on_device and s.self_cpu_us > HOST_RATIO * t:
+            s.bound = "host"
+        elif not s.flops and not s.bytes:
+            s.bound = "unknown" if s.work_unknown else "overhead"  # only views and bookkeeping: dispatch
+        elif s.op_calls > 0 and t / s.op_calls < OVERHEAD_US and s.roofline_pct < OVERHEAD_PCT:
+            s.bound = "overhead"
+        else:
+            s.bound = "compute" if compute_s >= memory_s else "memory"
+    totals.floor_us, totals.headroom_us = floor_total, headroom_total
