@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from oplens.records.run import DeviceRoof, LineStat, Totals
+from oplens.records.format import fmt_us
+from oplens.records.run import DeviceRoof, Insight, LineStat, Totals
 
 OVERHEAD_US = 20.0  # time per op call under which dispatch and launch costs dominate
 OVERHEAD_PCT = 10.0  # ... and the line is this far below the roofline
@@ -57,3 +58,33 @@ def assign(lines: Sequence[LineStat], totals: Totals, device: DeviceRoof, on_dev
         else:
             s.bound = "compute" if compute_s >= memory_s else "memory"
     totals.floor_us, totals.headroom_us = floor_total, headroom_total
+
+
+HEADROOM_MIN_SHARE = 0.10  # a line's headroom at least this share of the function's time per call
+
+WHAT_CLOSES_IT = {
+    "memory": "fuse the chain of elementwise ops (torch.compile, or the fused builtin) so each tensor is read once",
+    "compute": "use a lower precision the device runs faster (bfloat16), or a larger matmul shape",
+    "overhead": "batch the small ops into larger ones (raise the batch, vectorise the loop, or torch.compile it)",
+    "host": "keep the work on the device: move host work and .item() reads out of the loop",
+}
+
+
+def headroom_insights(lines: Sequence[LineStat], totals: Totals) -> list[Insight]:
+    """A line far from the roofline, with what usually closes the gap for its bound."""
+    total = sum(s.self_device_us for s in lines)
+    found = []
+    for s in lines:
+        if s.headroom_us is None or s.bound not in WHAT_CLOSES_IT or total <= 0:
+            continue
+        if s.headroom_us < HEADROOM_MIN_SHARE * total:
+            continue
+        found.append(Insight(
+            line=s.line,
+            kind="headroom",
+            message=f"{s.bound}-bound at {s.roofline_pct or 0:.1f} % of the roofline: {WHAT_CLOSES_IT[s.bound]}",
+            evidence=(f"{fmt_us(s.self_device_us)} per call against a floor of {fmt_us(s.floor_us or 0.0)} "
+                      f"({fmt_us(s.headroom_us)} to win, {100 * s.headroom_us / total:.0f} % of the function); "
+                      f"{s.flops or 0:,.0f} FLOPs, {s.bytes or 0:,.0f} bytes"),
+        ))  # fmt: skip
+    return found

@@ -36,7 +36,7 @@ def _source_lines(run: Run) -> list[str]:
         return []
 
 
-VIEWS = ("time", "work", "memory")  # --view: what the per-line listing shows beside the source
+VIEWS = ("time", "work", "memory", "bound")  # --view: what the per-line listing shows beside the source
 
 
 def profile(console: Console, run: Run, view: str = "time") -> None:
@@ -65,6 +65,8 @@ def profile(console: Console, run: Run, view: str = "time") -> None:
         console.print(work_table(run))
     elif view == "memory":
         console.print(memory_table(run))
+    elif view == "bound":
+        console.print(bound_table(run))
     else:
         console.print(line_table(run, has_device))
     if view == "time" and any(s.noisy for s in run.lines):
@@ -93,6 +95,12 @@ def profile(console: Console, run: Run, view: str = "time") -> None:
         )
     if tot.unattributed_device_us > 0:
         console.print(f"[dim]{fmt_us(tot.unattributed_device_us)} of device time had no launching op[/]")
+    if view == "bound" and run.device is not None:
+        d = run.device
+        peaks = ", ".join(f"{k} {v / 1e9:,.1f} GFLOP/s" for k, v in sorted(d.dtype_peaks.items()))
+        console.print(f"[dim]ceilings ({d.source}{', ' + d.measured_at if d.measured_at else ''}): {escape(peaks)}; "
+                      f"memory {d.bytes_per_s / 1e9:,.1f} GB/s. Floor {fmt_us(tot.floor_us or 0.0)}, "
+                      f"headroom {fmt_us(tot.headroom_us or 0.0)} per call[/]", highlight=False)  # fmt: skip
     artifacts(console, run)
     warnings(console, run)
     console.print(f"[dim]run {run.run_id} → {escape(_rel(run.run_dir))}[/]", highlight=False)
@@ -161,8 +169,8 @@ def _source_table(run: Run, columns: list[str], cells: Any) -> Table:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("Line", justify="right", style="dim", no_wrap=True, min_width=4)
     for c in columns:
-        table.add_column(c, justify="right", no_wrap=True, min_width=len(c))
-    table.add_column("Source", no_wrap=True, overflow="ellipsis", max_width=90)
+        table.add_column(c, justify="right", no_wrap=True, min_width=max(len(c), 9))
+    table.add_column("Source", no_wrap=True, overflow="ellipsis", max_width=64)
     by_line = {s.line: s for s in run.lines}
     source = _source_lines(run)
     for n in range(run.target.first_line, run.target.last_line + 1):
@@ -200,6 +208,23 @@ def memory_table(run: Run) -> Table:
 
     kind = run.totals.memory or "host"
     return _source_table(run, [f"Alloc ({kind})", "Freed", "Net", "Peak"], cells)
+
+
+def bound_table(run: Run) -> Table:
+    """`--view bound`: each line against the device's ceilings: its bound, how close to the
+    roofline, the time there and what is left (analysis/roofline.py)."""
+    label = run.backend.device_label
+
+    def cells(s: LineStat) -> list[str]:
+        if not s.bound:
+            return [fmt_us(s.self_device_us), "", "", "", "", ""]
+        pct = f"{s.roofline_pct:.1f} %" if s.roofline_pct is not None else ""
+        floor = fmt_us(s.floor_us) if s.floor_us is not None else ""
+        headroom = fmt_us(s.headroom_us) if s.headroom_us is not None else ""
+        intensity = f"{s.intensity:.2f}" if s.intensity is not None else ""
+        return [fmt_us(s.self_device_us), s.bound, pct, floor, headroom, intensity]
+
+    return _source_table(run, [f"Self {label}", "Bound", "Roofline", "Floor", "Headroom", "FLOP/B"], cells)
 
 
 def _rank_cell(s: LineStat, straggler: int | None) -> Text:

@@ -269,6 +269,7 @@ def roof(run: Run, backend: Backend[Any]) -> None:
     run.device = DeviceRoof(name=c.name, dtype_peaks=dict(c.dtype_peaks), bytes_per_s=c.bytes_per_s,
                             source=c.source, measured_at=c.measured_at)  # fmt: skip
     roofline.assign(run.lines, run.totals, run.device, on_device=backend.device().type != "cpu")
+    run.insights = sorted(run.insights + roofline.headroom_insights(run.lines, run.totals), key=lambda i: i.line)
 
 
 def export_trace(p: Prepared, m: Measured, run: Run) -> None:
