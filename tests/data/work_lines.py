@@ -45,3 +45,8 @@ def tiny_ops(x: torch.Tensor) -> torch.Tensor:
 
 def make_tiny() -> torch.Tensor:
     return torch.ones(4)
+
+
+def make_huge() -> torch.Tensor:
+    """64 MiB: past the last-level cache, so an elementwise line is bound by the memory (DRAM)."""
+    return torch.randn(4096, 4096)
