@@ -58,5 +58,6 @@ bench: setup
 	$(PY) bench/attribution_overhead.py
 	$(PY) bench/processing.py
 	$(PY) bench/server.py
+	$(PY) bench/capture_overhead.py
 	$(PY) bench/merge_ranks.py
 	$(PY) bench/calibrate.py
