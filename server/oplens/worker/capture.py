@@ -49,6 +49,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 Send = Callable[[WorkerMessage], None]
 
 _ACTIVE: Capturer | None = None  # the capture of this process, while the program runs
+WAITING_EVERY_S = 0.1
 
 
 class StopProgram(BaseException):
@@ -99,6 +100,7 @@ class Capturer:
         self.disabled = False  # in a forked child
         self._finishing = False
         self._finishing_lock = threading.Lock()
+        self._waited_at = 0.0
         os.register_at_fork(after_in_child=self._forked)
 
     def __enter__(self) -> Capturer:
@@ -160,8 +162,16 @@ class Capturer:
                     return self._shapes_call(w, fn, args, kwargs)
                 return fn(*args, **kwargs)
             finally:
-                self.send(Progress("waiting", w.seen, self.skip))
+                self._waiting(w)
         return self._window_call(w, fn, args, kwargs)
+
+    def _waiting(self, w: Window) -> None:
+        """Progress through the skipped calls, at most every WAITING_EVERY_S and on the last one: a
+        message costs ~25 µs, which a long skip of a small function would pay on every call."""
+        now = time.monotonic()
+        if w.seen == self.skip or now - self._waited_at >= WAITING_EVERY_S:
+            self._waited_at = now
+            self.send(Progress("waiting", w.seen, self.skip))
 
     # -- inside the window ------------------------------------------------------------------
 
