@@ -162,21 +162,7 @@ def attribute(
         elif not e.is_async and e.name not in FILTERED_NAMES:
             cpu_events.append(e)
 
-    # A runtime event (e.g. cudaLaunchKernel) nests on the thread of the op it serves.
-    thread_of_op = {e.correlation_id: e.thread for e in cpu_events if e.linked_correlation_id == 0}
-    by_thread: dict[int, list[RawEvent]] = defaultdict(list)
-    for e in cpu_events:
-        thread = thread_of_op.get(e.linked_correlation_id, e.thread) if e.linked_correlation_id else e.thread
-        by_thread[thread].append(e)
-
-    nodes: list[_Node] = []
-    main_thread_nodes: list[_Node] = []
-    for thread_events in by_thread.values():
-        thread_nodes = _nest(thread_events)
-        nodes.extend(thread_nodes)
-        if any(n.is_marker and n.ctx[0] >= 0 for n in thread_nodes):
-            main_thread_nodes = thread_nodes
-    locate = _Locator(main_thread_nodes, def_line)
+    nodes, locate = _nodes(cpu_events, def_line)
 
     linked = device_time == "linked"
     lines: dict[int, _LineAcc] = {}
@@ -242,22 +228,34 @@ def attribute(
     return _build(lines, op_acc, op_dev_iter, iters, unattributed, fused, dict(iteration_of_sequence))
 
 
-def line_work(events: list[RawEvent], def_line: int) -> dict[int, LineWork]:
-    """Each line's work in the first iteration of a profile recorded with input shapes: an op is
-    counted where it has a rule and no op around it was counted (a composite op's work is that of
-    the ops it calls); an op with no rule is unknown where nothing it calls was counted."""
-    nodes: list[_Node] = []
+def _cpu_events(events: list[RawEvent]) -> list[RawEvent]:
+    return [e for e in events if not e.on_device and not e.is_async and e.name not in FILTERED_NAMES]
+
+
+def _nodes(cpu_events: list[RawEvent], def_line: int) -> tuple[list[_Node], _Locator]:
+    """The CPU events nested per thread, and where each moment of the marked thread was: ops on other
+    threads (autograd's) are placed by time in the iteration and line running then."""
+    # A runtime event (e.g. cudaLaunchKernel) nests on the thread of the op it serves.
+    thread_of_op = {e.correlation_id: e.thread for e in cpu_events if e.linked_correlation_id == 0}
     by_thread: dict[int, list[RawEvent]] = defaultdict(list)
-    for e in events:
-        if not e.on_device and not e.is_async and e.name not in FILTERED_NAMES:
-            by_thread[e.thread].append(e)
+    for e in cpu_events:
+        thread = thread_of_op.get(e.linked_correlation_id, e.thread) if e.linked_correlation_id else e.thread
+        by_thread[thread].append(e)
+    nodes: list[_Node] = []
     main_thread_nodes: list[_Node] = []
     for thread_events in by_thread.values():
         thread_nodes = _nest(thread_events)
         nodes.extend(thread_nodes)
         if any(n.is_marker and n.ctx[0] >= 0 for n in thread_nodes):
             main_thread_nodes = thread_nodes
-    locate = _Locator(main_thread_nodes, def_line)  # ops on other threads (autograd's) by time, as attribute does
+    return nodes, _Locator(main_thread_nodes, def_line)
+
+
+def line_work(events: list[RawEvent], def_line: int) -> dict[int, LineWork]:
+    """Each line's work in the first iteration of a profile recorded with input shapes: an op is
+    counted where it has a rule and no op around it was counted (a composite op's work is that of
+    the ops it calls); an op with no rule is unknown where nothing it calls was counted."""
+    nodes, locate = _nodes(_cpu_events(events), def_line)
     found: dict[int, LineWork] = {}
     unknown: list[_Node] = []
     for node in nodes:  # by start time within a thread: an op's parents come first
@@ -302,16 +300,7 @@ def line_memory(events: list[RawEvent], def_line: int) -> tuple[dict[int, LineMe
     memory = [e for e in events if e.name == MEMORY]
     device = any(e.device_memory for e in memory)
     memory = sorted((e for e in memory if e.device_memory == device), key=lambda e: e.start_ns)
-    by_thread: dict[int, list[RawEvent]] = defaultdict(list)
-    for e in events:
-        if not e.on_device and not e.is_async and e.name not in FILTERED_NAMES:
-            by_thread[e.thread].append(e)
-    main: list[_Node] = []
-    for thread_events in by_thread.values():
-        nodes = _nest(thread_events)
-        if any(n.is_marker and n.ctx[0] >= 0 for n in nodes):
-            main = nodes
-    locate = _Locator(main, def_line)
+    _, locate = _nodes(_cpu_events(events), def_line)
     found: dict[int, LineMemory] = {}
     level = peak = 0
     for e in memory:

@@ -93,7 +93,7 @@ def is_noisy(values_us: Sequence[float]) -> bool:
     median = _quantile(s, 0.5)
     if median <= 0:
         return False
-    return (_quantile(s, 0.75) - _quantile(s, 0.25)) / median > NOISE_IQR_RATIO
+    return iqr(s) / median > NOISE_IQR_RATIO
 
 
 def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
