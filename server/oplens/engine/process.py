@@ -224,10 +224,15 @@ def run_job(
         worker.kill()
 
 
+def signal_name(number: int) -> str:
+    """`9` → `SIGKILL` (a number no signal has: `signal 99`)."""
+    return signal.Signals(number).name if number in signal.Signals._value2member_map_ else f"signal {number}"
+
+
 def _died(worker: WorkerProcess) -> OpLensError:
     code = worker.proc.wait()
     if code < 0:
-        sig = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else f"signal {-code}"
+        sig = signal_name(-code)
         why = {
             "SIGKILL": "killed (SIGKILL), most often by the kernel's out-of-memory killer: try smaller inputs",
             "SIGSEGV": "crashed with a segmentation fault (SIGSEGV) in native code",

@@ -19,7 +19,6 @@ import os
 import queue
 import re
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -32,7 +31,7 @@ from oplens.analysis.ranks import merge as merge_parts
 from oplens.backends import registry
 from oplens.engine import DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, runs
 from oplens.engine.merge import combine_artifacts
-from oplens.engine.process import Echo, ProgressFn, WorkerProcess
+from oplens.engine.process import Echo, ProgressFn, WorkerProcess, signal_name
 from oplens.engine.targets import resolve
 from oplens.records import job as messages
 from oplens.records.atomic import write_json_atomic
@@ -351,7 +350,7 @@ def _ask_to_stop(worker: WorkerProcess) -> bool:
 def _died(worker: WorkerProcess, captured: int, wanted: int) -> OpLensError:
     code = worker.proc.wait()
     if code < 0:
-        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else f"signal {-code}"
+        name = signal_name(-code)
         why = f"was killed by {name}" + (" (most often the out-of-memory killer)" if name == "SIGKILL" else "")
     else:
         why = f"exited with status {code} without ending normally (os._exit?)"
