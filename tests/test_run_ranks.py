@@ -53,8 +53,12 @@ def test_two_ranks_per_line_with_the_straggler_and_the_collectives(tmp_path: Pat
         "self_device_us"
     ] + 1e-6
     stragglers = [i for i in run["insights"] if i["kind"] == "straggler"]
-    assert [(i["line"], i["rank"]) for i in stragglers] == [(HEAVY_LINE, 1)]
-    assert "rank 1 is the straggler" in stragglers[0]["message"]
+    (heavy_straggler,) = [i for i in stragglers if i["line"] == HEAVY_LINE]
+    assert heavy_straggler["rank"] == 1 and "rank 1 is the straggler" in heavy_straggler["message"]
+    assert "12.00× the others' work" in heavy_straggler["message"]  # 12 rounds against 1: an imbalance
+    # Two ranks on this machine's two shared cores: rank 0's backward runs while rank 1 is still in the
+    # heavy line, so it may be slower there doing the same work; that is said as such, not as an imbalance.
+    assert all("the same work slower" in i["message"] for i in stragglers if i["line"] != HEAVY_LINE)
     collectives = [o for o in run["ops"] if o["category"] == "collective"]
     assert any("allreduce" in o["name"] for o in collectives)
     assert line(run, BACKWARD_LINE)["collective_us"] > 0

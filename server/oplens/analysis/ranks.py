@@ -21,6 +21,7 @@ from oplens.records.run import Insight, LineStat, OpStat, RankInfo, RankSpread, 
 STRAGGLER_MIN_COST = 0.05  # the excess at least this share of the function's time per call: below, it costs little
 STRAGGLER_MIN_EFFECT = 0.25  # the slowest rank at least this much above the median of the others ...
 STRAGGLER_NOISE_FACTOR = 2.0  # ... and this many times the noise of that median (IQR over calls / √calls)
+SAME_WORK = 0.10  # a rank's work (FLOPs, else op calls) within this of the others' is the same work
 
 
 def rank_spread(values: Sequence[float], ranks: Sequence[int]) -> RankSpread:
@@ -195,7 +196,8 @@ def find_stragglers(
             message=(
                 f"rank {ranks[slow]} is the straggler on this line: {work[slow] / base:.2f}× the other ranks' median"
                 + (f", {work[slow] / r.min:.2f}× the fastest" if r.min > 0 and len(work) > 2 else "")
-                + "; the other ranks wait for it at the next collective"
+                + "; the other ranks wait for it at the next collective; "
+                + _cause(own, slow)
             ),
             evidence=", ".join(f"rank {n}: {fmt_us(v)}" for n, v in zip(ranks, work, strict=True))
             + f" (median per call; noise {fmt_us(noise)}"
@@ -203,6 +205,21 @@ def find_stragglers(
             rank=ranks[slow],
         ))  # fmt: skip
     return found
+
+
+def _cause(own: Sequence[LineStat | None], slow: int) -> str:
+    """More work on the slow rank (an imbalance to even out), or the same work done slower (its host
+    or device: contention for the CPU, clocks, a faulty device). Work is FLOPs, else op calls."""
+    amounts = [(x.flops if x.flops else sum(o.calls for o in x.ops)) if x is not None else None for x in own]
+    mine, others = amounts[slow], sorted(a for i, a in enumerate(amounts) if i != slow and a)
+    if not mine or not others:
+        return "its share of the work is unknown"
+    ratio = mine / stats.median(others)
+    if ratio > 1 + SAME_WORK:
+        return f"it does {ratio:.2f}× the others' work here: even out the work across ranks"
+    if ratio < 1 - SAME_WORK:
+        return f"it does {ratio:.2f}× the others' work here yet takes longer: look at its host or device"
+    return "it does the same work slower: its host or device is slower (CPU contention, clocks, a faulty device)"
 
 
 def collective_waits(lines: Sequence[LineStat], stragglers: Sequence[Insight], ranks: Sequence[int]) -> list[Insight]:
