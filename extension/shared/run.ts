@@ -96,6 +96,8 @@ export interface LineStat {
   intensity: number | null;
   /** Ops with no rule: their work is not counted. */
   work_unknown: string[];
+  /** Its work includes torch.compile graphs counted from the graph's ops: an estimate. */
+  work_estimate: boolean;
   /** Memory in that call: allocated and freed by the line's ops, the most allocated while it ran. */
   alloc_bytes: number;
   freed_bytes: number;

@@ -251,6 +251,7 @@ const lineStat = (r: Reader): LineStat => ({
   bytes: optionalNum(r, 'bytes'),
   intensity: optionalNum(r, 'intensity'),
   work_unknown: r.has('work_unknown') ? r.strings('work_unknown') : [],
+  work_estimate: r.bool('work_estimate', false),
   alloc_bytes: r.num('alloc_bytes', 0),
   freed_bytes: r.num('freed_bytes', 0),
   peak_bytes: r.num('peak_bytes', 0),

@@ -106,6 +106,9 @@ class LineStat:
     bytes: float | None = None
     intensity: float | None = None  # flops per byte
     work_unknown: list[str] = field(default_factory=list)
+    # Its work includes torch.compile graphs counted from the graph's ops (the kernels fuse them: an
+    # estimate of the work, not of how it runs).
+    work_estimate: bool = False
     # The line's memory in that call (the profiler's memory events; the device's allocator where it
     # reports, else the host's): allocated and freed by its ops, and the most allocated since the
     # call began while it ran.
