@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import sys
 from collections.abc import AsyncIterator
@@ -145,6 +146,15 @@ async def test_profile_session_end_to_end(client: LanguageClient, workspace: Pat
         lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=x_sq - 1, character=4))
     )
     assert hov is not None and "aten::mul" in hov.contents.value  # type: ignore[union-attr]
+    text = hov.contents.value  # type: ignore[union-attr]
+    # The line's work and memory in the call recorded with shapes, and its bound against the ceilings.
+    assert "Work in one call: " in text and "FLOP/B (float32)" in text, text
+    assert "Host memory in one call: allocated " in text and ", peak " in text, text
+    if note["run"]["device"]:
+        # a small elementwise line: memory-bound, or overhead-bound where its ops are too short
+        assert re.search(r"\*\*(memory|overhead)-bound\*\* · [0-9.]+ % of the roofline · floor .+, .+ to win", text), text
+    else:  # the calibration failed: the run says so, and the hover has no bound
+        assert any("no roofline" in w for w in note["run"]["backend"]["warnings"]) and "-bound" not in text
 
     await asyncio.sleep(0.2)
     diags = client.diagnostics.get(uri, [])

@@ -23,7 +23,7 @@ from lsprotocol import types as lsp
 from oplens.engine.diff import FunctionDiff, LineChange, TotalsChange
 from oplens.engine.targets import FunctionDef, list_functions, source_sha256
 from oplens.records.errors import OpLensError
-from oplens.records.format import fmt_change, fmt_share, fmt_us
+from oplens.records.format import fmt_bytes, fmt_change, fmt_flops, fmt_share, fmt_us
 from oplens.records.names import PROFILE_COMMAND, SHOW_RUN_COMMAND
 from oplens.records.run import LineStat, Run
 
@@ -211,6 +211,7 @@ def line_markdown(run: Run, stat: LineStat, change: LineChange | None = None) ->
         + f" · median {fmt_us(stat.device_spread.median)}, min {fmt_us(stat.device_spread.min)}, "
         f"max {fmt_us(stat.device_spread.max)}" + (" · **noisy**" if stat.noisy else ""),
         *changed,
+        *work_markdown(run, stat),
         "",
         f"| op | calls | Self {label} | Self CPU |",
         "|---|---:|---:|---:|",
@@ -230,6 +231,45 @@ def line_markdown(run: Run, stat: LineStat, change: LineChange | None = None) ->
         if ins.line == stat.line:
             out.append(f"\n💡 {ins.message}" + (f" — {ins.evidence}" if ins.evidence else ""))
     return "\n".join(out)
+
+
+def bound_sentence(stat: LineStat) -> str:
+    """The line against the device's ceilings: `memory-bound · 23 % of the roofline · floor 12.1 µs,
+    40.2 µs to win`; '' where the run had no ceilings."""
+    if not stat.bound:
+        return ""
+    parts = ["bound unknown" if stat.bound == "unknown" else f"**{stat.bound}-bound**"]
+    if stat.roofline_pct is not None:
+        pct = stat.roofline_pct
+        parts.append(f"{pct:.0f} % of the roofline" if pct >= 10 else f"{pct:.1f} % of the roofline")
+    if stat.floor_us is not None:
+        parts.append(f"floor {fmt_us(stat.floor_us)}"
+                     + (f", {fmt_us(stat.headroom_us)} to win" if stat.headroom_us is not None else ""))  # fmt: skip
+    return " · ".join(parts)
+
+
+def work_markdown(run: Run, stat: LineStat) -> list[str]:
+    """The line's bound, work and memory in one call, where the run recorded them (older runs did not)."""
+    out = []
+    bound = bound_sentence(stat)
+    if bound:
+        out.append(f"\n{bound}")
+    if stat.flops is not None:
+        work = f"{fmt_flops(stat.flops)}, {fmt_bytes(stat.bytes or 0.0)} moved"
+        if stat.intensity is not None:
+            work += f", {stat.intensity:,.2f} FLOP/B"
+        if stat.dtype:
+            work += f" ({stat.dtype})"
+        if stat.work_estimate:
+            work += " (estimate: compiled graph)"
+        out.append(f"\nWork in one call: {work}")
+        if stat.work_unknown:
+            out.append("\nNot counted (no rule): " + ", ".join(f"`{o}`" for o in stat.work_unknown[:8])
+                       + (f" and {len(stat.work_unknown) - 8} more" if len(stat.work_unknown) > 8 else ""))  # fmt: skip
+    if run.totals.memory and (stat.alloc_bytes or stat.freed_bytes or stat.peak_bytes):
+        out.append(f"\n{run.totals.memory.capitalize()} memory in one call: allocated {fmt_bytes(stat.alloc_bytes)}, "
+                   f"freed {fmt_bytes(stat.freed_bytes)}, peak {fmt_bytes(stat.peak_bytes)}")  # fmt: skip
+    return out
 
 
 def diagnostics(placed: list[Placed], error: OpLensError | None, file: str) -> list[lsp.Diagnostic]:
