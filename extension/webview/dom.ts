@@ -62,3 +62,25 @@ export function append(el: Element, ...children: Child[]): void {
     }
   }
 }
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** `h` for SVG elements (presentation attributes, never a `style` attribute). */
+export function s<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number | undefined> = {},
+  ...children: (Node | string | null | undefined | false)[]
+): SVGElementTagNameMap[K] {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value !== undefined) {
+      el.setAttribute(key, String(value));
+    }
+  }
+  for (const child of children) {
+    if (child !== null && child !== undefined && child !== false) {
+      el.append(child);
+    }
+  }
+  return el;
+}

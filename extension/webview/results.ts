@@ -1,6 +1,7 @@
 /**
- * The OpLens results page (browser side): a run's header, actions, insights, per-line bar chart,
- * op table (key_averages) and artifacts, or its "vs previous run" view (the diff against an earlier
+ * The OpLens results page (browser side): a run's header, actions, insights, per-line bar chart
+ * (with each line's memory and bound where the run has them), roofline chart (hand-written SVG laid
+ * out by shared/roofline.ts), op table (key_averages) and artifacts, or its "vs previous run" view (the diff against an earlier
  * run of the function, with a picker of those runs); or a comparison. A distributed run has a rank
  * selector (all ranks, or one rank's own run), a ranks × lines strip and its collective ops tagged. Plain DOM, no framework; long tables and
  * charts are windowed (virtual.ts) so a function with hundreds of lines and thousands of ops stays
@@ -11,8 +12,9 @@ import './results.css';
 import { deviceLabel, fmtCount, fmtShare, fmtSpeedup, fmtUs } from '../shared/format';
 import type { CompareView, DiffView, FromResultsPanel, ResultsPageState, RunView, ToResultsPanel } from '../shared/messages';
 import { fmtUsRange, rankLabel, rankStrip, stragglers } from '../shared/ranks';
+import { boundCell, boundPhrase, fmtBytes, memoryCell, memoryTitle, roofline, type RooflineChart } from '../shared/roofline';
 import type { LineStat, OpStat, Run } from '../shared/run';
-import { activate, append, button, clear, h } from './dom';
+import { activate, append, button, clear, h, s } from './dom';
 import { VirtualRows } from './virtual';
 import { channel } from './vscodeApi';
 
@@ -79,6 +81,7 @@ function showRun(view: RunView): void {
     ...run.backend.warnings.map((w) => h('p', { class: 'notice warning' }, w)),
     insights(run),
     lines(view, label, useDevice),
+    rooflineSection(view),
     allRanks(view) ? ranksStrip(view, label) : null,
     ops(run, label, view.opLines),
     artifacts(run),
@@ -298,6 +301,8 @@ function header(view: RunView, label: string): HTMLElement {
     stat('Operator calls', fmtCount(t.op_calls), 'per iteration'),
     stat('Wall', fmtUs(t.wall_us.median), `median; ${fmtUs(t.wall_us.min)} – ${fmtUs(t.wall_us.max)}`),
     run.compile.compile_us > 0 ? stat('First call', fmtUs(run.compile.first_call_us), `${fmtUs(run.compile.compile_us)} compiling`) : null,
+    t.floor_us !== null && t.headroom_us !== null ? stat('At the roofline', fmtUs(t.floor_us), `${fmtUs(t.headroom_us)} to win, per call`) : null,
+    t.memory && t.peak_bytes > 0 ? stat('Peak memory', fmtBytes(t.peak_bytes), `${t.memory}, in one call`) : null,
   );
   const actions = h(
     'div',
@@ -344,6 +349,7 @@ const INSIGHT_LABELS: Record<string, string> = {
   noisy: 'noisy',
   straggler: 'straggler',
   collective_wait: 'collective wait',
+  headroom: 'headroom',
 };
 
 function insights(run: Run): HTMLElement | null {
@@ -374,9 +380,13 @@ function lines(view: RunView, label: string, useDevice: boolean): HTMLElement {
   const max = run.lines.reduce((m, l) => Math.max(m, value(l)), 0);
   const ordered = [...run.lines].sort((a, b) => (state.lineOrder === 'source' ? a.line - b.line : value(b) - value(a)));
   const slow = stragglers(run.insights);
+  // The memory and bound columns, where the run recorded them (older runs, and runs without ceilings, have none).
+  const withMemory = run.totals.memory !== '';
+  const withBound = run.lines.some((l) => l.bound !== '');
+  const extra = `${withMemory ? ' with-memory' : ''}${withBound ? ' with-bound' : ''}`;
 
   const scroller = h('div', { class: 'scroller lines-scroller' });
-  const body = h('div', { class: 'chart', role: 'list' });
+  const body = h('div', { class: `chart${extra}`, role: 'list' });
   scroller.append(body);
   new VirtualRows({
     scroller,
@@ -400,6 +410,8 @@ function lines(view: RunView, label: string, useDevice: boolean): HTMLElement {
         h('span', { class: 'num' }, fmtUs(value(l))),
         h('span', { class: 'num share' }, fmtShare(share(l))),
         h('span', { class: 'num ops' }, `${fmtCount(l.op_calls)} op${l.op_calls === 1 ? '' : 's'}`),
+        withMemory ? h('span', { class: 'num memory', title: memoryTitle(l, run.totals.memory) }, memoryCell(l)) : null,
+        withBound ? h('span', { class: `bound bound-${l.bound || 'none'}`, title: boundPhrase(l) }, boundCell(l)) : null,
       );
       activate(row, () => vscode.post({ type: 'revealLine', runId: run.run_id, line: l.line }));
       return row;
@@ -417,7 +429,92 @@ function lines(view: RunView, label: string, useDevice: boolean): HTMLElement {
     ),
   );
   const what = useDevice ? `Self ${label}` : 'Self CPU (no device time in this run)';
-  return section(`Lines · ${what} per iteration${allRanks(view) ? ', mean over ranks' : ''}`, order, scroller);
+  const head =
+    withMemory || withBound
+      ? h(
+          'div',
+          { class: `chart-row chart-head${extra}`, 'aria-hidden': 'true' },
+          h('span', { class: 'lineno' }, 'line'),
+          h('span', {}, 'source'),
+          h('span', {}),
+          h('span', { class: 'num' }, `Self ${useDevice ? label : 'CPU'}`),
+          h('span', { class: 'num' }, 'share'),
+          h('span', { class: 'num' }, 'ops'),
+          withMemory ? h('span', { class: 'num', title: `${run.totals.memory} memory in one call: allocated by the line's ops / the most allocated while it ran` }, 'alloc / peak') : null,
+          withBound ? h('span', { title: 'What bounds the line, and how close it gets to the roofline' }, 'bound · roofline') : null,
+        )
+      : null;
+  return section(`Lines · ${what} per iteration${allRanks(view) ? ', mean over ranks' : ''}`, order, head, scroller);
+}
+
+/** The roofline chart (shared/roofline.ts lays it out), or the one line saying why there is none. */
+function rooflineSection(view: RunView): HTMLElement {
+  const { run } = view;
+  const laid = roofline(run, view.source);
+  const title = 'Roofline · each line against the device’s ceilings';
+  if ('note' in laid) {
+    return section(title, h('p', { class: 'muted roofline-note' }, laid.note));
+  }
+  const c = laid.chart;
+  const readout = h('p', { class: 'roofline-readout muted small', 'aria-live': 'polite' }, 'Point at a dot for its line; click it to go there.');
+  return section(
+    title,
+    h('div', { class: 'roofline-wrap' }, rooflineSvg(c, run.run_id, readout)),
+    readout,
+    h(
+      'p',
+      { class: 'muted small roofline-key' },
+      ...['compute', 'memory', 'overhead', 'host', 'unknown'].flatMap((b) => [h('span', { class: `key-dot bound-${b}` }), `${b} `]),
+      ` · ceilings ${c.source}; achieved FLOP/s = the line’s FLOPs in one call / its self time per call; dot size: its share of the time`,
+      c.unplaced > 0 ? ` · ${c.unplaced} line${c.unplaced === 1 ? '' : 's'} with work but no bytes or time not shown` : '',
+    ),
+  );
+}
+
+function rooflineSvg(c: RooflineChart, runId: string, readout: HTMLElement): SVGSVGElement {
+  const p = c.plot;
+  const svg = s('svg', { class: 'roofline', viewBox: `0 0 ${c.width} ${c.height}`, role: 'img', 'aria-label': 'Roofline chart: each line’s achieved FLOP/s against its arithmetic intensity, under the device’s ceilings' });
+  const grid = s('g', { class: 'grid' });
+  for (const t of c.xTicks) {
+    grid.append(s('line', { x1: t.at, y1: p.top, x2: t.at, y2: p.bottom }), s('text', { x: t.at, y: p.bottom + 14, 'text-anchor': 'middle' }, t.label));
+  }
+  for (const t of c.yTicks) {
+    grid.append(s('line', { x1: p.left, y1: t.at, x2: p.right, y2: t.at }), s('text', { x: p.left - 6, y: t.at + 4, 'text-anchor': 'end' }, t.label));
+  }
+  grid.append(s('rect', { class: 'frame', x: p.left, y: p.top, width: p.right - p.left, height: p.bottom - p.top }));
+  const axes = s(
+    'g',
+    { class: 'axis-titles' },
+    s('text', { x: (p.left + p.right) / 2, y: c.height - 6, 'text-anchor': 'middle' }, 'arithmetic intensity (FLOP / byte)'),
+    s('text', { x: 14, y: (p.top + p.bottom) / 2, 'text-anchor': 'middle', transform: `rotate(-90 14 ${(p.top + p.bottom) / 2})` }, 'achieved FLOP/s'),
+  );
+  const ceilings = s('g', { class: 'ceilings' });
+  for (const l of c.ceilings) {
+    ceilings.append(
+      s('line', { class: `ceiling ceiling-${l.kind}`, x1: l.x1, y1: l.y1, x2: l.x2, y2: l.y2 }),
+      s('text', { class: `ceiling-label ceiling-${l.kind}`, x: l.labelX, y: l.labelY, 'text-anchor': l.anchor, transform: l.angle ? `rotate(${l.angle} ${l.labelX} ${l.labelY})` : undefined }, l.label),
+    );
+  }
+  const dots = s('g', { class: 'dots' });
+  for (const d of c.dots) {
+    const dot = s('circle', { class: `dot bound-${d.bound}`, cx: d.cx, cy: d.cy, r: d.r, tabindex: 0, role: 'button', 'aria-label': d.title.split('\n').join('; ') }, s('title', {}, d.title));
+    const show = (): void => {
+      readout.textContent = d.title.split('\n').join(' · ');
+    };
+    const go = (): void => vscode.post({ type: 'revealLine', runId, line: d.line });
+    dot.addEventListener('mouseenter', show);
+    dot.addEventListener('focus', show);
+    dot.addEventListener('click', go);
+    dot.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' || e.key === ' ') {
+        e.preventDefault();
+        go();
+      }
+    });
+    dots.append(dot);
+  }
+  svg.append(grid, axes, ceilings, dots);
+  return svg;
 }
 
 function lineTooltip(l: LineStat, label: string, straggler?: number): string {
@@ -433,6 +530,10 @@ function lineTooltip(l: LineStat, label: string, straggler?: number): string {
   }
   if (l.collective_us > 0) {
     parts.push(`in collectives ${fmtUs(l.collective_us)}`);
+  }
+  const bound = boundPhrase(l);
+  if (bound) {
+    parts.push(bound);
   }
   const top = l.ops.slice(0, 5).map((o) => `${o.name} ×${fmtCount(o.calls)} ${fmtUs(o.self_device_us)}`);
   if (top.length) {
