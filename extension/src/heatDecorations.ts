@@ -2,7 +2,8 @@
  * The heat gutter: for every visible Python editor, each profiled line of each fresh or moved run
  * (where the server places it: `oplens/document`) gets a gutter bar and an overview-ruler mark
  * (and, with `oplens.heat: "line"`, a faint background), coloured by its share of the function's
- * device time (core/heat.ts). Colours follow the theme kind and are rebuilt when it changes. Runs
+ * device time, or with `oplens.heatBy: "headroom"` by its headroom at the roofline (core/heat.ts;
+ * lines without one get no heat then). Colours follow the theme kind and are rebuilt when it changes. Runs
  * whose function changed since they were profiled draw nothing (the server's lens says "stale").
  * While the user types, VS Code carries the drawn ranges along; the server's next notification
  * redraws them.
@@ -11,7 +12,7 @@
 import * as vscode from 'vscode';
 import type { SettingsSource } from './config';
 import { isDrawable } from './core/documentIndex';
-import { gutterSvg, HEAT_LEVELS, heatLines, heatPalette, type ThemeKind } from './core/heat';
+import { gutterSvg, HEAT_LEVELS, heatLines, heatPalette, type HeatBy, type ThemeKind } from './core/heat';
 import type { RunStore } from './core/runStore';
 import type { HeatMode } from './core/settings';
 import type { Documents } from './documents';
@@ -32,6 +33,7 @@ function themeKind(kind: vscode.ColorThemeKind): ThemeKind {
 export class HeatDecorations implements vscode.Disposable {
   private types: vscode.TextEditorDecorationType[] = [];
   private mode: HeatMode;
+  private by: HeatBy;
   private timer: NodeJS.Timeout | undefined;
   private readonly subscriptions: vscode.Disposable[] = [];
 
@@ -41,6 +43,7 @@ export class HeatDecorations implements vscode.Disposable {
     settings: SettingsSource,
   ) {
     this.mode = settings.value.heat;
+    this.by = settings.value.heatBy;
     this.rebuildTypes();
     this.subscriptions.push(
       store.onDidChange(() => this.schedule(0)),
@@ -58,6 +61,10 @@ export class HeatDecorations implements vscode.Disposable {
         if (s.heat !== this.mode) {
           this.mode = s.heat;
           this.rebuildTypes();
+          this.schedule(0);
+        }
+        if (s.heatBy !== this.by) {
+          this.by = s.heatBy;
           this.schedule(0);
         }
       }),
@@ -115,7 +122,7 @@ export class HeatDecorations implements vscode.Disposable {
         if (!isDrawable(placed)) {
           continue; // changed since profiled, or not placed yet: no heat rather than heat on the wrong lines
         }
-        for (const h of heatLines(run, placed.shift, 0.001, this.types.length)) {
+        for (const h of heatLines(run, placed.shift, 0.001, this.types.length, this.by)) {
           if (h.line < doc.lineCount) {
             byLevel[h.level - 1]?.push(doc.lineAt(h.line).range);
           }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { gutterSvg, HEAT_LEVELS, heatLevel, heatLines, heatPalette } from '../src/core/heat';
+import { gutterSvg, HEAT_LEVELS, heatLevel, heatLines, heatPalette, heatShares } from '../src/core/heat';
 import { parseRun } from '../src/core/parseRun';
 import { jsonFixture } from './fixtures';
 
@@ -82,6 +82,44 @@ describe('heatLines', () => {
 
   it('never yields negative lines', () => {
     assert.deepEqual(heatLines(run, -100), []);
+  });
+});
+
+describe('heat by headroom (oplens.heatBy)', () => {
+  // rmsnorm_naive on this CPU: 59.49 ms per call; each line's headroom at the roofline (oplens profile --view bound)
+  const run = {
+    totals: { self_device_us: 59490 },
+    lines: [
+      { line: 25, pct_device: 30.4, pct_cpu: 30.4, headroom_us: 14887.9 },
+      { line: 26, pct_device: 12.6, pct_cpu: 12.6, headroom_us: 6535.0 },
+      { line: 27, pct_device: 0.05, pct_cpu: 0.05, headroom_us: 28.6 },
+      { line: 29, pct_device: 26.7, pct_cpu: 26.7, headroom_us: 15187.3 },
+      { line: 30, pct_device: 30.2, pct_cpu: 30.2, headroom_us: 17260.4 },
+      { line: 31, pct_device: 0.05, pct_cpu: 0.05, headroom_us: null }, // no counted work: no headroom
+    ],
+  };
+
+  it('colours by what is left to win: the line with the most headroom is the hottest', () => {
+    const byTime = new Map(heatLines(run, 0).map((h) => [h.line + 1, h]));
+    const byHeadroom = new Map(heatLines(run, 0, 0.001, HEAT_LEVELS, 'headroom').map((h) => [h.line + 1, h]));
+    assert.equal(byTime.get(25)?.level, HEAT_LEVELS); // by time, line 25 (30.4 %) is the hottest
+    assert.equal(byHeadroom.get(30)?.level, HEAT_LEVELS); // by headroom, line 30 (17.26 ms to win)
+    assert.ok((byHeadroom.get(25)?.level ?? HEAT_LEVELS) < HEAT_LEVELS);
+    assert.ok(Math.abs((byHeadroom.get(30)?.share ?? 0) - 17260.4 / 59490) < 1e-9);
+    assert.equal(byHeadroom.get(27), undefined, 'under 0.1 % of the time to win: no heat');
+  });
+
+  it('lines without headroom get no heat; a run without any (older, or no ceilings) none at all', () => {
+    assert.deepEqual(heatShares(run, 'headroom').slice(-1), [0]);
+    assert.ok(!heatLines(run, 0, 0.001, HEAT_LEVELS, 'headroom').some((h) => h.line + 1 === 31));
+    const old = parseRun(jsonFixture('rmsnorm_naive.cpu.result.json'));
+    assert.equal(heatLines(old, 0).length, 5);
+    assert.deepEqual(heatLines(old, 0, 0.001, HEAT_LEVELS, 'headroom'), []);
+  });
+
+  it('a run with no device time measures headroom against its CPU time', () => {
+    const cpu = { totals: { self_device_us: 0, self_cpu_us: 100 }, lines: [{ line: 1, pct_device: 0, pct_cpu: 100, headroom_us: 40 }] };
+    assert.deepEqual(heatShares(cpu, 'headroom'), [0.4]);
   });
 });
 

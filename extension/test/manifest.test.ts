@@ -72,6 +72,7 @@ describe('package.json (the manifest)', () => {
       'oplens.timeoutSeconds': DEFAULTS.timeoutSeconds,
       'oplens.hintThreshold': DEFAULTS.hintThreshold,
       'oplens.heat': DEFAULTS.heat,
+      'oplens.heatBy': DEFAULTS.heatBy,
       'oplens.server.url': DEFAULTS.server.url,
       'oplens.server.tokenFile': DEFAULTS.server.tokenFile,
       'oplens.pathMappings': DEFAULTS.pathMappings,

@@ -22,6 +22,7 @@ describe('readSettings', () => {
       timeoutSeconds: 600,
       hintThreshold: 2.5,
       heat: 'line',
+      heatBy: 'headroom',
       'server.url': 'ws://localhost:8765',
       'server.tokenFile': '~/.oplens/ws-token',
       pathMappings: [{ local: '/Users/me/p', host: '/home/ubuntu/p' }],
@@ -37,6 +38,7 @@ describe('readSettings', () => {
     assert.equal(settings.pythonPath, '/venv/bin/python');
     assert.equal(settings.backend, 'neuron');
     assert.equal(settings.heat, 'line');
+    assert.equal(settings.heatBy, 'headroom');
     assert.deepEqual(settings.server, { url: 'ws://localhost:8765', tokenFile: '~/.oplens/ws-token' });
     assert.deepEqual(settings.explorer, { uiPort: 4001, apiPort: 4002 });
     assert.equal(settings.pathMappings.length, 1);
@@ -62,6 +64,12 @@ describe('readSettings', () => {
       'oplens.captureCalls should be an integer ≥ 1; using 10',
       'oplens.captureStop should be true or false; using true',
     ]);
+  });
+
+  it('heatBy: time or headroom, else time with a message', () => {
+    const { settings, problems } = from({ heatBy: 'flops' });
+    assert.equal(settings.heatBy, 'time');
+    assert.deepEqual(problems, ['oplens.heatBy should be one of time, headroom; using "time"']);
   });
 
   it('a server URL must be ws:// or wss://', () => {

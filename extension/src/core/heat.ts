@@ -2,6 +2,11 @@
  * The heat scale: each profiled line's share of the function's device time → one of a few
  * intensity levels, and the colours of those levels for the current theme.
  *
+ * By `headroom` (`oplens.heatBy`), a line's heat is instead its headroom (`LineStat.headroom_us`: the
+ * time it takes beyond its floor at the device's roofline) as a share of the function's time: what
+ * there is to win, not what is spent. Lines without headroom (no counted work, no ceilings, an older
+ * run) get no heat then.
+ *
  * Intensity is linear in the line's share, with the hottest line at full intensity (so a function
  * of six equal lines is not uniformly faint), and lines under `minShare` get no heat at all. Shares
  * are of device time; a run with no device time at all (a CUDA run whose ops launched no kernel)
@@ -17,13 +22,16 @@ export interface HeatLine {
   line: number;
   /** 1..HEAT_LEVELS */
   level: number;
-  /** 0..1 of the function's time. */
+  /** 0..1 of the function's time (by headroom: its headroom's share of that time). */
   share: number;
 }
 
+export const HEAT_BY = ['time', 'headroom'] as const;
+export type HeatBy = (typeof HEAT_BY)[number];
+
 export interface HeatInput {
-  totals: { self_device_us: number };
-  lines: readonly { line: number; pct_device: number; pct_cpu: number }[];
+  totals: { self_device_us: number; self_cpu_us?: number };
+  lines: readonly { line: number; pct_device: number; pct_cpu: number; headroom_us?: number | null }[];
 }
 
 /** The level (1..levels) of a share, given the hottest share; 0 when it gets no heat. */
@@ -34,10 +42,19 @@ export function heatLevel(share: number, maxShare: number, minShare = 0.001, lev
   return Math.min(levels, Math.max(1, Math.ceil((share / maxShare) * levels - 1e-9)));
 }
 
-/** The heat of each line of `run`, its lines moved by `shift` (profiled line + shift = current line). */
-export function heatLines(run: HeatInput, shift: number, minShare = 0.001, levels = HEAT_LEVELS): HeatLine[] {
+/** Each line's share (0..1) of the function's time (`time`), or its headroom as a share of that time (`headroom`). */
+export function heatShares(run: HeatInput, by: HeatBy = 'time'): number[] {
   const useDevice = run.totals.self_device_us > 0;
-  const shares = run.lines.map((l) => Math.max(0, (useDevice ? l.pct_device : l.pct_cpu) / 100));
+  if (by === 'headroom') {
+    const total = useDevice ? run.totals.self_device_us : (run.totals.self_cpu_us ?? 0);
+    return run.lines.map((l) => (l.headroom_us !== null && l.headroom_us !== undefined && total > 0 ? Math.max(0, l.headroom_us / total) : 0));
+  }
+  return run.lines.map((l) => Math.max(0, (useDevice ? l.pct_device : l.pct_cpu) / 100));
+}
+
+/** The heat of each line of `run`, its lines moved by `shift` (profiled line + shift = current line). */
+export function heatLines(run: HeatInput, shift: number, minShare = 0.001, levels = HEAT_LEVELS, by: HeatBy = 'time'): HeatLine[] {
+  const shares = heatShares(run, by);
   const max = shares.reduce((a, b) => Math.max(a, b), 0);
   const out: HeatLine[] = [];
   run.lines.forEach((l, i) => {

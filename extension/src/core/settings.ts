@@ -4,6 +4,7 @@
  */
 
 import { BACKENDS, type Backend } from '../../shared/names';
+import { HEAT_BY, type HeatBy } from './heat';
 import { parsePathMappings, type PathMapping } from './pathMap';
 export const HEAT_MODES = ['gutter', 'line', 'off'] as const;
 export type HeatMode = (typeof HEAT_MODES)[number];
@@ -16,6 +17,8 @@ export interface Settings {
   timeoutSeconds: number;
   hintThreshold: number;
   heat: HeatMode;
+  /** What the heat shows: each line's time, or what is left to win on it (its headroom at the roofline). */
+  heatBy: HeatBy;
   server: { url: string; tokenFile: string };
   pathMappings: PathMapping[];
   explorer: { uiPort: number; apiPort: number };
@@ -37,6 +40,7 @@ export const DEFAULTS: Settings = {
   timeoutSeconds: 300,
   hintThreshold: 1,
   heat: 'gutter',
+  heatBy: 'time',
   server: { url: '', tokenFile: '' },
   pathMappings: [],
   explorer: { uiPort: 3001, apiPort: 3002 },
@@ -148,6 +152,7 @@ export function readSettings(get: Getter): { settings: Settings; problems: strin
     timeoutSeconds: num('timeoutSeconds', DEFAULTS.timeoutSeconds, 1),
     hintThreshold: num('hintThreshold', DEFAULTS.hintThreshold, 0, 100),
     heat: oneOf('heat', HEAT_MODES, DEFAULTS.heat),
+    heatBy: oneOf('heatBy', HEAT_BY, DEFAULTS.heatBy),
     server: { url: /^wss?:\/\//.test(url) ? url : '', tokenFile: str('server.tokenFile', '') },
     pathMappings,
     explorer: {
