@@ -68,6 +68,28 @@ export interface CompiledRegion {
   fused: SourceRef[];
 }
 
+/** One engine of a NeuronCore in a compiled graph, as the vendor's processed profile gives it (never estimated). */
+export interface EngineTime {
+  /** Tensor | Vector | Scalar | GpSimd | Sync | DMA */
+  engine: string;
+  /** Per call of the graph: time with at least one instruction (DMA: packet) in flight. */
+  active_us: number;
+  /** Of the graph's device time per call. */
+  pct: number;
+}
+
+/** A compiled graph's (a NEFF's) engine breakdown per call, from the processed device profile. */
+export interface GraphEngines {
+  graph: string;
+  calls: number;
+  device_us: number;
+  engines: EngineTime[];
+  /** The line that calls it, where OpLens can tell; null where it cannot. */
+  line: number | null;
+  /** What was read: the tables, under which processed profile. */
+  source: string;
+}
+
 export interface LineStat {
   /** 1-based line in the profiled file. */
   line: number;
@@ -109,6 +131,9 @@ export interface LineStat {
   roofline_pct: number | null;
   floor_us: number | null;
   headroom_us: number | null;
+  /** Neuron: the engine breakdown of the compiled graph this line calls (Run.engine_graphs); empty where none. */
+  engines: EngineTime[];
+  engine_graph: string;
 }
 
 export interface Target {
@@ -326,6 +351,10 @@ export interface Run {
   timings_ms: Record<string, number>;
   /** What each figure is: mean, trimmed-mean share, median with its confidence interval (by field). */
   estimators: Record<string, string>;
+  /** Neuron: each compiled graph's engine breakdown from the processed device profile (`oplens explorer`). */
+  engine_graphs: GraphEngines[];
+  /** Why there is no engine breakdown, or what is missing ("" when there is nothing to say). */
+  engine_note: string;
 }
 
 /** One row of `oplens.compare`'s summary (the case study's side-by-side table). */

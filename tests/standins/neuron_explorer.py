@@ -10,6 +10,7 @@ Environment (set by the test):
   STANDIN_EXPLORER_FAIL_START=1  `view` exits at once with an error (a refused option)
   STANDIN_EXPLORER_FAIL_INGEST=1 the ingest fails (exit 1)
   STANDIN_EXPLORER_DROPPED=N     the ingest prints the runtime's dropped-events warning
+  STANDIN_EXPLORER_PROCESSED=DIR the ingest's processed profile: DIR's Parquet tables (else an empty folder)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import shutil
 import socketserver
 import sys
 import threading
@@ -84,7 +86,9 @@ def ingest(argv: list[str]) -> int:
     if data_path is not None:  # how-to-analyze-profile-output.rst: <data-path>/profiles/global/<display-name>@latest/
         processed = Path(data_path) / "profiles" / "global" / f"{name}@latest"
         processed.mkdir(parents=True, exist_ok=True)
-        (processed / "Summary.parquet").write_bytes(b"standin")
+        tables = os.environ.get("STANDIN_EXPLORER_PROCESSED")
+        if tables:  # a stand-in processed profile the test wrote with the documented tables
+            shutil.copytree(tables, processed, dirs_exist_ok=True)
     dropped = int(os.environ.get("STANDIN_EXPLORER_DROPPED", "0"))
     if dropped:
         print(f"WARN[0000] Warning: {dropped} trace events were dropped during capture (stored 1 out of {dropped + 1}).")

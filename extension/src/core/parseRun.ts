@@ -15,6 +15,8 @@ import type {
   CompiledRegion,
   DeviceRoof,
   Config,
+  EngineTime,
+  GraphEngines,
   InnerLine,
   Insight,
   LineStat,
@@ -230,6 +232,17 @@ const compiledRegion = (r: Reader): CompiledRegion => ({
   fused: r.list('fused', sourceRef),
 });
 
+const engineTime = (r: Reader): EngineTime => ({ engine: r.str('engine'), active_us: r.num('active_us'), pct: r.num('pct') });
+
+const graphEngines = (r: Reader): GraphEngines => ({
+  graph: r.str('graph'),
+  calls: r.num('calls'),
+  device_us: r.num('device_us'),
+  engines: r.list('engines', engineTime),
+  line: optionalNum(r, 'line'),
+  source: r.str('source', ''),
+});
+
 const lineStat = (r: Reader): LineStat => ({
   line: r.num('line'),
   self_cpu_us: r.num('self_cpu_us'),
@@ -260,6 +273,8 @@ const lineStat = (r: Reader): LineStat => ({
   roofline_pct: optionalNum(r, 'roofline_pct'),
   floor_us: optionalNum(r, 'floor_us'),
   headroom_us: optionalNum(r, 'headroom_us'),
+  engines: r.list('engines', engineTime),
+  engine_graph: r.str('engine_graph', ''),
 });
 
 const target = (r: Reader): Target => ({
@@ -422,6 +437,8 @@ export function readRun(r: Reader): Run {
     device: r.has('device') ? r.obj('device', deviceRoof) : null,
     timings_ms: r.record('timings_ms', isNumber),
     estimators: r.record('estimators', (v: unknown): v is string => typeof v === 'string'),
+    engine_graphs: r.list('engine_graphs', graphEngines),
+    engine_note: r.str('engine_note', ''),
   };
 }
 

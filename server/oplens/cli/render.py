@@ -69,6 +69,8 @@ def profile(console: Console, run: Run, view: str = "time") -> None:
         console.print(bound_table(run))
     else:
         console.print(line_table(run, has_device))
+        for text in engine_lines(run):
+            console.print(text, highlight=False)
     if view == "time" and any(s.noisy for s in run.lines):
         console.print("[dim]  ~ noisy: the line's time varies widely between iterations (median/min/max in --json)[/]")
     console.print(op_table(run, has_device))
@@ -104,6 +106,17 @@ def profile(console: Console, run: Run, view: str = "time") -> None:
     artifacts(console, run)
     warnings(console, run)
     console.print(f"[dim]run {run.run_id} → {escape(_rel(run.run_dir))}[/]", highlight=False)
+
+
+def engine_lines(run: Run) -> list[str]:
+    """Each line's compiled graph by engine (Neuron: from the vendor's processed profile), per call."""
+    device = {g.line: g.device_us for g in run.engine_graphs}
+    return [
+        f"  line {s.line}: graph {s.engine_graph}, {fmt_us(device.get(s.line, 0.0))} on the device per call: "
+        + ", ".join(f"{e.engine} {fmt_us(e.active_us)} ({e.pct:.0f}%)" for e in s.engines)
+        for s in run.lines
+        if s.engines
+    ]
 
 
 def warnings(console: Console, run: Run) -> None:

@@ -82,6 +82,28 @@ class CompiledRegion:
 
 
 @dataclass
+class EngineTime:
+    """One engine of a NeuronCore in a compiled graph, as the vendor's processed profile gives it
+    (Neuron Explorer's Parquet tables, read by backends/neuron/engines.py); never estimated."""
+
+    engine: str  # Tensor | Vector | Scalar | GpSimd | Sync | DMA
+    active_us: float  # per call of the graph: time with at least one instruction (DMA: packet) in flight
+    pct: float  # of the graph's device time per call
+
+
+@dataclass
+class GraphEngines:
+    """A compiled graph's (a NEFF's) engine breakdown per call, from the processed device profile."""
+
+    graph: str  # the NEFF as the profile names it (ExecutionInfo.neff_name, NeffHeader.network_name)
+    calls: int  # its executions in the profile
+    device_us: float  # its device time per call
+    engines: list[EngineTime] = field(default_factory=list)
+    line: int | None = None  # the line that calls it, where OpLens can tell (None: it cannot)
+    source: str = ""  # what was read: the tables, under which processed profile
+
+
+@dataclass
 class LineStat:
     line: int
     self_cpu_us: float
@@ -122,6 +144,10 @@ class LineStat:
     roofline_pct: float | None = None
     floor_us: float | None = None
     headroom_us: float | None = None
+    # Neuron: the engine breakdown of the compiled graph this line calls (Run.engine_graphs), where
+    # the vendor's processed profile gives one and the graph is tied to this line; else empty.
+    engines: list[EngineTime] = field(default_factory=list)
+    engine_graph: str = ""
 
 
 @dataclass
@@ -321,6 +347,10 @@ class Run:
     run_dir: str = ""
     created: str = ""
     schema: str = SCHEMA
+    # Neuron: each compiled graph's engine breakdown from the processed device profile (attached by
+    # `oplens explorer`, which processes it), and in words why there is none or what is missing.
+    engine_graphs: list[GraphEngines] = field(default_factory=list)
+    engine_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from oplens.backends.neuron import engines
 from oplens.backends.neuron.artifacts import SYSTEM_PROFILE, discover
 from oplens.backends.neuron.checks import log_warnings
 from oplens.backends.neuron.options import NeuronOptions
@@ -64,6 +65,7 @@ class ProfileSource:
     pairs: list[NeffNtffPair]
     ntffs: list[NtffFile]
     run_id: str = ""
+    run: Run | None = None  # an OpLens run: the engine breakdown is attached to it after the ingest
 
 
 def run_source(run: Run) -> ProfileSource:
@@ -82,7 +84,7 @@ def run_source(run: Run) -> ProfileSource:
     ntffs, profiles, pairs = art.ntffs, art.neuron_profiles, art.neff_ntff_pairs
     if not profiles and root.is_dir():
         _, ntffs, profiles, pairs = discover(root, run_dir)
-    return ProfileSource(run_id, root, run_dir, profiles, pairs, ntffs, run_id)
+    return ProfileSource(run_id, root, run_dir, profiles, pairs, ntffs, run_id, run)
 
 
 def directory_source(path: Path) -> ProfileSource:
@@ -184,6 +186,7 @@ def open_in_explorer(
     ingested = _load_json(state)
     if key in ingested and not reingest:
         link.messages.append(f"already ingested on {ingested[key]}; --reingest to process it again")
+        link.messages += read_engines(source, data, display_name)
         return link
     link.ingest_command = ingest
     link.commands.append(ingest)
@@ -197,7 +200,25 @@ def open_in_explorer(
         ingested[key] = time.strftime("%Y-%m-%d %H:%M:%S")
         state.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(state, ingested)
+    link.messages += read_engines(source, data, display_name)
     return link
+
+
+def read_engines(source: ProfileSource, data_path: Path, display_name: str) -> list[str]:
+    """The engine breakdown from the profile the ingest processed (how-to-analyze-profile-output.rst:
+    `<data-path>/profiles/global/<display-name>@latest/`), attached to the run and stored with it."""
+    run = source.run
+    if run is None:
+        return []
+    processed = engines.processed_dir(data_path, display_name)
+    if processed.is_dir():
+        messages = engines.from_processed(run, processed)
+    else:
+        engines.attach(run, [], [f"no engine breakdown: neuron-explorer left no processed profile at {processed}, where the "
+                                 "docs put it; open the profile in Neuron Explorer"])  # fmt: skip
+        messages = [run.engine_note]
+    engines.save(run)
+    return messages
 
 
 def _profile_entry(p: NeuronProfileDir, base: Path) -> dict[str, Any]:
@@ -221,6 +242,14 @@ def find_tool() -> Path:
         f"{TOOL} is not installed here (not on PATH, not in {NEURON_BIN})",
         f"{INSTALL_TOOLS}; the run's profile stays in its run directory and can be opened later",
     )
+
+
+def tool_installed() -> bool:
+    try:
+        find_tool()
+    except OpLensError:
+        return False
+    return True
 
 
 def _tool_or_name() -> Path:

@@ -7,13 +7,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from oplens.backends.neuron import checks, commands, doctor
+from oplens.backends.neuron import checks, commands, doctor, engines, explorer
 from oplens.backends.neuron.options import DEFAULT_MAX_EVENTS_PER_NC, MODES, NeuronOptions, parse
 from oplens.backends.spec import BackendSpec, DoctorContext
 from oplens.records.doctor import Check
 from oplens.records.errors import OpLensError
-from oplens.records.format import fmt_bytes
-from oplens.records.run import Run
+from oplens.records.format import fmt_bytes, fmt_us
+from oplens.records.run import EngineTime, Run
 
 PAIR_ROWS = 5  # NEFF/NTFF pairs listed by name; the rest are counted
 
@@ -60,6 +60,9 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
     def run_warnings(
         self, run: Run, options: NeuronOptions, run_dir: Path, log_text: str, env: Mapping[str, str]
     ) -> list[str]:
+        if run.backend.name == "neuron":
+            # The one parent-side hook after a run: it also says where the engine breakdown comes from.
+            run.engine_note = engines.not_processed_note(run, run.run_id or run_dir.name, explorer.tool_installed())
         return checks.run_warnings(run, options, run_dir, log_text, env)
 
     def doctor_checks(self, context: DoctorContext) -> list[Check]:
@@ -87,4 +90,14 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
         if art.trace_json:
             lines.append(f"  framework trace: {art.trace_json}")
         lines.append(f"  open in Neuron Explorer: oplens {commands.EXPLORER.name} {run.run_id}")
+        for g in run.engine_graphs:  # those on a line are shown with the lines
+            if g.line is None:
+                per_call = f"{g.calls} call(s), {fmt_us(g.device_us)} per call"
+                lines.append(f"  graph {g.graph} (calling line unknown, {per_call}): {engine_text(g.engines)}")
+        if run.engine_note:
+            lines.append(f"  {run.engine_note}")
         return lines
+
+
+def engine_text(times: list[EngineTime]) -> str:
+    return ", ".join(f"{e.engine} {fmt_us(e.active_us)} ({e.pct:.0f}%)" for e in times) or "no engine activity"
