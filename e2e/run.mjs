@@ -675,7 +675,7 @@ async function main() {
   await captureInProgram();
   log(opt.programOnly
     ? 'PASSED (--program-only): Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled'
-    : 'PASSED: totals lens, per-line hints, results panel with aten::mul, comparison with speed-ups, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled');
+    : 'PASSED: totals lens, per-line hints, results panel with aten::mul, its roofline chart (a dot\'s hover and click), comparison with speed-ups, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled');
 }
 
 /** Profile rmsnorm_naive, compare the three variants, edit rmsnorm_naive and diff the new run. */
@@ -738,6 +738,50 @@ async function profileCompareAndDiff() {
       await page.waitForTimeout(300);
       await screenshot('results-op-table');
     }
+  });
+
+  await step('assert: the results page\'s roofline chart (a dot per line with work; a dot\'s hover and click)', async () => {
+    const frame = await waitFor('the OpLens results panel (webview) with its roofline section', () => findWebviewFrame('Roofline'), 30000);
+    const note = frame.locator('.roofline-note');
+    if (await note.count()) throw new StepFailure(`the results page has no roofline chart: "${(await note.innerText()).trim()}"`);
+    const chart = frame.locator('svg.roofline');
+    await chart.waitFor({ timeout: 10000 });
+    const dots = chart.locator('circle.dot');
+    const count = await dots.count();
+    const ceilings = await chart.locator('text.ceiling-label').allTextContents();
+    log(`roofline: ${count} dots; ceilings: ${ceilings.join(' | ')}`);
+    if (count < 1) throw new StepFailure('the roofline chart has no dots (rmsnorm_naive\'s lines all have counted work)');
+    if (!ceilings.some((t) => /^memory .*GB\/s · (measured|spec)$/.test(t))) throw new StepFailure(`no labelled memory ceiling: ${ceilings.join(' | ')}`);
+    if (!ceilings.some((t) => /float32 .*FLOP\/s · (measured|spec)$/.test(t))) throw new StepFailure(`no labelled float32 ceiling: ${ceilings.join(' | ')}`);
+    const bounds = await frame.locator('.chart-row .bound').allInnerTexts();
+    log(`lines' bound column: ${bounds.map((b) => b.trim()).join(' | ')}`);
+    await chart.evaluate((el) => el.scrollIntoView({ block: 'center' })).catch(() => {});
+    // the largest dot (the hottest line with work) comes first; point at it, read the page's readout
+    const dot = dots.first();
+    await dot.hover();
+    const readout = (await frame.locator('.roofline-readout').innerText()).trim();
+    log(`roofline hover: ${readout}`);
+    if (!/^line \d+/.test(readout) || !/-bound|bound unknown/.test(readout) || !/% of the roofline/.test(readout)) {
+      throw new StepFailure(`pointing at a dot does not name its line, bound and roofline %: "${readout}"`);
+    }
+    await page.waitForTimeout(300);
+    await screenshot('results-roofline');
+    const section = frame.locator('section', { has: frame.locator('svg.roofline') });
+    const closeUp = path.join(ARTIFACTS, `${String(++shotIndex).padStart(2, '0')}-results-roofline-chart.png`);
+    await section.screenshot({ path: closeUp, timeout: 15000 }).then(() => log(`screenshot ${path.relative(REPO, closeUp)}`), (e) => log(`(roofline close-up failed: ${e.message.split('\n')[0]})`));
+    // a click on the dot goes to its line in the editor (the status bar's Ln follows the cursor)
+    const line = Number(/^line (\d+)/.exec(readout)?.[1]);
+    await dot.click();
+    const at = await waitFor(
+      `the editor's cursor on line ${line} after a click on its dot`,
+      async () => {
+        const t = (await page.locator('.statusbar').textContent()) ?? '';
+        const m = /Ln (\d+)/.exec(t);
+        return m && Number(m[1]) === line ? m[0] : null;
+      },
+      10000,
+    );
+    log(`dot click → ${at}`);
   });
 
   // ---------------------------------------------------------------- compare the three variants

@@ -236,7 +236,7 @@ export function roofline(run: RooflineInput, source: Record<number, string> = {}
     const t = 0.12;
     const lx = x1 + (x2 - x1) * t;
     const ly = y1 + (y2 - y1) * t;
-    const off = 5;
+    const off = 7;
     const rad = (angle * Math.PI) / 180;
     ceilings.push({
       kind: 'memory',
