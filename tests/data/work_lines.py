@@ -50,3 +50,16 @@ def make_tiny() -> torch.Tensor:
 def make_huge() -> torch.Tensor:
     """64 MiB: past the last-level cache, so an elementwise line is bound by the memory (DRAM)."""
     return torch.randn(4096, 4096)
+
+
+def _block(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    y = x @ w
+    return torch.relu(y) * 2 + y
+
+
+_compiled_block = torch.compile(_block)
+
+
+def calls_compiled(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    z = _compiled_block(x, w)
+    return z.sum()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -66,6 +67,7 @@ class RawEvent:
     legacy_device_ns: int = 0  # device time reported on the CPU op itself (legacy PrivateUse1)
     nbytes: int = 0  # a "[memory]" event: bytes allocated (> 0) or freed (< 0)
     device_memory: bool = False  # a "[memory]" event of the device's allocator (not the host's)
+    addr: int = 0  # a "[memory]" event: the block's address (pairs an allocation with its free; 0: unknown)
     shapes: list[list[int]] = field(default_factory=list)
     dtypes: list[str] = field(default_factory=list)
     source: Any = None  # the profiler's own event: its input shapes are read only when needed
@@ -251,10 +253,11 @@ def _nodes(cpu_events: list[RawEvent], def_line: int) -> tuple[list[_Node], _Loc
     return nodes, _Locator(main_thread_nodes, def_line)
 
 
-def line_work(events: list[RawEvent], def_line: int) -> dict[int, LineWork]:
+def line_work(events: list[RawEvent], def_line: int, graphs: Mapping[str, LineWork] | None = None) -> dict[int, LineWork]:
     """Each line's work in the first iteration of a profile recorded with input shapes: an op is
     counted where it has a rule and no op around it was counted (a composite op's work is that of
-    the ops it calls); an op with no rule is unknown where nothing it calls was counted."""
+    the ops it calls); an op with no rule is unknown where nothing it calls was counted. A
+    torch.compile region whose graph's work is in `graphs` counts as that (work.graph_work)."""
     nodes, locate = _nodes(_cpu_events(events), def_line)
     found: dict[int, LineWork] = {}
     unknown: list[_Node] = []
@@ -268,21 +271,20 @@ def line_work(events: list[RawEvent], def_line: int) -> dict[int, LineWork]:
         if node.parent is not None and node.parent.counted:
             node.counted = True  # inside an op whose work was counted
             continue
-        w = op_work(node.ev.name, *node.ev.inputs())
-        if not w.computes:
-            if not w.known:
-                unknown.append(node)
-            continue
+        counted = (graphs or {}).get(node.ev.name)
+        if counted is None:
+            w = op_work(node.ev.name, *node.ev.inputs())
+            if not w.computes:
+                if not w.known:
+                    unknown.append(node)
+                continue
+            counted = LineWork(flops=w.flops, bytes=w.bytes, dtype=w.dtype, top_flops=w.flops)
         node.counted = True
         p = node.parent
         while p is not None and not p.counts_below:
             p.counts_below = True
             p = p.parent
-        acc = found.setdefault(node.ctx[1] or def_line, LineWork())
-        acc.flops += w.flops
-        acc.bytes += w.bytes
-        if w.flops > acc.top_flops:
-            acc.top_flops, acc.dtype = w.flops, w.dtype
+        found.setdefault(node.ctx[1] or def_line, LineWork()).add(counted)
     for node in unknown:
         if not node.counts_below:
             found.setdefault(node.ctx[1] or def_line, LineWork()).unknown.add(node.ev.name)
@@ -296,23 +298,33 @@ def line_memory(events: list[RawEvent], def_line: int) -> tuple[dict[int, LineMe
     """Each line's allocations in the first iteration of a profile recorded with `profile_memory`:
     bytes allocated and freed by its ops, and the peak of the memory allocated since the call began
     while it ran; with the call's peak and which allocator ("device" where the device's reported
-    any, else "host")."""
+    any, else "host"). A block allocated and freed within the call (paired by its address) is a
+    temporary: each line keeps its largest and the line that freed it."""
     memory = [e for e in events if e.name == MEMORY]
     device = any(e.device_memory for e in memory)
     memory = sorted((e for e in memory if e.device_memory == device), key=lambda e: e.start_ns)
     _, locate = _nodes(_cpu_events(events), def_line)
     found: dict[int, LineMemory] = {}
+    live: dict[int, tuple[int, int]] = {}  # address → (line, bytes) of a block allocated in the call
     level = peak = 0
     for e in memory:
         it, line, *_ = locate(e.start_ns)
         if it != 0:
             continue
-        acc = found.setdefault(line or def_line, LineMemory())
+        line = line or def_line
+        acc = found.setdefault(line, LineMemory())
         level += e.nbytes
         if e.nbytes > 0:
             acc.alloc += e.nbytes
+            if e.addr:
+                live[e.addr] = (line, e.nbytes)
         else:
             acc.freed -= e.nbytes
+            born = live.pop(e.addr, None) if e.addr else None
+            if born is not None and born[1] == -e.nbytes:
+                owner = found[born[0]]
+                if born[1] > owner.temp_bytes:
+                    owner.temp_bytes, owner.temp_freed_line = born[1], line
         acc.peak = max(acc.peak, level)
         peak = max(peak, level)
     return found, peak, "device" if device else "host"

@@ -18,6 +18,12 @@ operations and bytes moved (pure; the rules written down here, one per kind of o
 
 A composite op (linear, matmul, softmax, to, contiguous, ...) has no rule of its own: the ops it calls
 do the work (`attribution.line_work` counts an op only where no op around it was counted).
+
+A torch.compile region runs fused kernels whose shapes say little. Its work is the graph's
+(`graph_work`), counted from the graph's own ops run on fake tensors (worker/graphwork.py) with the
+rules above: its FLOPs those ops', its bytes the graph's inputs read and outputs written (the least
+a fused graph moves; the ops' sum would count intermediates the kernels keep on chip, and a floor
+must not be above the time). A line calling one is marked `work_estimate`.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from oplens.records.run import LineStat, Totals
+from oplens.records.run import LineStat, Temporary, Totals
 
 DTYPE_BYTES = {
     "float": 4, "double": 8, "c10::Half": 2, "c10::BFloat16": 2, "c10::Float8_e4m3fn": 1, "c10::Float8_e5m2": 1,
@@ -182,6 +188,29 @@ class LineWork:
     unknown: set[str] = field(default_factory=set)
     dtype: str = ""  # of the op with the most FLOPs
     top_flops: float = 0.0
+    estimate: bool = False  # includes compiled graphs' work (graph_work)
+
+    def add(self, other: LineWork) -> None:
+        self.flops += other.flops
+        self.bytes += other.bytes
+        self.unknown |= other.unknown
+        self.estimate |= other.estimate
+        if other.top_flops > self.top_flops:
+            self.top_flops, self.dtype = other.top_flops, other.dtype
+
+
+def graph_work(ops: Sequence[tuple[str, list[list[int]], list[str]]], io_bytes: float) -> LineWork:
+    """A compiled graph's work in one call: its ops' FLOPs by the rules above (as the profiler
+    would record them: name, input shapes, dtypes), `io_bytes` its inputs and outputs."""
+    found = LineWork(bytes=io_bytes, estimate=True)
+    for name, shapes, dtypes in ops:
+        w = op_work(name, shapes, dtypes)
+        if not w.known:
+            found.unknown.add(name)
+        found.flops += w.flops
+        if w.flops > found.top_flops:
+            found.top_flops, found.dtype = w.flops, w.dtype
+    return found
 
 
 @dataclass
@@ -191,6 +220,8 @@ class LineMemory:
     alloc: int = 0
     freed: int = 0
     peak: int = 0
+    temp_bytes: int = 0  # the largest block it allocated that the call freed again
+    temp_freed_line: int = 0  # the line that freed it
 
 
 def assign_memory(lines: list[LineStat], totals: Totals, memory: tuple[Mapping[int, LineMemory], int, str]) -> None:
@@ -207,6 +238,7 @@ def assign_memory(lines: list[LineStat], totals: Totals, memory: tuple[Mapping[i
     for s in lines:
         m = by_line.get(s.line, LineMemory())
         s.alloc_bytes, s.freed_bytes, s.peak_bytes = m.alloc, m.freed, m.peak
+        s.temporary = Temporary(m.temp_bytes, m.temp_freed_line) if m.temp_bytes else None
     totals.peak_bytes, totals.memory = peak, kind
 
 
@@ -217,6 +249,7 @@ def assign(lines: Sequence[LineStat], totals: Totals, work: Mapping[int, LineWor
         s.flops, s.bytes = w.flops, w.bytes
         s.intensity = w.flops / w.bytes if w.bytes > 0 else None
         s.work_unknown = sorted(w.unknown)
+        s.work_estimate = w.estimate
         s.dtype = w.dtype
     totals.flops = sum(s.flops or 0.0 for s in lines)
     totals.bytes = sum(s.bytes or 0.0 for s in lines)

@@ -291,14 +291,15 @@ class Capturer:
         job = dataclasses.replace(self.job, target=w.target, stage_dir=w.stage_dir, more_targets=[])
         iters = len(w.wall_us)
         assert w.marker is not None
+        graph_work = self.fused.work()
         result = profiling.process(
             w.prof, w.shapes_prof, iters, w.target.def_line, self.backend.device_time, self.fused.regions,
-            legacy_privateuse1=self.backend.name == "neuron",
+            legacy_privateuse1=self.backend.name == "neuron", graphs=graph_work,
         )  # fmt: skip
         found = profiling.find_insights(result, self.backend, iters, capture=True)
         prepared = profiling.Prepared(job, self.backend, lambda: None, (), w.marker)
         first = [w.first_call_us] if w.first_call_us else []
-        measured = profiling.Measured(w.prof, w.shapes_prof, w.wall_us, first, self.fused.regions, self.fused.graphs)
+        measured = profiling.Measured(w.prof, w.shapes_prof, w.wall_us, first, self.fused.regions, self.fused.graphs, graph_work)
         run = profiling.describe(prepared, measured, result, found)
         profiling.roof(run, self.backend)
         # The parent named the staging directory by the run's id (a rank writes into its ranks/<R>/).

@@ -3,7 +3,7 @@
 While the warm-up compiles, OpLens listens to Dynamo's `graph_code` log: each traced graph
 arrives as a `GraphModule` whose nodes carry the user's stack traces. The graph's compile id
 (`0/0`) names its profiler region (`Torch-Compiled Region: 0/0`), so a region on a line can
-list the lines it fused.
+list the lines it fused, and its work be counted from the graph (worker/graphwork.py).
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ import logging
 import re
 from typing import Any
 
+from oplens.analysis.work import LineWork
 from oplens.records.run import SourceRef
+from oplens.worker import graphwork
 
 _LOGGER = "torch._dynamo.output_graph.__graph_code"
 _FRAME = re.compile(r'File "?(?P<file>[^",]+?)"?(?:, line |:)(?P<line>\d+),? in (?P<function>[\w<>.]+)')
@@ -25,6 +27,8 @@ class FusedLines(logging.Handler):
         super().__init__(logging.DEBUG)
         self.regions: dict[str, list[SourceRef]] = {}
         self.graphs = 0
+        self._modules: dict[str, Any] = {}  # region → its GraphModule, until its work is counted
+        self._work: dict[str, LineWork] = {}
         self._logger = logging.getLogger(_LOGGER)
         self._saved: tuple[int, bool] = (logging.NOTSET, True)
 
@@ -50,11 +54,27 @@ class FusedLines(logging.Handler):
             else:  # an unknown torch version: read the listing's "# File: f:12 in fn" comments
                 compile_id, refs = "", _refs_from_text(record.getMessage())
             name = f"Torch-Compiled Region: {compile_id}" if compile_id else f"graph {self.graphs}"
+            if gm is not None and compile_id:
+                self._modules[name] = gm
             merged = self.regions.setdefault(name, [])
             merged.extend(r for r in refs if r not in merged)
             merged.sort(key=lambda r: (r.file, r.line))
         except Exception:  # never let bookkeeping break the user's compile
             pass
+
+
+    def work(self) -> dict[str, LineWork]:
+        """Each compiled region's work in one call, counted from its graph (worker/graphwork.py)
+        once, after the compile (not inside it); a graph that cannot be counted has none."""
+        for name in list(self._modules):
+            gm = self._modules.pop(name)
+            try:
+                found = graphwork.work_of(gm)
+            except Exception:  # an op without a fake kernel, an unusual graph: its work stays unknown
+                found = None
+            if found is not None:
+                self._work[name] = found
+        return dict(self._work)
 
 
 def _graph_module(record: logging.LogRecord) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from oplens.analysis import insights, roofline, work
+from oplens.analysis import insights, memory, roofline, work
 from oplens.analysis.attribution import Attribution, attribute, line_memory, line_work
 from oplens.analysis.stats import ESTIMATORS, spread
 from oplens.backends.device import Backend
@@ -58,6 +58,7 @@ class Measured:
     warmup_wall_us: list[float]  # per warm-up call (the first compiles)
     fused: dict[str, list[SourceRef]] = field(default_factory=dict)  # compiled region → lines its graph fused
     graphs: int = 0  # graphs compiled during the calls
+    graph_work: dict[str, work.LineWork] = field(default_factory=dict)  # compiled region → its graph's work
 
 
 def run(job: Job, progress: Progress) -> Run:
@@ -69,7 +70,7 @@ def run(job: Job, progress: Progress) -> Run:
     backend = prepared.backend
     result = process(
         measured.prof, measured.shapes_prof, job.iters, job.target.def_line,
-        backend.device_time, measured.fused, legacy_privateuse1=backend.name == "neuron",
+        backend.device_time, measured.fused, legacy_privateuse1=backend.name == "neuron", graphs=measured.graph_work,
     )  # fmt: skip
     found = find_insights(result, backend, job.iters)
     clock.lap("processing_ms")
@@ -140,7 +141,7 @@ def measure(p: Prepared, progress: Progress, clock: _Clock | None = None) -> Mea
             clock.lap("profile_ms")
         if shapes_prof is None:
             shapes_prof = record_shapes(p)
-    return Measured(prof, shapes_prof, wall, warmup_wall, fused.regions, fused.graphs)
+    return Measured(prof, shapes_prof, wall, warmup_wall, fused.regions, fused.graphs, fused.work())
 
 
 def timed_call(p: Prepared) -> float:
@@ -157,8 +158,9 @@ def record_shapes(p: Prepared) -> Any:
     cpu = [torch.profiler.ProfilerActivity.CPU]
     with torch.profiler.profile(activities=cpu, record_shapes=True, profile_memory=True) as prof:
         with Range(f"{names.ITER_RANGE}0"), p.marker:
-            call(p.fn, p.args, p.job.target)
+            result = call(p.fn, p.args, p.job.target)
         p.backend.synchronize()
+    del result  # freed after the profile: what the function returns is its caller's, not a temporary
     return prof
 
 
@@ -202,9 +204,11 @@ def process(
     fused: dict[str, list[SourceRef]] | None = None,
     legacy_privateuse1: bool = False,
     laps: dict[str, float] | None = None,
+    graphs: dict[str, work.LineWork] | None = None,
 ) -> Attribution:
     """The profiles' events attributed to lines (analysis/attribution.py), with each line's op
-    sequence from the shapes call. `laps`, where given, gets each part's time in ms."""
+    sequence, work and memory from the shapes call (`graphs`: compiled regions' work, counted from
+    their graphs). `laps`, where given, gets each part's time in ms."""
     clock = _Clock()
     gc.disable()  # tens of thousands of small records: the collector alone took ~40 % of this step
     try:
@@ -215,7 +219,7 @@ def process(
         if shapes_prof is not None:  # a capture that skipped no call has none
             shape_events = events.from_profiler(shapes_prof)
             result.sequence = attribute(shape_events, 1, def_line).sequence
-            work.assign(result.lines, result.totals, line_work(shape_events, def_line))
+            work.assign(result.lines, result.totals, line_work(shape_events, def_line, graphs))
             work.assign_memory(result.lines, result.totals, line_memory(shape_events, def_line))
         clock.lap("shapes_ms")
     finally:
@@ -245,7 +249,7 @@ def describe(p: Prepared, m: Measured, result: Attribution, found: list[Insight]
         totals=result.totals,
         lines=result.lines,
         ops=result.ops,
-        insights=found,
+        insights=sorted(found + memory.temporary_insights(result.lines, result.totals, job.target), key=lambda i: i.line),
         artifacts=backend.artifacts(Path(job.stage_dir)),
         compile=Compile(
             first_call_us=first,
