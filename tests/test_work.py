@@ -18,6 +18,7 @@ from conftest import DATA
 from oplens.analysis.work import op_work
 
 WORK = DATA / "work_lines.py"
+COMPILED_CALL_LINE = 64  # z = _compiled_block(x, w)
 
 
 def profile(tmp_path: Path, target: str, args: str) -> dict[str, Any]:
@@ -55,6 +56,19 @@ def test_a_large_elementwise_line_moves_the_tensors_it_reads_and_writes(tmp_path
     assert y["flops"] == 1024 * 1024
 
 
+def test_a_compiled_regions_work_is_its_graphs_ops_marked_as_an_estimate(tmp_path: Path) -> None:
+    m, k, n = 256, 192, 128
+    run = profile(tmp_path, "calls_compiled", "make_matmul()")
+    z = line(run, COMPILED_CALL_LINE)
+    assert z["compiled"] and z["work_estimate"]
+    # the graph's ops: x @ w, then relu, * 2 and + y, one per element each
+    assert z["flops"] == 2 * m * n * k + 3 * m * n
+    # what a fused graph moves at least: its inputs read and its output written
+    assert z["bytes"] == 4 * (m * k + k * n + m * n)
+    assert z["bound"] in ("compute", "memory", "overhead") and z["roofline_pct"] is not None
+    assert not line(run, COMPILED_CALL_LINE + 1)["work_estimate"]  # z.sum() ran eagerly
+
+
 @pytest.mark.parametrize(
     ("name", "op", "shapes"),
     [
@@ -90,6 +104,11 @@ def test_a_line_creating_a_64_mib_tensor_shows_64_mib_allocated(tmp_path: Path) 
     assert line(run, 31)["freed_bytes"] >= 64 * mib  # del big
     assert run["totals"]["peak_bytes"] >= 64 * mib and run["totals"]["memory"] == "host"
     assert line(run, 30)["peak_bytes"] >= 64 * mib  # still held while the next line ran
+    # a temporary: allocated and freed by the same call, paired by its address
+    assert big["temporary"] == {"bytes": 64 * mib, "freed_line": 31}
+    assert line(run, 32)["temporary"] is None  # x + s is returned, not freed
+    (temp,) = [i for i in run["insights"] if i["kind"] == "temporary"]
+    assert temp["line"] == 29 and temp["message"].startswith("big: a 64.0 MiB intermediate freed 2 lines later (line 31)")
 
 
 def test_the_work_and_memory_listings(tmp_path: Path) -> None:
@@ -99,6 +118,9 @@ def test_the_work_and_memory_listings(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     row = next(r for r in shown.stdout.splitlines() if "torch.empty(4096, 4096)" in r)
     assert "64.0 MiB" in row  # allocated there, as stored (the trace has no memory events)
+    argv = [sys.executable, "-m", "oplens", "analyze", "latest", "--out", str(tmp_path), "--json", "-"]
+    again = json.loads(subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True).stdout)
+    assert [i["line"] for i in again["insights"] if i["kind"] == "temporary"] == [29]  # kept by analyze
     work = subprocess.run([sys.executable, "-m", "oplens", "analyze", "latest", "--out", str(tmp_path), "--view", "work"],
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert "MFLOP" in next(r for r in work.stdout.splitlines() if "fill_(1.0).sum()" in r)

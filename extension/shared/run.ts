@@ -60,6 +60,13 @@ export interface InnerLine {
   self_device_us: number;
 }
 
+/** A block a line allocated that the same call freed again (paired by its address). */
+export interface Temporary {
+  bytes: number;
+  /** The line that freed it (the def line: when the function returned). */
+  freed_line: number;
+}
+
 /** A `torch.compile` region called on a line, with the source lines its graph fused. */
 export interface CompiledRegion {
   name: string;
@@ -124,6 +131,8 @@ export interface LineStat {
   alloc_bytes: number;
   freed_bytes: number;
   peak_bytes: number;
+  /** The largest block it allocated that the call freed again, and the line that freed it. */
+  temporary: Temporary | null;
   /** Against the device's ceilings (Run.device): the dtype of its FLOPs, its bound, how close to the
    * roofline, the time at the roofline and what is left. */
   dtype: string;

@@ -13,6 +13,7 @@ import type {
   Capture,
   CompareRow,
   CompiledRegion,
+  Temporary,
   DeviceRoof,
   Config,
   EngineTime,
@@ -225,6 +226,8 @@ const innerLine = (r: Reader): InnerLine => ({
 
 const sourceRef = (r: Reader): SourceRef => ({ file: r.str('file'), line: r.num('line'), function: r.str('function', '') });
 
+const temporary = (r: Reader): Temporary => ({ bytes: r.num('bytes'), freed_line: r.num('freed_line') });
+
 const compiledRegion = (r: Reader): CompiledRegion => ({
   name: r.str('name'),
   calls: r.num('calls'),
@@ -268,6 +271,7 @@ const lineStat = (r: Reader): LineStat => ({
   alloc_bytes: r.num('alloc_bytes', 0),
   freed_bytes: r.num('freed_bytes', 0),
   peak_bytes: r.num('peak_bytes', 0),
+  temporary: r.has('temporary') ? r.obj('temporary', temporary) : null,
   dtype: r.has('dtype') ? r.str('dtype') : '',
   bound: r.has('bound') ? r.str('bound') : '',
   roofline_pct: optionalNum(r, 'roofline_pct'),

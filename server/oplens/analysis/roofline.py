@@ -8,8 +8,11 @@ device whose ceilings are P FLOP/s (for the line's dtype) and W bytes/s:
     roofline   floor / t, in %
     headroom   t - floor
     bound      host      the device waits on the host: its time is mostly the CPU's (device backends)
-               overhead  many small ops: under OVERHEAD_US of time per op and under OVERHEAD_PCT of
-                         the roofline (dispatch and launch, not the arithmetic or the memory, set it)
+               overhead  many small ops: each op's share of the floor under OVERHEAD_FLOOR_US (less
+                         work than dispatching or launching it costs) and the line under OVERHEAD_PCT
+                         of the roofline (dispatch and launch, not the arithmetic or the memory, set
+                         it). The floor, not the measured time, decides: a loaded machine slows the
+                         ops, not their work.
                compute   F / P >= B / W (an intensity above the ridge F/B = P/W)
                memory    otherwise
                unknown   no work counted (ops with no rule), or no shapes recorded
@@ -22,7 +25,7 @@ from collections.abc import Sequence
 from oplens.records.format import fmt_us
 from oplens.records.run import DeviceRoof, Insight, LineStat, Totals
 
-OVERHEAD_US = 20.0  # time per op call under which dispatch and launch costs dominate
+OVERHEAD_FLOOR_US = 1.0  # an op whose time at the roofline is under this costs more to dispatch than to run
 OVERHEAD_PCT = 10.0  # ... and the line is this far below the roofline
 HOST_RATIO = 2.0  # on a device backend: CPU time this many times the device time
 
@@ -53,7 +56,7 @@ def assign(lines: Sequence[LineStat], totals: Totals, device: DeviceRoof, on_dev
             s.bound = "host"
         elif not s.flops and not s.bytes:
             s.bound = "unknown" if s.work_unknown else "overhead"  # only views and bookkeeping: dispatch
-        elif s.op_calls > 0 and t / s.op_calls < OVERHEAD_US and s.roofline_pct < OVERHEAD_PCT:
+        elif s.op_calls > 0 and floor_us / s.op_calls < OVERHEAD_FLOOR_US and s.roofline_pct < OVERHEAD_PCT:
             s.bound = "overhead"
         else:
             s.bound = "compute" if compute_s >= memory_s else "memory"

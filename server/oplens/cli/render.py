@@ -195,21 +195,24 @@ def _source_table(run: Run, columns: list[str], cells: Any) -> Table:
 
 
 def work_table(run: Run) -> Table:
-    """`--view work`: each line's FLOPs, bytes moved and intensity in one call (analysis/work.py)."""
+    """`--view work`: each line's FLOPs, bytes moved and intensity in one call (analysis/work.py);
+    `~` marks a compiled graph's work, an estimate counted from the graph's ops."""
     label = run.backend.device_label
 
     def cells(s: LineStat) -> list[str]:
         if s.flops is None:
             return [fmt_us(s.self_device_us), "", "", "", ""]
         unknown = ", ".join(o.removeprefix("aten::") for o in s.work_unknown)
-        return [fmt_us(s.self_device_us), fmt_flops(s.flops), fmt_bytes(s.bytes or 0.0),
+        mark = " ~" if s.work_estimate else ""  # a compiled graph's, counted from its ops
+        return [fmt_us(s.self_device_us), fmt_flops(s.flops) + mark, fmt_bytes(s.bytes or 0.0) + mark,
                 f"{s.intensity:.2f}" if s.intensity is not None else "", unknown]  # fmt: skip
 
     return _source_table(run, [f"Self {label}", "FLOPs", "Bytes", "FLOP/B", "Not counted"], cells)
 
 
 def memory_table(run: Run) -> Table:
-    """`--view memory`: each line's allocations in one call (the device's allocator, else the host's)."""
+    """`--view memory`: each line's allocations in one call (the device's allocator, else the host's),
+    and its largest temporary (a block the call freed again) with the line that freed it."""
 
     def cells(s: LineStat) -> list[str]:
         net = s.alloc_bytes - s.freed_bytes
@@ -217,10 +220,11 @@ def memory_table(run: Run) -> Table:
         text = [fmt_bytes(v) if v else "" for v in shown]
         if net < 0:
             text[2] = "-" + text[2]
-        return text
+        t = s.temporary
+        return [*text, f"{fmt_bytes(t.bytes)} → line {t.freed_line}" if t is not None else ""]
 
     kind = run.totals.memory or "host"
-    return _source_table(run, [f"Alloc ({kind})", "Freed", "Net", "Peak"], cells)
+    return _source_table(run, [f"Alloc ({kind})", "Freed", "Net", "Peak", "Temporary (freed on)"], cells)
 
 
 def bound_table(run: Run) -> Table:

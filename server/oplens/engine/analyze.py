@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from oplens.analysis import roofline
+from oplens.analysis import memory, roofline
 from oplens.analysis.attribution import attribute
 from oplens.analysis.chrome_trace import read_events
 from oplens.analysis.insights import find_insights
@@ -50,7 +50,11 @@ def reanalyze(run: Run) -> Run:
     result.totals.wall_us = run.totals.wall_us
     _keep_work_and_memory(run, result.lines, result.totals)
     again.totals, again.lines, again.ops = result.totals, result.lines, result.ops
-    again.insights = find_insights(result, run.backend.device_label, run.backend.device_label != "CPU", run.config.iters)
+    found = find_insights(result, run.backend.device_label, run.backend.device_label != "CPU", run.config.iters)
+    found += memory.temporary_insights(result.lines, result.totals, run.target)
+    if run.device is not None:
+        found += roofline.headroom_insights(result.lines, result.totals)
+    again.insights = sorted(found, key=lambda i: i.line)
     again.estimators = dict(ESTIMATORS)
     again.backend.note = (run.backend.note + "; " if run.backend.note else "") + NOTE
     return again
@@ -64,8 +68,10 @@ def _keep_work_and_memory(run: Run, lines: list[LineStat], totals: Totals) -> No
         old = stored.get(s.line)
         if old is not None:
             s.flops, s.bytes, s.intensity, s.work_unknown = old.flops, old.bytes, old.intensity, old.work_unknown
+            s.work_estimate, s.dtype = old.work_estimate, old.dtype
             s.alloc_bytes, s.freed_bytes, s.peak_bytes = old.alloc_bytes, old.freed_bytes, old.peak_bytes
-            s.dtype = old.dtype
+            s.temporary = old.temporary
+            s.engines, s.engine_graph = old.engines, old.engine_graph  # from Neuron's processed profile
     totals.flops, totals.bytes = run.totals.flops, run.totals.bytes
     totals.peak_bytes, totals.memory = run.totals.peak_bytes, run.totals.memory
     if run.device is not None:  # the bounds again, against the ceilings the run used, with the new times

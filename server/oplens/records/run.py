@@ -104,6 +104,14 @@ class GraphEngines:
 
 
 @dataclass
+class Temporary:
+    """A block a line allocated that the same call freed again (paired by its address)."""
+
+    bytes: int
+    freed_line: int  # the line that freed it (the def line: when the function returned)
+
+
+@dataclass
 class LineStat:
     line: int
     self_cpu_us: float
@@ -137,6 +145,7 @@ class LineStat:
     alloc_bytes: int = 0
     freed_bytes: int = 0
     peak_bytes: int = 0
+    temporary: Temporary | None = None  # the largest block it allocated that the call freed again
     # Against the device's ceilings (analysis/roofline.py; Run.device): the dtype its FLOPs are in,
     # why it takes its time, how close to the roofline, the time at the roofline and what is left.
     dtype: str = ""

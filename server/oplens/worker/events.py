@@ -46,4 +46,29 @@ def from_profiler(prof: Any, legacy_privateuse1: bool = False) -> list[RawEvent]
                 source=k,
             )
         )
+    if any(e.nbytes for e in out):
+        addrs = _addresses(results)
+        for e in out:
+            if e.nbytes:
+                e.addr = addrs.get((e.start_ns, e.nbytes), 0)
     return out
+
+
+def _addresses(results: Any) -> dict[tuple[int, int], int]:
+    """Each memory event's block address, by (time, bytes): Kineto's events do not carry it, the
+    profiler's event tree does (its allocation records, at the same timestamps). Empty where this
+    torch has no such tree: allocations then go unpaired (no temporaries)."""
+    try:
+        from torch._C._profiler import _EventType
+
+        found: dict[tuple[int, int], int] = {}
+        stack = list(results.experimental_event_tree())
+        while stack:
+            node = stack.pop()
+            if node.tag == _EventType.Allocation:
+                f = node.extra_fields
+                found[(node.start_time_ns, f.alloc_size)] = f.ptr
+            stack.extend(node.children)
+        return found
+    except Exception:
+        return {}
