@@ -120,6 +120,9 @@ class BackendSpec(Generic[OptionsT]):
         """The traps a finished run of this backend fell into, each naming the fix."""
         return []
 
+    def complete_run(self, run: Run, run_dir: Path) -> None:
+        """Add what this backend knows of a finished run to its record (in place), before it is stored."""
+
     def explain_failure(self, error: OpLensError, requested: str, options: OptionsT) -> None:
         """Add to a failed run's error what this backend knows of its cause (in place)."""
 

@@ -112,6 +112,7 @@ def profile(
     )
     run.run_id = run_id
     run.created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    spec.complete_run(run, staged)
     run.artifacts.worker_log = runs.WORKER_LOG if log else ""
     runs.commit(root, staged, run)
     return run

@@ -257,6 +257,7 @@ def _store(root: Path, worker: WorkerProcess, req: ProgramRequest, out: _Outcome
         log_text = worker.log.read_text(encoding="utf-8", errors="replace") if worker.log.is_file() else ""
         options = req.backend_options.get(spec.name, spec.options_type())
         run.backend.warnings += spec.run_warnings(run, options, staged, log_text, os.environ)
+        spec.complete_run(run, staged)
         runs.commit(root, staged, run)
         stored.append(run)
         if on_run is not None:

@@ -60,10 +60,11 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
     def run_warnings(
         self, run: Run, options: NeuronOptions, run_dir: Path, log_text: str, env: Mapping[str, str]
     ) -> list[str]:
-        if run.backend.name == "neuron":
-            # The one parent-side hook after a run: it also says where the engine breakdown comes from.
-            run.engine_note = engines.not_processed_note(run, run.run_id or run_dir.name, explorer.tool_installed())
         return checks.run_warnings(run, options, run_dir, log_text, env)
+
+    def complete_run(self, run: Run, run_dir: Path) -> None:
+        if run.backend.name == "neuron":  # where the engine breakdown comes from (never estimated)
+            run.engine_note = engines.not_processed_note(run, run.run_id or run_dir.name, explorer.tool_installed())
 
     def doctor_checks(self, context: DoctorContext) -> list[Check]:
         return doctor.doctor_checks(context)
