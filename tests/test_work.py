@@ -146,6 +146,8 @@ def test_bounds_compute_memory_overhead_against_the_calibrated_ceilings(tmp_path
     assert c["flops"] == 2 * 1024**3 and c["bound"] == "compute" and c["dtype"] == "float32"
     assert mm["device"]["source"] == "measured" and mm["device"]["dtype_peaks"]["float32"] > 0
     assert c["roofline_pct"] <= 110.0  # no faster than the calibrated ceiling, within 10 %
+    assert c["flop_per_s"] == pytest.approx(c["flops"] / (c["self_device_us"] * 1e-6))  # achieved
+    assert c["flop_per_s"] <= 1.10 * mm["device"]["dtype_peaks"]["float32"]
     assert c["floor_us"] + c["headroom_us"] == pytest.approx(c["self_device_us"], rel=1e-6) or c["headroom_us"] == 0
 
     ew = profile_fresh(tmp_path / "ew", "big_elementwise", "make_huge()")  # a cache-sized one runs faster than DRAM

@@ -140,6 +140,9 @@ export interface LineStat {
   roofline_pct: number | null;
   floor_us: number | null;
   headroom_us: number | null;
+  /** Achieved: its FLOPs and bytes in one call over its self time per call. */
+  flop_per_s: number | null;
+  bytes_per_s: number | null;
   /** Neuron: the engine breakdown of the compiled graph this line calls (Run.engine_graphs); empty where none. */
   engines: EngineTime[];
   engine_graph: string;

@@ -277,6 +277,8 @@ const lineStat = (r: Reader): LineStat => ({
   roofline_pct: optionalNum(r, 'roofline_pct'),
   floor_us: optionalNum(r, 'floor_us'),
   headroom_us: optionalNum(r, 'headroom_us'),
+  flop_per_s: optionalNum(r, 'flop_per_s'),
+  bytes_per_s: optionalNum(r, 'bytes_per_s'),
   engines: r.list('engines', engineTime),
   engine_graph: r.str('engine_graph', ''),
 });

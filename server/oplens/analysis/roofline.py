@@ -4,6 +4,7 @@ is to the roofline, and the time it would take there.
 For a line with F FLOPs and B bytes in one call taking t (its self device time per call), on a
 device whose ceilings are P FLOP/s (for the line's dtype) and W bytes/s:
 
+    achieved   F / t FLOP/s and B / t bytes/s
     floor      max(F / P, B / W): the time at the roofline
     roofline   floor / t, in %
     headroom   t - floor
@@ -50,6 +51,7 @@ def assign(lines: Sequence[LineStat], totals: Totals, device: DeviceRoof, on_dev
         s.floor_us = floor_us
         s.headroom_us = max(0.0, t - floor_us)
         s.roofline_pct = 100.0 * floor_us / t
+        s.flop_per_s, s.bytes_per_s = s.flops / (t * 1e-6), (s.bytes or 0.0) / (t * 1e-6)
         floor_total += floor_us
         headroom_total += s.headroom_us
         if on_device and s.self_cpu_us > HOST_RATIO * t:

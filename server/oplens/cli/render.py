@@ -234,14 +234,17 @@ def bound_table(run: Run) -> Table:
 
     def cells(s: LineStat) -> list[str]:
         if not s.bound:
-            return [fmt_us(s.self_device_us), "", "", "", "", ""]
+            return [fmt_us(s.self_device_us), "", "", "", "", "", ""]
         pct = f"{s.roofline_pct:.1f} %" if s.roofline_pct is not None else ""
         floor = fmt_us(s.floor_us) if s.floor_us is not None else ""
         headroom = fmt_us(s.headroom_us) if s.headroom_us is not None else ""
         intensity = f"{s.intensity:.2f}" if s.intensity is not None else ""
-        return [fmt_us(s.self_device_us), s.bound, pct, floor, headroom, intensity]
+        achieved = (f"{fmt_flops(s.flop_per_s)}/s · {s.bytes_per_s / 1e9:,.2f} GB/s"
+                    if s.flop_per_s is not None and s.bytes_per_s is not None else "")  # fmt: skip
+        return [fmt_us(s.self_device_us), s.bound, pct, floor, headroom, intensity, achieved]
 
-    return _source_table(run, [f"Self {label}", "Bound", "Roofline", "Floor", "Headroom", "FLOP/B"], cells)
+    columns = [f"Self {label}", "Bound", "Roofline", "Floor", "Headroom", "FLOP/B", "Achieved"]
+    return _source_table(run, columns, cells)
 
 
 def _rank_cell(s: LineStat, straggler: int | None) -> Text:

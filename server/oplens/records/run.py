@@ -153,6 +153,8 @@ class LineStat:
     roofline_pct: float | None = None
     floor_us: float | None = None
     headroom_us: float | None = None
+    flop_per_s: float | None = None  # achieved: its FLOPs in one call over its time per call
+    bytes_per_s: float | None = None  # achieved: its bytes in one call over its time per call
     # Neuron: the engine breakdown of the compiled graph this line calls (Run.engine_graphs), where
     # the vendor's processed profile gives one and the graph is tied to this line; else empty.
     engines: list[EngineTime] = field(default_factory=list)
