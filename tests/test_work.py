@@ -94,6 +94,10 @@ def test_ops_without_a_rule_are_unknown_never_guessed() -> None:
     assert not w.known and w.flops == 0.0
     assert op_work("aten::transpose", [[4, 4], [], []], ["float", "Scalar", "Scalar"]).kind == "view"
     assert op_work("aten::mul_", [[8, 8], []], ["float", "Scalar"]).bytes == 2 * 64 * 4  # in place: read, written
+    assert op_work("aten::clone", [[8, 8], []], ["float", "Scalar"]).bytes == 2 * 64 * 4  # read, written
+    # a lookup of 4×16 indices into a 100×32 table: the indices read, a row read and written per index
+    gather = op_work("aten::embedding", [[100, 32], [4, 16], [], [], []], ["float", "long int", "Scalar", "Scalar", "Scalar"])
+    assert gather.bytes == 64 * 8 + 2 * 64 * 32 * 4 and gather.flops == 0.0
 
 
 def test_a_line_creating_a_64_mib_tensor_shows_64_mib_allocated(tmp_path: Path) -> None:

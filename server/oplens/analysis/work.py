@@ -11,7 +11,9 @@ operations and bytes moved (pure; the rules written down here, one per kind of o
                  layer/group/batch norm 8 per element); bytes: the input read and, for the
                  normalisations, an output of its shape written (a plain reduction's output is small
                  and its size is not recorded: not counted)
-    copy         copy_, fill_, zero_: no operation; bytes: what is read and written
+    copy         copy_, fill_, zero_, clone: no operation; bytes: what is read and written
+    gather       embedding: no operation; bytes: the indices read, and a row of the table read and
+                 one written per index
     view         views, allocations and bookkeeping (t, transpose, as_strided, empty, ...): no work
     unknown      any other op: its work is not guessed (convolutions among them: their output shape,
                  which the formula needs, is not recorded)
@@ -55,7 +57,7 @@ REDUCTION = {"sum", "mean", "amax", "amin", "max", "min", "var", "std", "var_mea
              "linalg_vector_norm", "prod", "argmax", "argmin", "logsumexp", "all", "any"}  # fmt: skip
 NORMALISATION = {"_softmax": 5, "_log_softmax": 5, "native_layer_norm": 8, "native_group_norm": 8,
                  "native_batch_norm": 8, "_native_batch_norm_legit": 8, "_native_batch_norm_legit_no_training": 8}  # fmt: skip
-COPY = {"copy_", "fill_", "zero_"}
+COPY = {"copy_", "fill_", "zero_", "clone"}
 VIEW = {
     "t", "transpose", "as_strided", "view", "_unsafe_view", "reshape", "_reshape_alias", "expand", "permute", "select",
     "slice", "unsqueeze", "squeeze", "resolve_conj", "resolve_neg", "detach", "alias", "numpy_T", "unbind", "split",
@@ -153,7 +155,15 @@ def _op_work(name: str, shapes: list[list[int]], dtypes: list[str]) -> OpWork:
             return NO_WORK
         if base == "copy_" and len(tensors) >= 2:
             return OpWork("copy", 0.0, float(_numel(tensors[0][0]) * (tensors[0][1] + tensors[1][1])))
+        if base == "clone":  # read and written
+            return OpWork("copy", 0.0, float(2 * _numel(tensors[0][0]) * tensors[0][1]))
         return OpWork("copy", 0.0, float(_numel(tensors[0][0]) * tensors[0][1]))
+    if base == "embedding":
+        if len(tensors) < 2 or len(tensors[0][0]) != 2:
+            return UNKNOWN
+        (table, elem), (indices, index_elem) = tensors[0], tensors[1]
+        rows = _numel(indices)
+        return OpWork("copy", 0.0, float(rows * index_elem + 2 * rows * table[1] * elem))
     if base in VIEW or stem in VIEW:
         return NO_WORK
     if stem in ELEMENTWISE:

@@ -4,7 +4,8 @@ Its fused kernels' profiler events carry no shapes a rule could read, but Dynamo
 graph it compiles (worker/compiled.py). Run once on fake tensors shaped as the graph's example
 inputs, under a dispatch mode that records every aten op with its inputs, the graph gives its ops
 as the profiler would record them; `analysis.work.graph_work` applies the rules to them. Fake
-tensors allocate nothing and compute nothing: this costs a few ms per graph, once.
+tensors allocate nothing and compute nothing: this costs a few ms per op (0.2 s for the 4-layer
+tinylm), once per graph, after the calls.
 
 The shapes are those the graph was compiled for (a dynamic graph's at its first compile).
 """
