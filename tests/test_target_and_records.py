@@ -90,3 +90,20 @@ def test_inlay_hints_respect_the_threshold_and_hide_when_stale() -> None:
     changed = source.replace("x * 2", "x * 3")
     placed = views.place([run], changed, views.functions_in(changed, "f.py"))
     assert views.inlay_hints(changed, placed, 0.0, 1, 3) == []
+
+
+def test_the_hover_names_a_lines_largest_temporary_and_its_engines() -> None:
+    from oplens.lsp import views
+    from oplens.records.run import EngineTime, Temporary
+
+    source = "def f(x):\n    a = x * 2\n    return a + 1\n"
+    target = Target("f.py", "f", 1, 3, source_sha256(source, 1, 3), 1)
+    line = LineStat(2, 90.0, 90.0, 90.0, 90.0, 1, alloc_bytes=64 << 20, freed_bytes=64 << 20, peak_bytes=64 << 20)
+    line.temporary = Temporary(64 << 20, 3)
+    line.engines, line.engine_graph = [EngineTime("Tensor", 60.0, 60.0), EngineTime("DMA", 30.0, 30.0)], "neff_abc"
+    run = Run(target, BackendInfo("cpu", "CPU"), Config(3, 20), Totals(100.0, 100.0, 2, memory="host"), [line], [])
+    text = "".join(views.work_markdown(run, line))
+    assert "Host memory in one call: allocated 64.0 MiB" in text and "its largest temporary 64.0 MiB, freed on line 3" in text
+    assert "Engines of neff_abc per call: Tensor 60.0 µs (60 %), DMA 30.0 µs (30 %)" in text
+    line.temporary = Temporary(1 << 20, 1)
+    assert "freed when the function returned" in "".join(views.work_markdown(run, line))

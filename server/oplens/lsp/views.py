@@ -269,6 +269,13 @@ def work_markdown(run: Run, stat: LineStat) -> list[str]:
     if run.totals.memory and (stat.alloc_bytes or stat.freed_bytes or stat.peak_bytes):
         out.append(f"\n{run.totals.memory.capitalize()} memory in one call: allocated {fmt_bytes(stat.alloc_bytes)}, "
                    f"freed {fmt_bytes(stat.freed_bytes)}, peak {fmt_bytes(stat.peak_bytes)}")  # fmt: skip
+        t = stat.temporary
+        if t is not None:
+            freed = "when the function returned" if t.freed_line == run.target.def_line else f"on line {t.freed_line}"
+            out.append(f"; its largest temporary {fmt_bytes(t.bytes)}, freed {freed}")
+    if stat.engines:  # Neuron: the compiled graph's engines, from the processed profile
+        shares = ", ".join(f"{e.engine} {fmt_us(e.active_us)} ({e.pct:.0f} %)" for e in stat.engines)
+        out.append(f"\nEngines of {stat.engine_graph or 'its graph'} per call: {shares}")
     return out
 
 
