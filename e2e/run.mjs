@@ -36,13 +36,13 @@ const CHROMIUM = process.env.OPLENS_E2E_CHROMIUM || '/usr/bin/chromium';
 const TOTAL_BUDGET_MS = 10 * 60 * 1000;
 const PROFILE_TIMEOUT_MS = 4 * 60 * 1000; // first profile pays server start + import torch
 const ARGS_EXPR = 'make_inputs(2, 64, 256)';
-// The edit of the diff steps: x * x becomes 64 copies of it averaged (the same values, 64× the
-// multiplies plus a reduction). The diff's minimum effect grows with how far the unchanged lines
-// drift between two runs, and the function's total is judged against the largest such drift: on a
-// loaded 2-core machine a 3 µs line of these tiny inputs moves by 3-4×, which a 16× edit of one
-// line (the total 3-4× slower) did not always clear. 64× makes the total 15-40× slower.
+// The edit of the diff steps: x * x becomes the mean of 64 copies of it (the same values, 64 multiplies
+// and 63 adds on tensors of its own size). The diff's minimum effect grows with how far the unchanged
+// lines move between two runs, in the direction of the change: the edit must not move them itself.
+// An earlier edit, one 64-wide broadcast, made an 8 MiB temporary whose allocation and cache misses
+// slowed the lines after it 3-5× as well, so a 13× slower total could read "same".
 const EDITED_FROM = 'x_sq = x * x';
-const EDITED_TO = 'x_sq = (x.unsqueeze(0).expand(64, -1, -1, -1) * x).mean(0)';
+const EDITED_TO = 'x_sq = sum(x * x for _ in range(64)) / 64';
 const TIME_RE = /\d[\d.,]*\s?(?:µs|us|ms|s)\b/;
 // Profile Function in Program…: e2e/workspace/ (copied over examples/) has train_tinyblock.py, which
 // calls tinyblock.Block.forward, a launch configuration that runs it, and the capture settings.

@@ -99,3 +99,25 @@ def test_runs_of_different_functions_are_bad_input(tmp_path: Path) -> None:
     old = Run.from_dict({**run.to_dict(), "target": {**run.to_dict()["target"], "source": ""}})
     with pytest.raises(OpLensError, match="keeps no source text"):
         diff_runs(old, run)
+
+
+def test_unchanged_lines_that_got_faster_do_not_hide_a_slower_edit() -> None:
+    """Synthetic runs: the edit made line 2 ten times slower while the unchanged line 3 got 3× faster
+    (the first run's was slow); a machine that got faster cannot explain a slowdown."""
+    from oplens.records.run import BackendInfo, Config, LineStat, Target, Totals
+
+    def run(source: str, line2: float, line3: float) -> Run:
+        samples2 = [line2 * (1 + 0.01 * i) for i in range(10)]
+        samples3 = [line3 * (1 + 0.01 * i) for i in range(10)]
+        lines = [LineStat(2, line2, line2, 50.0, 50.0, 1, device_samples_us=samples2, cpu_samples_us=samples2),
+                 LineStat(3, line3, line3, 50.0, 50.0, 1, device_samples_us=samples3, cpu_samples_us=samples3)]  # fmt: skip
+        per_call = [a + b for a, b in zip(samples2, samples3, strict=True)]
+        totals = Totals(line2 + line3, line2 + line3, 2, device_samples_us=per_call)
+        return Run(Target("m.py", "f", 1, 3, "", 1, source), BackendInfo("cpu", "CPU"), Config(2, 10), totals, lines, [])
+
+    before = run("def f(x):\n    a = x * x\n    return a + 1\n", 10.0, 90.0)
+    after = run("def f(x):\n    a = sum(x * x for _ in range(64)) / 64\n    return a + 1\n", 100.0, 30.0)
+    d = diff_runs(before, after)
+    assert by_text(d, "range(64)")["verdict"] == "slower"
+    assert d.totals.verdict == "slower"  # 100 → 130 µs, while the unchanged code moved the other way
+    assert d.method["drift"] == pytest.approx(3.0, rel=0.05) and d.method["drift_direction"] == "faster"

@@ -9,11 +9,13 @@ larger than the minimum effect, else `same` (and `same` for a line under MIN_SHA
 both runs: too small to measure between runs, and nothing to act on). The minimum effect is the
 largest of MIN_EFFECT, the line's own spread between iterations, and the drift between the two
 runs, raised to DRIFT_MARGIN: for an edited line, the factor by which the lines whose text did not
-change moved together (the ratio of their summed trimmed means); for a line the user did not touch,
+change moved together (the ratio of their summed trimmed means) in the direction of its own change
+(unchanged lines that got faster cannot explain a slowdown); for a line the user did not touch,
 also the largest factor by which any other untouched line (of DRIFT_SHARE of the time or more) moved.
 Two runs of the same code on a busy machine differ by more than their iterations do; the unchanged
 lines measure by how much. The totals get the same test against how far the unchanged lines moved
-together (the ratio of their summed trimmed means), since the total is their sum plus the edit's.
+together in the totals' direction (the ratio of their summed trimmed means), since the total is
+their sum plus the edit's.
 Times are self device time per iteration (self CPU on the CPU), means as everywhere. Parent side,
 no torch: it reads two stored runs.
 """
@@ -115,17 +117,21 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
         and old_text[ol - before.target.first_line].strip() == new_text[nl - after.target.first_line].strip()
     }  # fmt: skip
     moves = {nl: _move(o, n) for nl, (o, n) in unchanged.items() if max(o.pct_device, n.pct_device) >= DRIFT_SHARE}
-    drift = _aggregate_move(list(unchanged.values()))  # how far the unchanged code moved as a whole
-    # An edited line must beat the unchanged code's joint move; a line the user did not touch must also
-    # beat the move of every other untouched line (it most likely did not change: a stricter bar).
+    joint = _aggregate_move(list(unchanged.values()))  # how far the unchanged code moved as a whole, signed
+    # An edited line and the totals must beat the unchanged code's joint move in their own direction:
+    # a machine that got faster cannot explain a slowdown. A line the user did not touch must also beat
+    # the move of every other untouched line, either way (it most likely did not change: a stricter bar).
+    edited = Drift(up=max(joint, 0.0), down=max(-joint, 0.0))
+    def untouched(nl: int) -> Drift:
+        return Drift.both(max([abs(joint), *[m for line, m in moves.items() if line != nl]]))
+
     changes = [
-        _line_change(ol, nl, o, n, text,
-                     drift if nl not in unchanged else max([drift, *[m for line, m in moves.items() if line != nl]]))
+        _line_change(ol, nl, o, n, text, edited if nl not in unchanged else untouched(nl))
         for ol, nl, o, n, text in mapped
-    ]  # fmt: skip
+    ]
     changes += _unplaced(before, after, {c.before_line for c in changes}, {c.after_line for c in changes})
     t = _compare(before.totals.device_samples_us, after.totals.device_samples_us,
-                 before.totals.self_device_us, after.totals.self_device_us, drift)  # fmt: skip
+                 before.totals.self_device_us, after.totals.self_device_us, edited)  # fmt: skip
     return FunctionDiff(
         before=before,
         after=after,
@@ -139,12 +145,14 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
             "min_share_pct": MIN_SHARE,
             "drift_share_pct": DRIFT_SHARE,
             "drift_margin": DRIFT_MARGIN,
-            "drift": math.exp(drift),
+            "drift": math.exp(abs(joint)),
+            "drift_direction": "slower" if joint > 0 else "faster" if joint < 0 else "",
             "rule": "slower/faster where p < alpha and the ratio of trimmed means is beyond the largest of "
             "1 + min_effect, 1 + noise_factor × the larger relative interquartile range of the two runs' samples, "
             "and the drift raised to drift_margin: the factor by which the unchanged lines moved together (for "
-            "an edited line and the totals) or, for an unchanged line, also the largest factor by which another "
-            "unchanged line (drift_share_pct or more of the time) moved; lines under min_share_pct of the time "
+            "an edited line and the totals, where they moved in the direction of the change) or, for an "
+            "unchanged line, also the largest factor by which another unchanged line (drift_share_pct or more "
+            "of the time) moved; lines under min_share_pct of the time "
             "in both runs are same",
         },
     )
@@ -165,11 +173,24 @@ def map_lines(old: list[str], new: list[str]) -> list[tuple[int | None, int | No
     return pairs
 
 
+@dataclass(frozen=True)
+class Drift:
+    """How far the runs drifted apart, as |log| of a ratio: a slowdown must beat `up`, a speed-up `down`."""
+
+    up: float
+    down: float
+
+    @staticmethod
+    def both(move: float) -> Drift:
+        return Drift(move, move)
+
+
 def _aggregate_move(pairs: list[tuple[LineStat, LineStat]]) -> float:
-    """|log| of the ratio of the summed trimmed means of the unchanged lines: the drift the totals must beat."""
+    """log of the ratio of the summed trimmed means of the unchanged lines (after / before): their joint
+    move, the drift the totals must beat in its direction."""
     a = sum(trimmed_mean(o.device_samples_us) for o, _ in pairs)
     b = sum(trimmed_mean(n.device_samples_us) for _, n in pairs)
-    return abs(math.log(b / a)) if a > 0 and b > 0 else 0.0
+    return math.log(b / a) if a > 0 and b > 0 else 0.0
 
 
 def _move(old: LineStat, new: LineStat) -> float:
@@ -179,7 +200,7 @@ def _move(old: LineStat, new: LineStat) -> float:
 
 
 def _line_change(
-    old_line: int | None, new_line: int | None, old: LineStat | None, new: LineStat | None, text: str, drift: float
+    old_line: int | None, new_line: int | None, old: LineStat | None, new: LineStat | None, text: str, drift: Drift
 ) -> LineChange:
     if old is None or old_line is None:
         return LineChange(None if old is None else old_line, new_line, 0.0, new.self_device_us if new else 0.0,
@@ -203,19 +224,21 @@ def _unplaced(before: Run, after: Run, seen_old: set[int | None], seen_new: set[
 
 
 def _compare(
-    old: list[float], new: list[float], old_mean: float, new_mean: float, drift: float
+    old: list[float], new: list[float], old_mean: float, new_mean: float, drift: Drift
 ) -> tuple[float, float, float | None, str, float | None]:
     ratio = new_mean / old_mean if old_mean > 0 else None
     if not old or not new:
         return old_mean, new_mean, ratio, "same", None  # a run without samples cannot be judged
     p = mann_whitney_p(old, new)
-    threshold = max(MIN_EFFECT, NOISE_FACTOR * max(_relative_iqr(old), _relative_iqr(new)), math.exp(DRIFT_MARGIN * drift) - 1)
+    noise = max(MIN_EFFECT, NOISE_FACTOR * max(_relative_iqr(old), _relative_iqr(new)))
+    slower_by = max(noise, math.exp(DRIFT_MARGIN * drift.up) - 1)
+    faster_by = max(noise, math.exp(DRIFT_MARGIN * drift.down) - 1)
     robust_old, robust_new = trimmed_mean(old), trimmed_mean(new)
     verdict = "same"
     if p < ALPHA:
-        if robust_new > robust_old * (1 + threshold):
+        if robust_new > robust_old * (1 + slower_by):
             verdict = "slower"
-        elif robust_new * (1 + threshold) < robust_old:
+        elif robust_new * (1 + faster_by) < robust_old:
             verdict = "faster"
     return old_mean, new_mean, ratio, verdict, p
 
