@@ -915,7 +915,7 @@ async function profileCompareAndDiff() {
     const row = await waitFor(
       'the "vs previous run" table with the edited line',
       async () => {
-        const r = frame.locator('table.diff tbody tr', { hasText: 'x.unsqueeze(0)' }).first();
+        const r = frame.locator('table.diff tbody tr', { hasText: 'range(64)' }).first();
         return (await r.count()) ? r : null;
       },
       30000,
