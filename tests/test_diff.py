@@ -101,23 +101,39 @@ def test_runs_of_different_functions_are_bad_input(tmp_path: Path) -> None:
         diff_runs(old, run)
 
 
-def test_unchanged_lines_that_got_faster_do_not_hide_a_slower_edit() -> None:
-    """Synthetic runs: the edit made line 2 ten times slower while the unchanged line 3 got 3× faster
-    (the first run's was slow); a machine that got faster cannot explain a slowdown."""
+def synthetic_run(source: str, *line_us: float) -> Run:
+    """A run of `source` whose line 2, 3, ... took `line_us` each iteration (1 % apart over ten)."""
     from oplens.records.run import BackendInfo, Config, LineStat, Target, Totals
 
-    def run(source: str, line2: float, line3: float) -> Run:
-        samples2 = [line2 * (1 + 0.01 * i) for i in range(10)]
-        samples3 = [line3 * (1 + 0.01 * i) for i in range(10)]
-        lines = [LineStat(2, line2, line2, 50.0, 50.0, 1, device_samples_us=samples2, cpu_samples_us=samples2),
-                 LineStat(3, line3, line3, 50.0, 50.0, 1, device_samples_us=samples3, cpu_samples_us=samples3)]  # fmt: skip
-        per_call = [a + b for a, b in zip(samples2, samples3, strict=True)]
-        totals = Totals(line2 + line3, line2 + line3, 2, device_samples_us=per_call)
-        return Run(Target("m.py", "f", 1, 3, "", 1, source), BackendInfo("cpu", "CPU"), Config(2, 10), totals, lines, [])
+    samples = [[us * (1 + 0.01 * i) for i in range(10)] for us in line_us]
+    lines = [LineStat(2 + k, us, us, 50.0, 50.0, 1, device_samples_us=samples[k], cpu_samples_us=samples[k])
+             for k, us in enumerate(line_us)]  # fmt: skip
+    per_call = [sum(column) for column in zip(*samples, strict=True)]
+    totals = Totals(sum(line_us), sum(line_us), len(line_us), device_samples_us=per_call)
+    target = Target("m.py", "f", 1, 1 + len(line_us), "", 1, source)
+    return Run(target, BackendInfo("cpu", "CPU"), Config(2, 10), totals, lines, [])
 
-    before = run("def f(x):\n    a = x * x\n    return a + 1\n", 10.0, 90.0)
-    after = run("def f(x):\n    a = sum(x * x for _ in range(64)) / 64\n    return a + 1\n", 100.0, 30.0)
+
+def test_unchanged_lines_that_got_faster_do_not_hide_a_slower_edit() -> None:
+    """The edit made line 2 ten times slower while the unchanged line 3 got 3× faster (the first
+    run's was slow): a machine that got faster cannot explain a slowdown."""
+    before = synthetic_run("def f(x):\n    a = x * x\n    return a + 1\n", 10.0, 90.0)
+    after = synthetic_run("def f(x):\n    a = sum(x * x for _ in range(64)) / 64\n    return a + 1\n", 100.0, 30.0)
     d = diff_runs(before, after)
     assert by_text(d, "range(64)")["verdict"] == "slower"
     assert d.totals.verdict == "slower"  # 100 → 130 µs, while the unchanged code moved the other way
     assert d.method["drift"] == pytest.approx(3.0, rel=0.05) and d.method["drift_direction"] == "faster"
+
+
+def test_an_edit_that_slows_the_lines_around_it_is_slower_but_machine_drift_is_not() -> None:
+    # the edited line 10× slower, and the unchanged line after it 4× (its caches): the total's 7× is
+    # under the unchanged code's move to the power 1.5 (8×), but the edit made most of it
+    before = synthetic_run("def f(x):\n    a = x * x\n    return a + 1\n", 20.0, 20.0)
+    after = synthetic_run("def f(x):\n    a = sum(x * x for _ in range(64)) / 64\n    return a + 1\n", 200.0, 80.0)
+    d = diff_runs(before, after)
+    assert by_text(d, "range(64)")["verdict"] == "slower" and d.totals.verdict == "slower"
+    # a 1 µs line inserted while the machine slowed everything 1.6×: the total's move is not the edit's
+    before = synthetic_run("def f(x):\n    a = x * x\n    return a + 1\n", 50.0, 50.0)
+    after = synthetic_run("def f(x):\n    a = x * x\n    b = x + 0\n    return a + 1\n", 80.0, 1.0, 80.0)
+    d = diff_runs(before, after)
+    assert by_text(d, "b = x + 0")["verdict"] == "new" and d.totals.verdict == "same"

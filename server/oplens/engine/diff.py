@@ -15,7 +15,9 @@ also the largest factor by which any other untouched line (of DRIFT_SHARE of the
 Two runs of the same code on a busy machine differ by more than their iterations do; the unchanged
 lines measure by how much. The totals get the same test against how far the unchanged lines moved
 together in the totals' direction (the ratio of their summed trimmed means), since the total is
-their sum plus the edit's.
+their sum plus the edit's; where the edited lines made most of the total's move and moved beyond
+that drift themselves, the change is the edit's and only the total's own noise is the bar (an edit
+can slow the lines around it too, through the caches and the allocator).
 Times are self device time per iteration (self CPU on the CPU), means as everywhere. Parent side,
 no torch: it reads two stored runs.
 """
@@ -130,8 +132,11 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
         for ol, nl, o, n, text in mapped
     ]
     changes += _unplaced(before, after, {c.before_line for c in changes}, {c.after_line for c in changes})
+    edit_before = sum(trimmed_mean(o.device_samples_us) for _, nl, o, _, _ in mapped if nl not in unchanged and o is not None)
+    edit_after = sum(trimmed_mean(n.device_samples_us) for _, nl, _, n, _ in mapped if nl not in unchanged and n is not None)
+    totals_drift = _totals_drift(before, after, edit_before, edit_after, edited)
     t = _compare(before.totals.device_samples_us, after.totals.device_samples_us,
-                 before.totals.self_device_us, after.totals.self_device_us, edited)  # fmt: skip
+                 before.totals.self_device_us, after.totals.self_device_us, totals_drift)  # fmt: skip
     return FunctionDiff(
         before=before,
         after=after,
@@ -145,6 +150,7 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
             "min_share_pct": MIN_SHARE,
             "drift_share_pct": DRIFT_SHARE,
             "drift_margin": DRIFT_MARGIN,
+            "edit_share": EDIT_SHARE,
             "drift": math.exp(abs(joint)),
             "drift_direction": "slower" if joint > 0 else "faster" if joint < 0 else "",
             "rule": "slower/faster where p < alpha and the ratio of trimmed means is beyond the largest of "
@@ -152,7 +158,8 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
             "and the drift raised to drift_margin: the factor by which the unchanged lines moved together (for "
             "an edited line and the totals, where they moved in the direction of the change) or, for an "
             "unchanged line, also the largest factor by which another unchanged line (drift_share_pct or more "
-            "of the time) moved; lines under min_share_pct of the time "
+            "of the time) moved; the totals' drift is waived where the edited lines made edit_share or more of "
+            "the total's move and moved beyond the drift themselves; lines under min_share_pct of the time "
             "in both runs are same",
         },
     )
@@ -183,6 +190,28 @@ class Drift:
     @staticmethod
     def both(move: float) -> Drift:
         return Drift(move, move)
+
+
+EDIT_SHARE = 0.5  # the edited lines' move at least this share of the total's: the edit made the change
+
+
+def _totals_drift(before: Run, after: Run, edit_before: float, edit_after: float, edited: Drift) -> Drift:
+    """The drift the totals must beat: the unchanged code's joint move (in their direction), except
+    where the edited lines made at least EDIT_SHARE of the total's move and moved beyond that drift
+    themselves: then the change is the edit's (an edit can move the lines around it too, through the
+    caches and the allocator, which the joint move would count as the machine's), and the total's
+    own noise is the bar."""
+    moved = trimmed_mean(after.totals.device_samples_us) - trimmed_mean(before.totals.device_samples_us)
+    edit_moved = edit_after - edit_before
+    if not after.totals.device_samples_us or not before.totals.device_samples_us or moved == 0:
+        return edited
+    if edit_moved / moved < EDIT_SHARE:
+        return edited
+    if moved > 0:
+        beyond = edit_after > edit_before * math.exp(DRIFT_MARGIN * edited.up)
+    else:
+        beyond = edit_after * math.exp(DRIFT_MARGIN * edited.down) < edit_before
+    return Drift(0.0, 0.0) if beyond else edited
 
 
 def _aggregate_move(pairs: list[tuple[LineStat, LineStat]]) -> float:
