@@ -327,7 +327,7 @@ def wrapper_variants() -> dict[str, Callable[[int], int]]:
     skipping = Capturer.__new__(Capturer)
     skipping.windows = [Window(target=None, stage_dir="")]
     skipping.current, skipping.thread, skipping.disabled = 0, None, False
-    skipping.skip, skipping.send = 10**12, send
+    skipping.skip, skipping.send, skipping._waited_at = 10**12, send, 0.0
     skipped = skipping.wrapper(0, trivial)
 
     fn = trivial
