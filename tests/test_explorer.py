@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from conftest import stop_group
 from oplens.backends.neuron import explorer
 from oplens.backends.neuron.artifacts import PROFILE_DIR, find_artifacts
 from oplens.engine import runs
@@ -69,34 +69,7 @@ def stand_in_explorer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
     monkeypatch.setattr(explorer, "NEURON_BIN", tmp_path / "no-neuron-bin")
     yield stand_in
     for pid in stand_in.serving_pids():  # the viewers OpLens (or the test) started, detached
-        _stop(pid)
-
-
-def _stop(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    for _ in range(50):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
-
-
-@pytest.fixture
-def ports() -> tuple[int, int]:
-    found: list[int] = []
-    sockets = []
-    for _ in range(2):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        sockets.append(s)
-        found.append(s.getsockname()[1])
-    for s in sockets:
-        s.close()
-    return found[0], found[1]
+        stop_group(pid)
 
 
 def open_run(run: Run, *args: Any, **kw: Any) -> explorer.ExplorerLink:

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from conftest import stop_group
 from oplens.backends.neuron import engines
 from oplens.records.run import GraphEngines, LineStat, NtffFile, Run
 
@@ -185,7 +186,7 @@ def _cli(cwd: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_engines_reach_the_calling_line_with_stand_in_torch_neuronx_explorer_and_processed_profile(
-    tmp_path: Path, unused_ports: tuple[int, int]
+    tmp_path: Path, ports: tuple[int, int]
 ) -> None:
     """profile → note (not processed) → `oplens explorer` processes it (stand-in) → the line that
     calls the graph carries its engines, in result.json and in the explorer's answer."""
@@ -204,14 +205,14 @@ def test_engines_reach_the_calling_line_with_stand_in_torch_neuronx_explorer_and
     run = json.loads(profiled.stdout)
     assert run["engine_graphs"] == [] and "not processed" in run["engine_note"]
     assert f"oplens explorer {run['run_id']}" in run["engine_note"]
-    ui, api = unused_ports
+    ui, api = ports
     try:
         opened = _cli(tmp_path, "explorer", run["run_id"], "--ui-port", str(ui), "--api-port", str(api), "--json", "-",
                       STANDIN_EXPLORER_PROCESSED=str(tmp_path / "processed"), **env)  # fmt: skip
     finally:
         for call in (json.loads(r) for r in record.read_text().splitlines()) if record.is_file() else []:
             if "serving" in call:
-                _kill(call["pid"])
+                stop_group(call["pid"])
     assert opened.returncode == 0, opened.stderr
     assert any(m.startswith("engine breakdown of 1 graph(s)") for m in json.loads(opened.stdout)["messages"])
     stored = json.loads((Path(run["run_dir"]) / "result.json").read_text())
@@ -230,28 +231,3 @@ def test_engines_reach_the_calling_line_with_stand_in_torch_neuronx_explorer_and
     (text,) = engine_lines(again)
     assert "line 5: graph neff_395760075800974_vnc_0.neff, 10.0 µs on the device per call" in text
     assert "Tensor 6.0 µs (60%)" in text and "DMA 3.0 µs (30%)" in text
-
-
-def _kill(pid: int) -> None:
-    import signal
-
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-
-
-@pytest.fixture
-def unused_ports() -> tuple[int, int]:
-    import socket
-
-    found = []
-    sockets = []
-    for _ in range(2):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        sockets.append(s)
-        found.append(s.getsockname()[1])
-    for s in sockets:
-        s.close()
-    return found[0], found[1]
