@@ -3,6 +3,7 @@ printing one line per step, with switches for what a program can do (crash, exit
 torch.compile)."""
 
 import argparse
+import gc
 import sys
 import threading
 import time
@@ -38,6 +39,7 @@ def main() -> None:
     p.add_argument("--exit-at", type=int, default=-1)
     p.add_argument("--hang-at", type=int, default=-1)
     p.add_argument("--loader", action="store_true", help="batches from a DataLoader whose 2 worker processes call scale")
+    p.add_argument("--heap", action="store_true", help="end by printing how many objects the cyclic collector walks")
     args = p.parse_args()
     torch.manual_seed(0)
     block = Sub() if args.sub else Block()
@@ -62,6 +64,9 @@ def main() -> None:
             t.join()
         print(f"step {step} {float(z.sum()):.4f}")
     print("finished")
+    if args.heap:
+        gc.collect()
+        print(f"tracked {len(gc.get_objects())}")  # what each full collection walks (not the frozen ones)
 
 
 if __name__ == "__main__":
