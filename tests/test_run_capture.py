@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import DATA
+from conftest import DATA, killed_parent_leaves_nothing
 from oplens.engine import runs
 from oplens.worker.instrument import ImportHook, Instrumented, instrument
 
@@ -208,3 +208,13 @@ def test_after_the_window_the_collector_walks_no_more_than_the_plain_programs(tm
     alone = int(re.findall(r"^tracked (\d+)$", plain("train.py", "--steps", "12", "--heap"), re.M)[-1])
     assert result(tmp_path)["capture"]["calls_profiled"] == CALLS
     assert captured <= alone, (captured, alone)
+
+
+def test_killing_oplens_ends_the_program_and_its_dataloader_workers(tmp_path: Path) -> None:
+    """OpLens killed with SIGKILL (the OOM killer, an editor server killed) stops nothing itself: the
+    worker, in a session of its own, sees its parent gone and ends its process group, the program's
+    DataLoader worker processes with it, instead of running on (here, hanging) for ever."""
+    argv = [sys.executable, "-m", "oplens", "run", "--out", str(tmp_path / "runs"), "--skip", str(SKIP),
+            "--profiler-warmup", str(WARM), "--calls", str(CALLS), "--target", f"{MODEL}::Block.forward",
+            "--", "train.py", "--steps", "50", "--hang-at", "9", "--loader"]  # fmt: skip
+    assert killed_parent_leaves_nothing(argv, PROGRAMS, marker=str(tmp_path), ready="step 8") == []

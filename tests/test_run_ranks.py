@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, killed_parent_leaves_nothing
 from oplens.engine import runs
 
 PROGRAMS = DATA / "programs"
@@ -144,3 +144,12 @@ def test_ranks_neuron_profiles_merge_into_one_system_profile_documented_layout(t
     ingest = json.loads(plan.stdout)["commands"][-1]
     assert ingest[ingest.index("-d") + 1] == str(output.resolve())
     assert len(json.loads(plan.stdout)["profiles"]) == 2
+
+
+def test_killing_oplens_ends_torchrun_and_every_rank(tmp_path: Path) -> None:
+    """OpLens killed with SIGKILL: torchrun and its ranks, in the worker's session, see the parent gone
+    (its pid reaches every rank in the environment) and end, rather than train on holding the devices."""
+    argv = [sys.executable, "-m", "oplens", "run", "--nproc-per-node", "2", "--out", str(tmp_path), *WINDOW, *TARGET,
+            "--", "ddp_train.py", "--steps", "100000", "--quiet-after", "13"]  # fmt: skip
+    # quiet from step 13 on: a rank printing into the dead parent's pipe would die of that alone
+    assert killed_parent_leaves_nothing(argv, PROGRAMS, marker=str(tmp_path), ready="step 12 loss") == []

@@ -143,6 +143,10 @@ class Failed:
 STOP_SIGNAL = signal.SIGUSR1
 STOP_GRACE_S = 20.0  # how long the parent waits for that before it kills the worker
 
+# The environment variable that gives a worker (and, through torchrun, every rank) its parent's pid:
+# a worker whose parent is gone ends itself and the program's processes (worker/parentwatch.py).
+PARENT_ENV = "OPLENS_PARENT_PID"
+
 
 @dataclass
 class Ended:

@@ -19,9 +19,11 @@ from typing import IO
 
 from oplens.records.errors import OpLensError
 from oplens.records.job import Ended, Failed, Finished, Job, Progress, Ready, WorkerMessage, encode
+from oplens.worker.parentwatch import watch_parent
 
 
 def main(argv: list[str]) -> int:
+    watch_parent()
     out: IO[str] = os.fdopen(int(argv[0]), "w", buffering=1, encoding="utf-8")
 
     def send(message: WorkerMessage) -> None:

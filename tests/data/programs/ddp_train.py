@@ -32,6 +32,7 @@ def main() -> None:
     p.add_argument("--slow-rank", type=int, default=1)
     p.add_argument("--crash-rank", type=int, default=-1)
     p.add_argument("--crash-at", type=int, default=-1)
+    p.add_argument("--quiet-after", type=int, default=-1, help="print no step lines from this step on")
     args = p.parse_args()
     dist.init_process_group("gloo")
     rank = dist.get_rank()
@@ -44,7 +45,7 @@ def main() -> None:
         if rank == args.crash_rank and step == args.crash_at:
             raise RuntimeError(f"rank {rank} crashed at step {step}")
         loss = train_step(model, opt, x, y, rounds)
-        if rank == 0:
+        if rank == 0 and (args.quiet_after < 0 or step < args.quiet_after):
             print(f"step {step} loss {loss:.4f}", flush=True)
     dist.destroy_process_group()
     print(f"rank {rank} of {os.environ.get('WORLD_SIZE')} done", flush=True)

@@ -1,0 +1,70 @@
+"""End a worker, and the program's processes with it, when the OpLens process that started it is gone.
+
+A worker runs in a session of its own: its process group holds the program's child processes and,
+for a distributed capture, torchrun and the local ranks. So when the parent dies without stopping
+it (SIGKILL, the OOM killer, an editor server killed with its window), no signal reaches any of
+them, and the program would run on, holding the machine's devices. The parent gives its pid in the
+environment (`PARENT_ENV`); a daemon thread checks once a second that this pid is still the same
+process (its start time in /proc, so a reused pid does not count) and not a zombie. When it is gone,
+the worker's process group gets SIGTERM (torchrun forwards it to its ranks), then SIGKILL.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+from oplens.records.job import PARENT_ENV
+
+POLL_S = 1.0
+GRACE_S = 5.0  # for SIGTERM to end the group before SIGKILL does
+_PROC = os.path.exists("/proc/self/stat")
+
+
+def watch_parent() -> None:
+    """Start watching the parent named in the environment (nothing to watch where it names none)."""
+    try:
+        pid = int(os.environ.get(PARENT_ENV, ""))
+    except ValueError:
+        return
+    birth = _start_time(pid)
+    threading.Thread(target=_watch, args=(pid, birth), name="oplens-parent-watch", daemon=True).start()
+
+
+def _watch(pid: int, birth: str | None) -> None:
+    while _alive(pid, birth):
+        time.sleep(POLL_S)
+    group = os.getpgrp()
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(group, sig)
+        except OSError:
+            return
+        time.sleep(GRACE_S)
+
+
+def _alive(pid: int, birth: str | None) -> bool:
+    if _PROC:
+        return birth is not None and _start_time(pid) == birth
+    try:  # no /proc (macOS): whether the pid exists at all
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time (field 22 of /proc/PID/stat), None where it is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()  # after the command name, which may hold spaces and ')'
+    if len(fields) < 20 or fields[0] in ("Z", "X"):
+        return None
+    return fields[19]
