@@ -756,8 +756,13 @@ async function profileCompareAndDiff() {
     const bounds = await frame.locator('.chart-row .bound').allInnerTexts();
     log(`lines' bound column: ${bounds.map((b) => b.trim()).join(' | ')}`);
     await chart.evaluate((el) => el.scrollIntoView({ block: 'center' })).catch(() => {});
-    // the largest dot (the hottest line with work) comes first; point at it, read the page's readout
-    const dot = dots.first();
+    // the largest dot (the hottest line with work) comes first, drawn under the smaller ones; point at
+    // the first that no other covers (two lines of the same work and time overlap), read the readout
+    const uncovered = await dots.evaluateAll((els) => els.findIndex((el) => {
+      const r = el.getBoundingClientRect();
+      return el.ownerDocument.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2) === el;
+    }));
+    const dot = dots.nth(uncovered >= 0 ? uncovered : count - 1);
     await dot.hover();
     const readout = (await frame.locator('.roofline-readout').innerText()).trim();
     log(`roofline hover: ${readout}`);
