@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
 import time
 from pathlib import Path
 
@@ -67,8 +68,6 @@ def killed_parent_leaves_nothing(argv: list[str], cwd: Path, marker: str, ready:
     """Start OpLens (`argv`), wait for the output line `ready`, kill it with SIGKILL, and return the
     processes with `marker` in their command line (its workers, the program's) still there after
     `within_s`: none, when the workers see their parent gone and end the program."""
-    import subprocess
-
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     seen = []

@@ -22,11 +22,15 @@ MODEL = "capturepkg/model.py"
 SKIP, WARM, CALLS = 2, 1, 4  # small windows: each case runs in a few seconds
 
 
+def oplens_run_argv(tmp_path: Path, *argv: str) -> list[str]:
+    """`oplens run ARGV` with the small window, its runs in tmp_path, its result in tmp_path/result.json."""
+    return [sys.executable, "-m", "oplens", "run", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "result.json"),
+            "--skip", str(SKIP), "--profiler-warmup", str(WARM), "--calls", str(CALLS), *argv]  # fmt: skip
+
+
 def oplens_run(tmp_path: Path, *argv: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    """`oplens run ARGV` in the programs folder, its runs in tmp_path, its result in tmp_path/result.json."""
-    cmd = [sys.executable, "-m", "oplens", "run", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "result.json"),
-           "--skip", str(SKIP), "--profiler-warmup", str(WARM), "--calls", str(CALLS), *argv]  # fmt: skip
-    return subprocess.run(cmd, cwd=PROGRAMS, capture_output=True, text=True, timeout=timeout)
+    """`oplens run ARGV` in the programs folder (`oplens_run_argv`), to its end."""
+    return subprocess.run(oplens_run_argv(tmp_path, *argv), cwd=PROGRAMS, capture_output=True, text=True, timeout=timeout)
 
 
 def result(tmp_path: Path) -> dict[str, Any]:
@@ -214,7 +218,6 @@ def test_killing_oplens_ends_the_program_and_its_dataloader_workers(tmp_path: Pa
     """OpLens killed with SIGKILL (the OOM killer, an editor server killed) stops nothing itself: the
     worker, in a session of its own, sees its parent gone and ends its process group, the program's
     DataLoader worker processes with it, instead of running on (here, hanging) for ever."""
-    argv = [sys.executable, "-m", "oplens", "run", "--out", str(tmp_path / "runs"), "--skip", str(SKIP),
-            "--profiler-warmup", str(WARM), "--calls", str(CALLS), "--target", f"{MODEL}::Block.forward",
-            "--", "train.py", "--steps", "50", "--hang-at", "9", "--loader"]  # fmt: skip
+    argv = oplens_run_argv(tmp_path, "--target", f"{MODEL}::Block.forward", "--", "train.py", "--steps", "50",
+                           "--hang-at", "9", "--loader")  # fmt: skip
     assert killed_parent_leaves_nothing(argv, PROGRAMS, marker=str(tmp_path), ready="step 8") == []

@@ -48,7 +48,7 @@ def run(job: Job, backend: Backend[Any], send: Send, stop_signals: tuple[int, ..
         _Watcher(capture, stop_signals).start()
         # A forked child (a DataLoader worker) is the program's, not a capture: its signals are its own.
         os.register_at_fork(after_in_child=lambda: _plain_signals(stop_signals))
-        _settle_libraries()
+        _freeze_loaded()
         exit_code: int | None
         try:
             _run_main(program, hook)
@@ -74,7 +74,7 @@ def run(job: Job, backend: Backend[Any], send: Send, stop_signals: tuple[int, ..
     return code
 
 
-def _settle_libraries() -> None:
+def _freeze_loaded() -> None:
     """Move everything loaded so far (torch, OpLens, their modules) out of the cyclic collector's
     sight, as a forking server does before it forks. The program's own objects, all made after
     this, are collected as usual; a full collection walks them and not the libraries'.
