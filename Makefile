@@ -7,7 +7,7 @@ STAMP := $(VENV)/.oplens-installed
 
 NODE_STAMP := node_modules/.oplens-installed
 
-.PHONY: setup demo test lint bench vsix ext-test e2e
+.PHONY: setup demo test lint generate bench vsix ext-test e2e
 
 setup: $(STAMP)
 
@@ -44,10 +44,16 @@ e2e: setup vsix
 	bash e2e/install.sh
 	node e2e/run.mjs
 
+# The extension's TypeScript that is generated from the Python (the records and their readers, the
+# shared settings' defaults, the Neuron modes, the error kinds): extension/shared/generated/.
+generate: setup
+	$(PY) extension/generate.py
+
 lint: setup
-	$(VENV)/bin/ruff check server tests bench
+	$(VENV)/bin/ruff check server tests bench extension/generate.py
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports  # the architecture: pyproject.toml [tool.importlinter]
+	$(PY) extension/generate.py --check  # the generated TypeScript is fresh (else: make generate)
 
 test: lint
 	$(PY) -m pytest

@@ -1,7 +1,8 @@
 """The extension's fixtures are the Python side's own output: regenerating them changes nothing.
 
 `extension/test/fixtures/make_fixtures.py` writes the JSON files the TypeScript unit tests compare
-against (shared names, the functions of a document, a full Run, number formats). This runs it into
+against (shared names, the functions of a document, a full Run, each record field's required or
+default status as `Run.from_dict` has it, number formats). This runs it into
 a temporary folder and fails, naming the file, when a committed fixture drifted from the Python
 code: regenerate with `.venv/bin/python extension/test/fixtures/make_fixtures.py` and commit.
 """

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from oplens.backends import registry
-from oplens.engine import DEFAULT_ITERS, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
+from oplens.engine.request import DEFAULT_ITERS, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
 from oplens.lsp import settings
 from oplens.lsp.paths import Mapping
 from oplens.lsp.settings import DEFAULT_HINT_THRESHOLD, Settings

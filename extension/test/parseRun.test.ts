@@ -8,6 +8,8 @@ import {
   RunParseError,
 } from '../src/core/parseRun';
 import { jsonFixture } from './fixtures';
+import { readRun as readRunRecord } from '../shared/generated/run';
+import { Reader } from '../shared/reader';
 
 type Json = Record<string, unknown>;
 
@@ -151,7 +153,7 @@ describe('server messages', () => {
 });
 
 describe('a function captured inside a program (capture)', () => {
-  it('reads every field of records.py Capture, with its defaults', () => {
+  it('reads every field of records/run.py Capture, with its defaults', () => {
     const run = parseRun({
       ...minimal(),
       capture: {
@@ -195,9 +197,9 @@ describe('a function captured inside a program (capture)', () => {
     assert.equal(parseRun({ ...minimal(), capture: { program: 'p.py', compiled_calls: 3 } }).capture?.compiled_graphs, 0);
   });
 
-  it('null for a profile of the function alone; absent in older results', () => {
+  it('null for a profile of the function alone, and in older results (absent: as Python reads them)', () => {
     assert.equal(parseRun({ ...minimal(), capture: null }).capture, null);
-    assert.equal('capture' in parseRun(minimal()), false);
+    assert.equal(parseRun(minimal()).capture, null);
     assert.throws(() => parseRun({ ...minimal(), capture: { argv: [] } }), /capture\.program is missing/);
   });
 });
@@ -252,7 +254,7 @@ describe('a distributed run (oplens run --nproc-per-node)', () => {
   });
 });
 
-describe('the TypeScript record matches records.py field for field', () => {
+describe('the TypeScript record matches records/run.py field for field', () => {
   // run.full.json is a Run with every field of every dataclass filled (make_fixtures.py)
   const full = jsonFixture<Json>('run.full.json');
 
@@ -277,5 +279,46 @@ describe('the TypeScript record matches records.py field for field', () => {
     const read = keyPaths(parseRun(full));
     assert.deepEqual([...written].filter((p) => !read.has(p)), [], 'fields the extension drops');
     assert.deepEqual([...read].filter((p) => !written.has(p)), [], 'fields the extension invents');
+  });
+});
+
+describe('each field required or defaulted as Python reads it (generated from records/run.py)', () => {
+  // run.defaults.json (make_fixtures.py): `given`, a Run with only its required fields (every record
+  // present), `read`, what Run.from_dict makes of it, and `required`, each path whose absence it refuses
+  const fixture = jsonFixture<{ given: Json; read: Json; required: string[] }>('run.defaults.json');
+
+  it('fills every default of every record as Run.from_dict does', () => {
+    assert.deepEqual(parseRun(fixture.given), fixture.read);
+  });
+
+  it('the Python reader requires some fields (the fixture is not empty)', () => {
+    assert.ok(fixture.required.includes('lines[0].self_device_us'));
+    assert.ok(fixture.required.includes('artifacts.neffs[0].form'), 'NeffFile.form is required in Python');
+    assert.ok(fixture.required.includes('artifacts.neuron_profiles[0].kind'), 'NeuronProfileDir.kind is required in Python');
+  });
+
+  /** A copy of `value` without the key at `path` (`lines[0].ops[0].name`). */
+  function without(value: Json, path: string): Json {
+    const copy = structuredClone(value);
+    const steps = path.match(/[^.[\]]+/g) ?? [];
+    let at: unknown = copy;
+    for (const step of steps.slice(0, -1)) {
+      at = Array.isArray(at) ? at[Number(step)] : (at as Json)[step];
+    }
+    delete (at as Json)[steps[steps.length - 1] ?? ''];
+    return copy;
+  }
+
+  for (const path of fixture.required) {
+    it(`refuses a run without ${path}, naming it`, () => {
+      assert.throws(
+        () => parseRun(without(fixture.given, path)),
+        (e: unknown) => e instanceof RunParseError && e.path === path && /is missing/.test(e.message),
+      );
+    });
+  }
+
+  it('the generated reader is what parseRun uses once the schema is checked', () => {
+    assert.deepEqual(readRunRecord(Reader.of(fixture.given, '')), parseRun(fixture.given));
   });
 });

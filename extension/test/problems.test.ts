@@ -12,6 +12,7 @@ import {
   type Action,
   type InstallHints,
 } from '../src/core/problems';
+import { ERROR_KIND } from '../shared/generated/errors';
 
 const hints: InstallHints = { python: '/home/me/venv/bin/python', origin: 'oplens.pythonPath', pythonExtension: false };
 const kinds = (actions: Action[]): string[] => actions.map((a) => a.kind);
@@ -162,6 +163,17 @@ describe('errors of requests', () => {
     const p = describeProfileError({ message: 'x', data: { kind: 'cancelled', message: 'cancelled', detail: '', location: {} } }, 'f', 'cpu');
     assert.equal(p.severity, 'info');
     assert.deepEqual(p.actions, []);
+  });
+
+  it("every kind of the engine's errors (ERROR_KIND, generated from records/errors.py) is told in its words", () => {
+    for (const kind of Object.values(ERROR_KIND)) {
+      const p = describeProfileError({ message: 'x', data: { kind, message: `it went wrong (${kind})`, detail: '', location: {} } }, 'f', 'neuron');
+      assert.ok(kind === ERROR_KIND.cancelled ? p.severity === 'info' : p.message === `OpLens: it went wrong (${kind})`, kind);
+    }
+    // a kind of a newer server: its message, and the details
+    const newer = describeProfileError({ message: 'x', data: { kind: 'quota', message: 'no quota left', detail: 'd', location: {} } }, 'f', 'cpu');
+    assert.equal(newer.message, 'OpLens: no quota left');
+    assert.deepEqual(kinds(newer.actions), ['showOutput']);
   });
 
   it('the server died under the request: restart', () => {

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { EXPLORER_PORTS, NEURON_MODES, SERVER_SETTINGS } from '../shared/generated/settings';
+import { SETTINGS_SECTION } from '../shared/names';
 import { captureOptions, DEFAULTS, initializationOptions, readSettings, requestOptions, serverArgs } from '../src/core/settings';
+import { repoFile } from './fixtures';
 
 function from(values: Record<string, unknown>): ReturnType<typeof readSettings> {
   return readSettings((key) => values[key]);
@@ -46,7 +49,7 @@ describe('readSettings', () => {
 
   it('a bad value falls back to its default with a message naming it', () => {
     const { settings, problems } = from({ backend: 'tpu', iterations: 0, warmup: 1.5, hintThreshold: 101, 'explorer.uiPort': 70000, pathMappings: 'x' });
-    assert.equal(settings.backend, 'auto');
+    assert.equal(settings.backend, 'cpu');
     assert.equal(settings.iterations, 20);
     assert.equal(settings.warmup, 3);
     assert.equal(settings.hintThreshold, 1);
@@ -64,6 +67,13 @@ describe('readSettings', () => {
       'oplens.captureCalls should be an integer ≥ 1; using 10',
       'oplens.captureStop should be true or false; using true',
     ]);
+  });
+
+  it('timeoutSeconds: any number above 0, as the server takes it', () => {
+    assert.equal(from({ timeoutSeconds: 0.5 }).settings.timeoutSeconds, 0.5);
+    const { settings, problems } = from({ timeoutSeconds: 0 });
+    assert.equal(settings.timeoutSeconds, 300);
+    assert.deepEqual(problems, ['oplens.timeoutSeconds should be a number > 0; using 300']);
   });
 
   it('heatBy: time or headroom, else time with a message', () => {
@@ -126,5 +136,47 @@ describe('what reaches the server', () => {
   it('the server command line', () => {
     assert.deepEqual(serverArgs(settings), ['-m', 'oplens', 'serve', '--stdio', '--out', '/r']);
     assert.deepEqual(serverArgs(DEFAULTS), ['-m', 'oplens', 'serve', '--stdio']);
+  });
+});
+
+describe('the settings the server reads too: one default and one rule (generated from oplens.lsp.settings)', () => {
+  type Property = { type?: unknown; default?: unknown; minimum?: number; maximum?: number; exclusiveMinimum?: number; items?: { enum?: string[] } };
+  const manifest = JSON.parse(repoFile('package.json')) as { contributes: { configuration: { properties: Record<string, Property> } } };
+  const props = manifest.contributes.configuration.properties;
+
+  it('the editor defaults to what the server defaults to (the CLI’s backend too: cpu)', () => {
+    assert.equal(DEFAULTS.backend, 'cpu');
+    const ours: Record<string, unknown> = {
+      pathMappings: DEFAULTS.pathMappings,
+      hintThreshold: DEFAULTS.hintThreshold,
+      backend: DEFAULTS.backend,
+      warmup: DEFAULTS.warmup,
+      iterations: DEFAULTS.iterations,
+      timeoutSeconds: DEFAULTS.timeoutSeconds,
+      captureSkip: DEFAULTS.capture.skip,
+      captureCalls: DEFAULTS.capture.calls,
+      captureStop: DEFAULTS.capture.stop,
+    };
+    assert.deepEqual(Object.keys(ours).sort(), Object.keys(SERVER_SETTINGS).sort(), 'every server setting has an editor setting');
+    for (const [key, rule] of Object.entries(SERVER_SETTINGS)) {
+      assert.deepEqual(ours[key], rule.default, key);
+    }
+    assert.deepEqual(DEFAULTS.explorer, EXPLORER_PORTS);
+  });
+
+  it('package.json states each one’s type, default and bounds as the server does', () => {
+    for (const [key, rule] of Object.entries(SERVER_SETTINGS)) {
+      const prop = props[`${SETTINGS_SECTION}.${key}`];
+      assert.ok(prop, `package.json lacks ${SETTINGS_SECTION}.${key}`);
+      const { type, default: value, minimum, maximum, exclusiveMinimum } = prop;
+      const stated = Object.fromEntries(Object.entries({ type, default: value, minimum, maximum, exclusiveMinimum }).filter(([, v]) => v !== undefined));
+      assert.deepEqual(stated, rule, `${SETTINGS_SECTION}.${key}`);
+    }
+    assert.deepEqual(props[`${SETTINGS_SECTION}.explorer.uiPort`]?.default, EXPLORER_PORTS.uiPort);
+    assert.deepEqual(props[`${SETTINGS_SECTION}.explorer.apiPort`]?.default, EXPLORER_PORTS.apiPort);
+  });
+
+  it('package.json offers the Neuron modes of the Neuron backend', () => {
+    assert.deepEqual(props[`${SETTINGS_SECTION}.neuron.modes`]?.items?.enum, [...NEURON_MODES]);
   });
 });

@@ -1,8 +1,13 @@
 /**
  * The `oplens.*` settings, typed and checked. A bad value gives a message and falls back to its
  * default (it never stops the extension); `readSettings` takes a getter, so it runs without VS Code.
+ *
+ * The settings the server reads too take their default and bounds from the server's own
+ * (`SERVER_SETTINGS`, generated from `oplens.lsp.settings`), and the Neuron modes and Explorer ports
+ * from the Neuron backend's; the rest are the editor's alone, defined here.
  */
 
+import { EXPLORER_PORTS, NEURON_DEFAULT_MODES, NEURON_MODES, SERVER_SETTINGS } from '../../shared/generated/settings';
 import { BACKENDS, type Backend } from '../../shared/names';
 import { HEAT_BY, type HeatBy } from './heat';
 import { parsePathMappings, type PathMapping } from './pathMap';
@@ -29,25 +34,37 @@ export interface Settings {
   neuron: { modes?: NeuronMode[]; captureEnabledForNc?: string; maxEventsPerNc?: number; neffCacheDir?: string };
 }
 
-export const NEURON_MODES = ['DEVICE', 'RUNTIME', 'CPU_UTIL', 'HOST_MEMORY'] as const;
+export { NEURON_MODES };
 export type NeuronMode = (typeof NEURON_MODES)[number];
+
+const S = SERVER_SETTINGS;
 
 export const DEFAULTS: Settings = {
   pythonPath: '',
-  backend: 'auto',
-  warmup: 3,
-  iterations: 20,
-  timeoutSeconds: 300,
-  hintThreshold: 1,
+  backend: S.backend.default,
+  warmup: S.warmup.default,
+  iterations: S.iterations.default,
+  timeoutSeconds: S.timeoutSeconds.default,
+  hintThreshold: S.hintThreshold.default,
   heat: 'gutter',
   heatBy: 'time',
   server: { url: '', tokenFile: '' },
-  pathMappings: [],
-  explorer: { uiPort: 3001, apiPort: 3002 },
+  pathMappings: [...S.pathMappings.default],
+  explorer: { ...EXPLORER_PORTS },
   runsDirectory: '',
-  capture: { skip: 3, calls: 10, stop: true },
+  capture: { skip: S.captureSkip.default, calls: S.captureCalls.default, stop: S.captureStop.default },
   neuron: {},
 };
+
+/** What a number setting takes, in JSON Schema's words (as package.json and `SERVER_SETTINGS` state it). */
+interface NumberRule {
+  type: 'integer' | 'number';
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+}
+const PORT: NumberRule = { type: 'integer', minimum: 1, maximum: 65535 };
+const COUNT: NumberRule = { type: 'integer', minimum: 0 };
 
 /** Settings whose change needs a new server (they are read at start or in `initialize`). */
 export const RESTART_KEYS = [
@@ -77,13 +94,16 @@ export function readSettings(get: Getter): { settings: Settings; problems: strin
     }
     return v.trim();
   };
-  const num = (key: string, fallback: number, min: number, max = Infinity, integer = false): number => {
+  const num = (key: string, fallback: number, rule: NumberRule): number => {
     const v = get(key);
     if (v === undefined || v === null) {
       return fallback;
     }
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max || (integer && !Number.isInteger(v))) {
-      const range = max === Infinity ? `≥ ${min}` : `from ${min} to ${max}`;
+    const { minimum = -Infinity, maximum = Infinity, exclusiveMinimum = -Infinity } = rule;
+    const integer = rule.type === 'integer';
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < minimum || v > maximum || v <= exclusiveMinimum || (integer && !Number.isInteger(v))) {
+      const range =
+        rule.exclusiveMinimum !== undefined ? `> ${exclusiveMinimum}` : rule.maximum === undefined ? `≥ ${minimum}` : `from ${minimum} to ${maximum}`;
       problems.push(`oplens.${key} should be ${integer ? 'an integer' : 'a number'} ${range}; using ${fallback}`);
       return fallback;
     }
@@ -126,7 +146,7 @@ export function readSettings(get: Getter): { settings: Settings; problems: strin
   if (Array.isArray(modes) && modes.length > 0) {
     const bad = modes.filter((m) => !(NEURON_MODES as readonly unknown[]).includes(m));
     if (bad.length) {
-      problems.push(`oplens.neuron.modes should hold only ${NEURON_MODES.join(', ')}; using the default (DEVICE, RUNTIME)`);
+      problems.push(`oplens.neuron.modes should hold only ${NEURON_MODES.join(', ')}; using the default (${NEURON_DEFAULT_MODES.join(', ')})`);
     } else {
       neuron.modes = modes as NeuronMode[];
     }
@@ -135,7 +155,7 @@ export function readSettings(get: Getter): { settings: Settings; problems: strin
   if (cores) {
     neuron.captureEnabledForNc = cores;
   }
-  const maxEvents = num('neuron.maxEventsPerNc', 0, 0, Infinity, true);
+  const maxEvents = num('neuron.maxEventsPerNc', 0, COUNT);
   if (maxEvents > 0) {
     neuron.maxEventsPerNc = maxEvents;
   }
@@ -147,22 +167,22 @@ export function readSettings(get: Getter): { settings: Settings; problems: strin
   const settings: Settings = {
     pythonPath: str('pythonPath', DEFAULTS.pythonPath),
     backend: oneOf('backend', BACKENDS, DEFAULTS.backend),
-    warmup: num('warmup', DEFAULTS.warmup, 0, Infinity, true),
-    iterations: num('iterations', DEFAULTS.iterations, 1, Infinity, true),
-    timeoutSeconds: num('timeoutSeconds', DEFAULTS.timeoutSeconds, 1),
-    hintThreshold: num('hintThreshold', DEFAULTS.hintThreshold, 0, 100),
+    warmup: num('warmup', DEFAULTS.warmup, S.warmup),
+    iterations: num('iterations', DEFAULTS.iterations, S.iterations),
+    timeoutSeconds: num('timeoutSeconds', DEFAULTS.timeoutSeconds, S.timeoutSeconds),
+    hintThreshold: num('hintThreshold', DEFAULTS.hintThreshold, S.hintThreshold),
     heat: oneOf('heat', HEAT_MODES, DEFAULTS.heat),
     heatBy: oneOf('heatBy', HEAT_BY, DEFAULTS.heatBy),
     server: { url: /^wss?:\/\//.test(url) ? url : '', tokenFile: str('server.tokenFile', '') },
     pathMappings,
     explorer: {
-      uiPort: num('explorer.uiPort', DEFAULTS.explorer.uiPort, 1, 65535, true),
-      apiPort: num('explorer.apiPort', DEFAULTS.explorer.apiPort, 1, 65535, true),
+      uiPort: num('explorer.uiPort', DEFAULTS.explorer.uiPort, PORT),
+      apiPort: num('explorer.apiPort', DEFAULTS.explorer.apiPort, PORT),
     },
     runsDirectory: str('runsDirectory', DEFAULTS.runsDirectory),
     capture: {
-      skip: num('captureSkip', DEFAULTS.capture.skip, 0, Infinity, true),
-      calls: num('captureCalls', DEFAULTS.capture.calls, 1, Infinity, true),
+      skip: num('captureSkip', DEFAULTS.capture.skip, S.captureSkip),
+      calls: num('captureCalls', DEFAULTS.capture.calls, S.captureCalls),
       stop: bool('captureStop', DEFAULTS.capture.stop),
     },
     neuron,

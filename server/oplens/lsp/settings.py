@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from oplens.backends import registry
-from oplens.engine import DEFAULT_ITERS, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
 from oplens.engine.program import DEFAULT_CALLS, DEFAULT_SKIP
+from oplens.engine.request import DEFAULT_ITERS, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
 from oplens.lsp.convert import Invalid, camel, not_on_the_wire, snake, structure, wire_key
 from oplens.lsp.paths import Mapping
 from oplens.records.errors import OpLensError
@@ -40,7 +40,7 @@ DEFAULT_HINT_THRESHOLD = 1.0  # % of device time below which a line gets no inla
 class Settings:
     path_mappings: list[Mapping] = field(default_factory=list)
     hint_threshold: float = DEFAULT_HINT_THRESHOLD
-    backend: str = "cpu"  # a request's backend when it names none
+    backend: str = "cpu"  # a request's backend when it names none: the CLI's default, and the editor's (generated)
     warmup: int = DEFAULT_WARMUP
     iterations: int = DEFAULT_ITERS
     timeout_seconds: float = DEFAULT_TIMEOUT_S
@@ -56,7 +56,7 @@ class Settings:
     command_settings: dict[str, dict[str, Any]] = not_on_the_wire(default_factory=dict)
 
 
-# What each setting takes, for the warning about a bad one; and the checks beyond its type.
+# What each setting takes, for the warning about a bad one.
 WANTS = {
     "path_mappings": "a list of {local, host} objects, each a folder path on the client and on the host",
     "hint_threshold": "a number from 0 to 100 (a % of the function's device time)",
@@ -68,14 +68,35 @@ WANTS = {
     "capture_calls": "a whole number, 1 or more (the calls a capture profiles)",
     "capture_stop": "true or false (end the program once the function is captured)",
 }
+
+
+# The checks beyond its type. The editor's defaults and bounds of these settings are generated from
+# `Settings` and `BOUNDS` (`make generate`: extension/shared/generated/settings.ts).
+@dataclass(frozen=True)
+class Bounds:
+    """A number setting's range, in JSON Schema's words (the editor's manifest and its reader of the
+    settings take them from here, through `extension/generate.py`)."""
+
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: float | None = None  # the value must be above it
+
+    def admits(self, value: float) -> bool:
+        return ((self.minimum is None or value >= self.minimum) and (self.maximum is None or value <= self.maximum)
+                and (self.exclusive_minimum is None or value > self.exclusive_minimum))
+
+
+BOUNDS = {
+    "hint_threshold": Bounds(minimum=0, maximum=100),
+    "warmup": Bounds(minimum=0),
+    "iterations": Bounds(minimum=1),
+    "timeout_seconds": Bounds(exclusive_minimum=0),
+    "capture_skip": Bounds(minimum=0),
+    "capture_calls": Bounds(minimum=1),
+}
 CHECKS: dict[str, Callable[[Any], bool]] = {
-    "hint_threshold": lambda v: 0 <= v <= 100,
     "backend": lambda v: v in registry.NAMES,
-    "warmup": lambda v: v >= 0,
-    "iterations": lambda v: v >= 1,
-    "timeout_seconds": lambda v: v > 0,
-    "capture_skip": lambda v: v >= 0,
-    "capture_calls": lambda v: v >= 1,
+    **{name: bounds.admits for name, bounds in BOUNDS.items()},
 }
 
 
