@@ -134,7 +134,7 @@ def test_commands_come_from_the_names_module_and_the_backend_registry(served: tu
     _, _, result = served
     ours = [names.PROFILE_COMMAND, names.COMPARE_COMMAND, names.CANCEL_COMMAND, names.SHOW_RUN_COMMAND,
             names.CLEAR_COMMAND, names.FUNCTIONS_COMMAND, names.DIFF_COMMAND, names.DOCTOR_COMMAND,
-            names.MERGE_COMMAND]
+            names.MERGE_COMMAND, names.RANK_PART_COMMAND]
     backends = [cmd.lsp_command for _, cmd in registry.commands()]
     assert backends  # Neuron's Explorer opener, at least
     assert sorted(result["capabilities"]["executeCommandProvider"]["commands"]) == sorted(ours + backends)
@@ -238,7 +238,8 @@ def loaded(code: str, prefixes: tuple[str, ...]) -> list[str]:
 
 
 def test_the_engine_and_the_server_load_neither_torch_nor_rich() -> None:
-    assert loaded("import oplens.engine, oplens.lsp.server, oplens.lsp.websocket", ("torch", "rich")) == []
+    modules = "oplens.engine.profile, oplens.engine.program, oplens.lsp.server, oplens.lsp.websocket"
+    assert loaded(f"import {modules}", ("torch", "rich")) == []
 
 
 def test_serve_dispatch_loads_no_lsp_stack_before_the_mode_is_known() -> None:

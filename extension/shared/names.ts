@@ -24,6 +24,7 @@ export const FUNCTIONS_COMMAND = 'oplens.functions';
 export const DIFF_COMMAND = 'oplens.diff';
 export const DOCTOR_COMMAND = 'oplens.doctor';
 export const MERGE_COMMAND = 'oplens.merge';
+export const RANK_PART_COMMAND = 'oplens.rankPart';
 
 // server → client notifications
 export const RESULT_NOTIFICATION = 'oplens/result';
@@ -61,6 +62,7 @@ export const SERVER_COMMANDS: readonly string[] = [
   DIFF_COMMAND,
   DOCTOR_COMMAND,
   MERGE_COMMAND,
+  RANK_PART_COMMAND,
   ...BACKEND_COMMANDS.map((c) => c.lspCommand),
 ];
 

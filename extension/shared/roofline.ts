@@ -3,7 +3,8 @@
  * its per-line columns). Pure, so it is unit-tested; the page only turns it into SVG.
  *
  * The chart is log-log: x the line's arithmetic intensity (FLOP per byte, `LineStat.intensity`), y
- * the FLOP/s it achieved (its FLOPs in one call over its self time per call). The ceilings are
+ * the FLOP/s it achieved (`LineStat.flop_per_s`, the server's: its FLOPs in one call over its time
+ * per call; a line without it is not placed). The ceilings are
  * `Run.device`'s: the memory slope `bytes_per_s · I` up to the highest compute ceiling, and a flat
  * ceiling per dtype from its ridge point on. One dot per line with counted work, coloured by its
  * bound (server/oplens/analysis/roofline.py) and sized by its share of the time. Coordinates are in
@@ -48,7 +49,10 @@ export function fmtBandwidth(bytesPerS: number): string {
   return `${(bytesPerS / 1e9).toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 })} GB/s`;
 }
 
-/** `12.3` → `12 %`, `0.42` → `0.4 %`: a roofline share, as the hover writes it. */
+/**
+ * `12.3` → `12 %`, `0.42` → `0.4 %`: a roofline share, as the server writes it (`format.fmt_roofline_pct`,
+ * checked against it through format.expected.json).
+ */
 export function fmtRooflinePct(pct: number): string {
   return pct >= 10 ? `${pct.toFixed(0)} %` : `${pct.toFixed(1)} %`;
 }
@@ -189,12 +193,12 @@ export function roofline(run: RooflineInput, source: Record<number, string> = {}
   const useDevice = run.totals.self_device_us > 0;
   const time = (l: LineStat): number => (useDevice ? l.self_device_us : l.self_cpu_us);
   const share = (l: LineStat): number => (useDevice ? l.pct_device : l.pct_cpu) / 100;
-  const placed = withWork.filter((l) => l.intensity !== null && l.intensity > 0 && time(l) > 0);
+  const placed = withWork.filter((l) => l.intensity !== null && l.intensity > 0 && l.flop_per_s !== null && l.flop_per_s > 0);
   if (placed.length === 0) {
-    return { note: 'No roofline chart: no line with counted FLOPs also moved counted bytes in measurable time.' };
+    return { note: 'No roofline chart: no line with counted FLOPs also moved counted bytes in measurable time (or the run predates its lines’ achieved FLOP/s: `oplens analyze` it, or profile again).' };
   }
   const bw = d.bytes_per_s;
-  const achieved = (l: LineStat): number => (l.flops as number) / (time(l) * 1e-6);
+  const achieved = (l: LineStat): number => l.flop_per_s as number;
   // One compute ceiling per distinct peak: dtypes within 5 % of each other share one line and label.
   const groups: { peak: number; dtypes: string[] }[] = [];
   for (const [dtype, peak] of [...peaks].sort((a, b) => b[1] - a[1])) {

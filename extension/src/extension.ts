@@ -2,7 +2,7 @@
  * OpLens for VS Code: wiring only. Each concern lives in its own module: settings (config.ts),
  * interpreter choice (python.ts), the server's life (server.ts), what the server knows of each
  * document (documents.ts), profiling (profiling.ts; in a program: programPicker.ts, programLens.ts), comparison (compare.ts), heat
- * (heatDecorations.ts), a distributed run's hints and hovers (rankAnnotations.ts), the results panel (resultsPanel.ts), the trace viewer (traceViewer.ts),
+ * (heatDecorations.ts), the results panel (resultsPanel.ts), the trace viewer (traceViewer.ts),
  * Neuron Explorer (explorer.ts), the status bar (statusBar.ts), Check Setup (checkSetup.ts), merging the runs of
  * several hosts (mergeRuns.ts).
  */
@@ -24,7 +24,6 @@ import { RunMerger } from './mergeRuns';
 import { Notifier } from './notify';
 import { Profiler } from './profiling';
 import { ProgramLenses } from './programLens';
-import { RankAnnotations } from './rankAnnotations';
 import { ProgramPicker } from './programPicker';
 import { InterpreterChooser } from './python';
 import { ResultsPanel } from './resultsPanel';
@@ -45,7 +44,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // late-bound: the server's lens commands, results and documents reach parts built after it
   let profiler: Profiler | undefined;
   let documents: Documents | undefined;
-  let ranks: RankAnnotations | undefined;
   server = new OpLensServer(context, log, settings, interpreters, notifier, {
     onResult: (params) => {
       try {
@@ -58,13 +56,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     onDocument: (params) => documents?.onNotification(params),
     profileFromLens: (arg) => profiler?.profileFromLens(arg) ?? Promise.resolve(undefined),
     showRunFromLens: (arg) => profiler?.showRunFromLens(arg) ?? Promise.resolve(undefined),
-    hints: (document, hints) => ranks?.hints(document, hints) ?? hints,
-    hover: (document, position, hover) => ranks?.hover(document, position, hover) ?? hover,
   });
   const srv = server;
   const docs = new Documents(srv, store, log);
   documents = docs;
-  ranks = new RankAnnotations(store, docs, (changed) => srv.refreshInlayHints(changed));
   const panel = new ResultsPanel(context.extensionUri, store, docs, srv, log);
   const programs = new ProgramPicker(new ProgramMemory(context.workspaceState), log);
   profiler = new Profiler(srv, store, docs, memory, notifier, settings, panel, programs);
@@ -134,7 +129,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     interpreters,
     srv,
     docs,
-    ranks,
     panel,
     traces,
     new HeatDecorations(store, docs, settings),

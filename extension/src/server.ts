@@ -6,9 +6,9 @@
  * Lenses, inlay hints, hovers, diagnostics and progress are vscode-languageclient's standard
  * features. Two of the server's commands are routed back into the extension (see `middleware`):
  * a click on the "▶ Profile" lens goes through the extension's profile flow (argument prompt and
- * memory), and a click on the totals lens opens the results panel. The hints and hovers of a
- * distributed run's lines pass through the hooks too (rankAnnotations.ts: the median across ranks,
- * the per-rank rows). The server's two notifications
+ * memory), and a click on the totals lens opens the results panel. Hints and hovers are drawn as
+ * the server writes them (a distributed run's too: the median across ranks, a row per rank, from
+ * the server's lsp/views.py, as every LSP client gets them). The server's two notifications
  * (`oplens/result`, `oplens/document`) go to the hooks. A server that announces another OpLens
  * protocol in `serverInfo` (core/protocol.ts) is stopped with a message saying what to install.
  */
@@ -22,7 +22,6 @@ import {
   CloseAction,
   ErrorAction,
   ExecuteCommandRequest,
-  InlayHintRequest,
   LanguageClient,
   RevealOutputChannelOn,
   type LanguageClientOptions,
@@ -48,10 +47,6 @@ export interface ServerHooks {
   onDocument(params: unknown): void;
   profileFromLens(arg: unknown): Promise<unknown>;
   showRunFromLens(arg: unknown): Promise<unknown>;
-  /** The server's inlay hints of `document`, as shown (a distributed run's lines rewritten). */
-  hints(document: vscode.TextDocument, hints: vscode.InlayHint[]): vscode.InlayHint[];
-  /** The server's hover at `position`, as shown (a distributed run's line gets its ranks). */
-  hover(document: vscode.TextDocument, position: vscode.Position, hover: vscode.Hover): vscode.Hover;
 }
 
 export type Connection = { kind: 'stdio'; interpreter: Interpreter; cwd: string } | { kind: 'websocket'; url: string };
@@ -250,14 +245,6 @@ export class OpLensServer implements vscode.Disposable {
             return this.hooks.showRunFromLens(args[0]);
           }
           return next(command, args);
-        },
-        provideInlayHints: async (document, range, token, next) => {
-          const hints = await next(document, range, token);
-          return hints ? this.hooks.hints(document, hints) : hints;
-        },
-        provideHover: async (document, position, token, next) => {
-          const hover = await next(document, position, token);
-          return hover ? this.hooks.hover(document, position, hover) : hover;
         },
       },
     };
@@ -510,23 +497,6 @@ export class OpLensServer implements vscode.Disposable {
   async execute(command: string, arg: unknown, token?: vscode.CancellationToken): Promise<unknown> {
     const client = await this.ready();
     return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] }, token);
-  }
-
-  /** Ask VS Code for the inlay hints of `documents` again (what the extension adds to them changed). */
-  refreshInlayHints(documents: readonly vscode.TextDocument[]): void {
-    const client = this.client;
-    if (!client?.isRunning()) {
-      return;
-    }
-    const feature = client.getFeature(InlayHintRequest.method);
-    const fired = new Set<unknown>();
-    for (const doc of documents) {
-      const provider = feature?.getProvider(doc);
-      if (provider && !fired.has(provider.onDidChangeInlayHints)) {
-        fired.add(provider.onDidChangeInlayHints);
-        provider.onDidChangeInlayHints.fire();
-      }
-    }
   }
 
   describeConnection(): string {

@@ -1,41 +1,43 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { RANK_PART_COMMAND } from '../shared/names';
 import { rankLabel } from '../shared/ranks';
 import type { RankInfo } from '../shared/run';
-import { parseRun } from '../src/core/parseRun';
-import { rankPartPath, standalonePart } from '../src/core/rankPart';
+import { parseResultNotification, parseRun } from '../src/core/parseRun';
+import { describeRankPartError, rankPartRequest } from '../src/core/rankPart';
 import { jsonFixture } from './fixtures';
 
 const merged = parseRun(jsonFixture('rmsnorm_naive.ranks.result.json'));
 
+// The server reads a rank's own run on its host and answers it (tests/test_lsp_ranks.py); here what
+// the extension asks and what it says of the server's refusals.
 describe('a rank’s own run (its part)', () => {
-  it('is at <run_dir>/<part>/result.json', () => {
-    const where = rankPartPath(merged, 1);
-    assert.ok(!('problem' in where));
-    assert.equal(where.info.rank, 1);
-    assert.equal(where.dir, '/runs/20261201-110000-rmsnorm_naive-cccccc/ranks/1');
-    assert.equal(where.file, '/runs/20261201-110000-rmsnorm_naive-cccccc/ranks/1/result.json');
+  it('is asked of the server by run id and rank', () => {
+    assert.deepEqual(rankPartRequest(merged.run_id, 1), { run_id: '20261201-110000-rmsnorm_naive-cccccc', rank: 1 });
   });
 
-  it('says why a rank has none', () => {
-    const failed: RankInfo = { rank: 3, local_rank: 3, world_size: 4, host: 'h', device: 'cpu', part: '', pid: 0, failed: 'killed by SIGKILL' };
-    const run = { ...merged, ranks: [...merged.ranks, failed] };
-    assert.deepEqual(rankPartPath(run, 3), { problem: 'rank 3 has no part: killed by SIGKILL' });
-    assert.deepEqual(rankPartPath(run, 7), { problem: 'run 20261201-110000-rmsnorm_naive-cccccc has no rank 7 (its ranks: 0, 1, 2, 3)' });
-    assert.deepEqual(rankPartPath({ ...merged, ranks: [] }, 0), { problem: 'run 20261201-110000-rmsnorm_naive-cccccc is not a distributed run' });
-    assert.match((rankPartPath({ ...merged, run_dir: '' }, 0) as { problem: string }).problem, /no run_dir/);
+  it('comes back as {uri, run}, read as any run', () => {
+    const part = { ...merged, run_id: `${merged.run_id}/ranks/1`, run_dir: `${merged.run_dir}/ranks/1`, ranks: [merged.ranks[1]] };
+    const { uri, run } = parseResultNotification({ uri: 'file:///tmp/oplens-sample/rmsnorm.py', run: part });
+    assert.equal(uri, 'file:///tmp/oplens-sample/rmsnorm.py');
+    assert.equal(run.run_id, '20261201-110000-rmsnorm_naive-cccccc/ranks/1');
+    assert.deepEqual(
+      run.ranks.map((r) => r.rank),
+      [1],
+    );
   });
 
-  it('stands on its own once read: its run_dir is its directory, its id kept (or made)', () => {
-    const where = rankPartPath(merged, 1);
-    assert.ok(!('problem' in where));
-    // a part as the server writes it: its own id, no run_dir, paths relative to its directory
-    const part = { ...merged, run_id: `${merged.run_id}/ranks/1`, run_dir: '', ranks: [where.info] };
-    const shown = standalonePart(part, merged, where.info, where.dir);
-    assert.equal(shown.run_dir, where.dir);
-    assert.equal(shown.run_id, '20261201-110000-rmsnorm_naive-cccccc/ranks/1');
-    assert.equal(standalonePart({ ...part, run_id: '' }, merged, where.info, where.dir).run_id, `${merged.run_id}/ranks/1`);
-    assert.equal(standalonePart({ ...part, run_id: merged.run_id }, merged, where.info, where.dir).run_id, `${merged.run_id}/ranks/1`);
+  it('says why the server has none: its message and detail', () => {
+    const data = { kind: 'bad_input', message: 'run r has no rank 7', detail: 'its ranks: 0, 1, 2', location: {} };
+    assert.equal(describeRankPartError({ code: -32803, message: 'run r has no rank 7', data }), 'run r has no rank 7 (its ranks: 0, 1, 2)');
+    const failed = { kind: 'bad_input', message: 'rank 3 has no part: killed by SIGKILL', detail: '', location: {} };
+    assert.equal(describeRankPartError({ code: -32803, message: failed.message, data: failed }), 'rank 3 has no part: killed by SIGKILL');
+    assert.equal(describeRankPartError({ code: -32602, message: 'no run \'x\'' }), 'no run \'x\'');
+  });
+
+  it('says so when the server is older than the command', () => {
+    const said = describeRankPartError({ code: -32602, message: `Invalid Params: Command name '${RANK_PART_COMMAND}' is not defined` });
+    assert.match(said, /server is older than this extension/);
   });
 
   it('reads in the selector as rank, host and device', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseRun } from '../src/core/parseRun';
-import { boundCell, boundPhrase, fmtBytes, fmtFlops, memoryCell, memoryTitle, roofline, type RooflineChart } from '../shared/roofline';
+import { boundCell, boundPhrase, fmtBytes, fmtFlops, fmtRooflinePct, memoryCell, memoryTitle, roofline, type RooflineChart } from '../shared/roofline';
 import type { DeviceRoof, LineStat, Run } from '../shared/run';
 import { jsonFixture } from './fixtures';
 
@@ -15,7 +15,7 @@ const DEVICE: DeviceRoof = {
   source: 'measured',
   measured_at: '2026-12-01T14:18:29.922+00:00',
 };
-const WORK: Record<number, Partial<LineStat>> = {
+const MEASURED: Record<number, Partial<LineStat>> = {
   25: { self_device_us: 16980.2, pct_device: 30.4, flops: 4194304, bytes: 50331648, intensity: 0.0833, bound: 'memory', roofline_pct: 12.32, floor_us: 2092.3, headroom_us: 14887.9, alloc_bytes: 16777216, peak_bytes: 16777216 },
   26: { self_device_us: 7232.4, pct_device: 12.6, flops: 4194304, bytes: 16777216, intensity: 0.25, bound: 'memory', roofline_pct: 9.64, floor_us: 697.4, headroom_us: 6535.0, alloc_bytes: 16396, freed_bytes: 12, peak_bytes: 16793612 },
   27: { self_device_us: 30.0, pct_device: 0.05, flops: 4096, bytes: 32776, intensity: 0.125, bound: 'memory', roofline_pct: 4.54, floor_us: 1.36, headroom_us: 28.6, alloc_bytes: 16396, peak_bytes: 16809996 },
@@ -23,6 +23,11 @@ const WORK: Record<number, Partial<LineStat>> = {
   29: { self_device_us: 16582.8, pct_device: 26.7, flops: 4194304, bytes: 33570816, intensity: 0.125, bound: 'memory', roofline_pct: 8.42, floor_us: 1395.5, headroom_us: 15187.3, alloc_bytes: 16777216, peak_bytes: 33603584 },
   30: { self_device_us: 18655.4, pct_device: 30.2, flops: 4194304, bytes: 33558528, intensity: 0.125, bound: 'memory', roofline_pct: 7.48, floor_us: 1395.0, headroom_us: 17260.4, alloc_bytes: 16777216, peak_bytes: 50380800 },
 };
+
+// each line's achieved FLOP/s as the server records it (analysis/roofline.py: its FLOPs over its time per call)
+const WORK: Record<number, Partial<LineStat>> = Object.fromEntries(
+  Object.entries(MEASURED).map(([n, w]) => [n, { ...w, flop_per_s: (w.flops ?? 0) / ((w.self_device_us ?? 0) * 1e-6) }]),
+);
 
 function withWork(device: DeviceRoof | null = DEVICE, work = WORK): Run {
   return {
@@ -63,7 +68,7 @@ describe('the roofline chart', () => {
     const d25 = c.dots.find((d) => d.line === 25);
     const d26 = c.dots.find((d) => d.line === 26);
     assert.ok(d25 && d26);
-    assert.ok(Math.abs(d25.flopsPerS - 4194304 / 0.0169802) < 1e3); // FLOPs in one call / self time per call
+    assert.equal(d25.flopsPerS, WORK[25]?.flop_per_s); // the record's: FLOPs in one call / self time per call
     // on a log axis the distance between two dots is the log of their ratio, on the ticks' scale
     const decade = (c.xTicks[1]?.at ?? 0) - (c.xTicks[0]?.at ?? 0);
     assert.ok(Math.abs(d26.cx - d25.cx - decade * log(0.25 / 0.0833)) < 0.5);
@@ -104,7 +109,8 @@ describe('the roofline chart', () => {
     const intensity = 0.5;
     const time = 100; // µs
     const flops = DEVICE.bytes_per_s * intensity * time * 1e-6; // exactly bytes_per_s · I
-    const c = chartOf(withWork(DEVICE, { 25: { self_device_us: time, flops, bytes: flops / intensity, intensity, bound: 'memory', roofline_pct: 100 } }));
+    const at = { self_device_us: time, flops, bytes: flops / intensity, intensity, bound: 'memory', roofline_pct: 100, flop_per_s: DEVICE.bytes_per_s * intensity };
+    const c = chartOf(withWork(DEVICE, { 25: at }));
     const slope = c.ceilings.find((l) => l.kind === 'memory');
     const dot = c.dots.find((d) => d.line === 25);
     assert.ok(slope && dot);
@@ -118,6 +124,17 @@ describe('the roofline chart', () => {
     assert.ok(c.yTicks.some((t) => t.label === '1G') && c.yTicks.some((t) => t.label === '100M'));
     assert.match(c.ceilings.find((l) => l.kind === 'memory')?.label ?? '', /· spec$/);
     assert.equal(c.source, 'the vendor’s figures for H100 SXM');
+  });
+
+  it('places a dot at the FLOP/s the record carries, and leaves out a line without it', () => {
+    const base25 = chartOf(withWork()).dots.find((d) => d.line === 25);
+    const faster = chartOf(withWork(DEVICE, { ...WORK, 25: { ...WORK[25], flop_per_s: 10 * (WORK[25]?.flop_per_s ?? 0) } }));
+    const d = faster.dots.find((x) => x.line === 25);
+    assert.ok(base25 && d && d.cy < base25.cy && d.flopsPerS === 10 * (WORK[25]?.flop_per_s ?? 0));
+    assert.match(d.title, /→ 2\.47 GFLOP\/s/);
+    const none = chartOf(withWork(DEVICE, { ...WORK, 26: { ...WORK[26], flop_per_s: null } }));
+    assert.equal(none.dots.length, 5);
+    assert.equal(none.unplaced, 1);
   });
 
   it('leaves out a line with FLOPs but no bytes, and counts it', () => {
@@ -139,6 +156,14 @@ describe('the lines’ memory and bound cells', () => {
     assert.equal(fmtFlops(4096), '4.10 kFLOP');
     assert.equal(fmtFlops(12), '12 FLOP');
     assert.equal(fmtFlops(6.147e10, true), '61.47 GFLOP/s');
+  });
+
+  it('write the roofline % as the server does (format.fmt_roofline_pct, through format.expected.json)', () => {
+    const expected = jsonFixture<{ fmt_roofline_pct: Record<string, string> }>('format.expected.json').fmt_roofline_pct;
+    assert.ok(Object.keys(expected).length > 0);
+    for (const [input, want] of Object.entries(expected)) {
+      assert.equal(fmtRooflinePct(Number(input)), want, `${input} %`);
+    }
   });
 
   it('bound and memory, or nothing where the run has none', () => {

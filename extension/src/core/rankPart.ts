@@ -1,44 +1,28 @@
 /**
- * One rank of a distributed run, for the results page's rank selector. Each rank's own full run
- * (its part) is stored beside the merged one, at `<run_dir>/<part>/result.json` (`part` is
- * `ranks/<R>`), on the server's host; the panel reads it as it reads a run's other files (the run
- * directory through the path mappings) and shows it as a run of its own. Nothing here knows VS Code.
+ * One rank of a distributed run, for the results page's rank selector. The server reads the rank's
+ * own run (its part) on its host (`oplens.rankPart {run_id, rank}`, `engine.merge.rank_part`, as
+ * `oplens run --rank R` does) and answers it as a run of its own; here only what is asked and what
+ * a failure says. Nothing here knows VS Code.
  */
 
-import type { RankInfo, Run } from '../../shared/run';
-import { resolveArtifact } from './pathMap';
+import { RANK_PART_COMMAND } from '../../shared/names';
+import { engineError, type RpcError } from './problems';
 
-export const RESULT_FILE = 'result.json';
-
-/** Where rank `rank`'s part of `run` is on the server's host, or why it has none. */
-export function rankPartPath(run: Pick<Run, 'run_id' | 'run_dir' | 'ranks'>, rank: number): { info: RankInfo; dir: string; file: string } | { problem: string } {
-  const info = run.ranks.find((r) => r.rank === rank);
-  if (!info) {
-    const have = run.ranks.map((r) => r.rank).join(', ');
-    return { problem: have ? `run ${run.run_id} has no rank ${rank} (its ranks: ${have})` : `run ${run.run_id} is not a distributed run` };
-  }
-  if (info.failed) {
-    return { problem: `rank ${rank} has no part: ${info.failed}` };
-  }
-  if (!info.part) {
-    return { problem: `rank ${rank} has no part in run ${run.run_id}` };
-  }
-  if (!run.run_dir) {
-    return { problem: `run ${run.run_id} does not say where it is stored (no run_dir)` };
-  }
-  const dir = resolveArtifact(run.run_dir, info.part);
-  return { info, dir, file: resolveArtifact(dir, RESULT_FILE) };
+/** `oplens.rankPart`'s argument: rank `rank` of the distributed run `runId`. */
+export function rankPartRequest(runId: string, rank: number): { run_id: string; rank: number } {
+  return { run_id: runId, rank };
 }
 
 /**
- * A part as read, made a run that stands on its own: its paths are relative to its own directory
- * (a part's `run_dir` is empty), so `run_dir` becomes that directory (as the server's
- * `engine.merge.rank_part` does); its id is kept (`<run_id>/ranks/<R>`), or made so where it has none.
+ * Why rank `rank`'s own run cannot be shown, from the server's error: its message and detail
+ * (`run … has no rank 7 (its ranks: 0, 1, 2)`, `rank 3 has no part: killed by SIGKILL`), or, from
+ * a server older than `oplens.rankPart`, that the server must be updated.
  */
-export function standalonePart(part: Run, merged: Pick<Run, 'run_id'>, info: RankInfo, dir: string): Run {
-  return {
-    ...part,
-    run_dir: dir,
-    run_id: part.run_id && part.run_id !== merged.run_id ? part.run_id : `${merged.run_id}/${info.part}`,
-  };
+export function describeRankPartError(e: RpcError): string {
+  if (/is not defined/.test(e.message) && e.message.includes(RANK_PART_COMMAND)) {
+    // pygls's answer to a command it does not have: "Command name '<command>' is not defined"
+    return 'the server is older than this extension (it cannot read a rank’s own run); install the same oplens where the server runs';
+  }
+  const err = engineError(e.data);
+  return err ? `${err.message}${err.detail ? ` (${err.detail})` : ''}` : e.message;
 }

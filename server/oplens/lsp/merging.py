@@ -4,20 +4,29 @@ on the host the server runs on (a shared file system, or copied there).
 
 The merged run is stored under the server's runs root and treated as a finished profile's run:
 added to the shared results, `oplens/result` to the client that asked, every client redrawn.
+
+`oplens.rankPart`: one rank's own run within a distributed run (its part, `<run_dir>/ranks/<R>/`),
+read on the server's host as `--rank R` reads it (`engine.merge.rank_part`), for a client that shows
+one rank. It answers the part and announces nothing: the function's run is still the merged one.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
+from oplens.engine import runs
+from oplens.engine.merge import rank_part as read_rank_part
 from oplens.lsp import arguments, profiling, results
 from oplens.lsp.client import ClientState
+from oplens.lsp.convert import wire
 from oplens.records.errors import OpLensError, bad_input
-from oplens.records.names import MERGE_COMMAND
+from oplens.records.names import MERGE_COMMAND, RANK_PART_COMMAND
 
 
 async def merge(client: ClientState, arg: Any) -> dict[str, Any]:
@@ -42,3 +51,37 @@ def host_dir(client: ClientState, d: str) -> Path:
     if not d.strip():
         raise JsonRpcInvalidParams(f"{MERGE_COMMAND} takes one object {arguments.MERGE_SHAPE}: a directory is empty")
     return Path(client.paths.to_host(d)) if d.startswith("/") else client.shared.workspace / d
+
+
+@dataclass
+class RankPartArgs:
+    rank: int  # (first: mypy takes `wire(...)` below for a default)
+    run_id: str = wire("run_id")  # the distributed (merged) run
+
+
+RANK_PART_SHAPE = "{run_id, rank}"
+
+
+def rank_part(client: ClientState, arg: Any) -> dict[str, Any]:
+    """`oplens.rankPart {run_id, rank}`: `{uri, run}`, `run` rank `rank`'s own run (a run of its own:
+    its `run_dir` its directory on the host, its id `<run_id>/ranks/<R>`). Sent as no notification."""
+    a = arguments.parse(RANK_PART_COMMAND, arg, RankPartArgs, RANK_PART_SHAPE)
+    merged = client.shared.results.by_id(a.run_id)
+    if merged is None:
+        raise JsonRpcInvalidParams(f"no run {a.run_id!r}; give {{run_id}} of a run in the runs directory")
+    here = client.shared.results.root / merged.run_id
+    if "/" not in merged.run_id and (here / runs.RESULT).is_file():  # where it is now (the runs root may have moved)
+        merged = copy.copy(merged)
+        merged.run_dir = str(here)
+    info = next((i for i in merged.ranks if i.rank == a.rank), None)
+    try:
+        if info is not None and info.failed:
+            raise bad_input(f"rank {a.rank} has no part: {info.failed}", "its own run was not stored")
+        if info is not None and not info.part:
+            raise bad_input(f"rank {a.rank} has no part in run {merged.run_id}")
+        part = read_rank_part(merged, a.rank)  # no such rank: its message lists the ranks
+    except OpLensError as e:
+        raise client.request_error(e) from None
+    if not part.run_id or part.run_id == merged.run_id:
+        part.run_id = f"{merged.run_id}/{info.part if info is not None else f'ranks/{a.rank}'}"
+    return {"uri": client.uri(part.target.file), "run": part.to_dict()}

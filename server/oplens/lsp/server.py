@@ -9,7 +9,8 @@ handler here is one line: params → the module of its concern → LSP (through 
     results           `oplens.showRun`, `oplens.clear`, redrawing every client after a run or a clear
     backend_commands  each backend's commands from the registry (Neuron: `oplens.openExplorer`)
     doctor            `oplens.doctor`: `oplens doctor` on the server's host, for "Check Setup"
-    merging           `oplens.merge`: `oplens merge` on the server's host, the merged run as a profile's
+    merging           `oplens.merge`: `oplens merge` on the server's host, the merged run as a profile's;
+                      `oplens.rankPart`: one rank's own run within a distributed run
 
 The server announces its protocol in `serverInfo.version`: `<package version>+protocol.<N>`.
 """
@@ -113,6 +114,10 @@ def make_server(
     @ls.command(names.MERGE_COMMAND)
     async def merge(*args: Any) -> dict[str, Any]:
         return await merging.merge(client, only(names.MERGE_COMMAND, args))
+
+    @ls.command(names.RANK_PART_COMMAND)
+    def rank_part(*args: Any) -> dict[str, Any]:
+        return merging.rank_part(client, only(names.RANK_PART_COMMAND, args))
 
     for _, backend_cmd in registry.commands():
 

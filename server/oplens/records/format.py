@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 
 def fmt_us(us: float) -> str:
     """`1164.5` → `1.16 ms`; `125` → `125.0 µs`."""
@@ -49,3 +51,44 @@ def fmt_change(verdict: str, ratio: float | None) -> str:
     if verdict == "slower" and ratio >= 1.5:
         return f"{arrow} {ratio:.1f}×"
     return f"{arrow} {abs(ratio - 1) * 100:.0f} %"
+
+
+def fmt_us_range(lo: float, hi: float) -> str:
+    """A range with its unit once where both ends share it: `9.01–27.04 ms`, `923.5 µs–21.02 ms`."""
+    a, b = fmt_us(lo), fmt_us(hi)
+    if a == b:
+        return a
+    num, _, unit = a.rpartition(" ")
+    return f"{num}–{b}" if num and unit == b.rpartition(" ")[2] else f"{a}–{b}"
+
+
+def fmt_us_span(lo: float, hi: float) -> str:
+    """A range in few characters, for an inlay hint (VS Code cuts a line's hints beyond 43
+    characters by default): both ends in the unit of the larger, to about three digits:
+    `0.8–23.0 ms`, `1.14–3.85 ms`, `75–113 µs`, `9.5–9.8 µs`."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "–"
+    ms = abs(hi) >= 1000
+    scale = 1000.0 if ms else 1.0
+    top = abs(hi) / scale
+    decimals = 0 if top >= 100 else (1 if top >= 10 else 2) if ms else (0 if top >= 10 else 1)
+    a, b = f"{lo / scale:,.{decimals}f}", f"{hi / scale:,.{decimals}f}"
+    return f"{b if a == b else f'{a}–{b}'} {'ms' if ms else 'µs'}"
+
+
+_EIGHTHS = ("", "▏", "▎", "▍", "▌", "▋", "▊", "▉")
+
+
+def text_bar(fraction: float, width: int = 12) -> str:
+    """A bar of `width` characters filled to `fraction` in eighths (`████▍       `); above 0 at least `▏`."""
+    f = max(0.0, min(1.0, fraction)) if math.isfinite(fraction) else 0.0
+    eighths = math.floor(f * width * 8 + 0.5)  # halves up
+    if f > 0 and eighths == 0:
+        eighths = 1
+    bar = "█" * (eighths // 8) + _EIGHTHS[eighths % 8]
+    return bar.ljust(width)
+
+
+def fmt_roofline_pct(pct: float) -> str:
+    """A line's share of the roofline (its floor over its time): `12.3` → `12 %`, `0.42` → `0.4 %`."""
+    return f"{pct:.0f} %" if pct >= 10 else f"{pct:.1f} %"

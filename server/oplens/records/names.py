@@ -19,6 +19,7 @@ FUNCTIONS_COMMAND = "oplens.functions"  # a file's functions and where its runs 
 DIFF_COMMAND = "oplens.diff"  # one function's run against an earlier one, line by line (and its earlier runs)
 DOCTOR_COMMAND = "oplens.doctor"  # `oplens doctor` on the server's host: its report, as `--json -` prints it
 MERGE_COMMAND = "oplens.merge"  # `oplens merge DIR...` on the server's host: the runs of several hosts as one run
+RANK_PART_COMMAND = "oplens.rankPart"  # one rank's own run within a distributed run (`oplens run --rank R`)
 
 # server → client notifications
 RESULT_NOTIFICATION = "oplens/result"  # {uri, run}: the whole result.json of a finished run
