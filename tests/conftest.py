@@ -1,17 +1,64 @@
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from oplens.analysis.attribution import Attribution, RawEvent, attribute
+from oplens.analysis.chrome_trace import read_events
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
 EXAMPLE = ROOT / "examples" / "rmsnorm.py"
+STANDINS = Path(__file__).resolve().parent / "standins"  # the Neuron vendor tools' stand-ins (standins/README.md)
+
+
+def oplens_cli(cwd: Path, *argv: str, timeout: float = 300, **env: str) -> subprocess.CompletedProcess[str]:
+    """`python -m oplens ARGV` in `cwd` as a user runs it from a plain shell: no terminal size, no
+    stand-in or Neuron runtime variables of the caller's, no GPU, unbuffered; `env` added on top."""
+    full = {k: v for k, v in os.environ.items()
+            if k not in ("COLUMNS", "LINES", "FORCE_COLOR") and not k.startswith(("STANDIN_", "NEURON_RT_"))}  # fmt: skip
+    full.update(env, PYTHONUNBUFFERED="1", CUDA_VISIBLE_DEVICES="")
+    return subprocess.run([sys.executable, "-m", "oplens", *argv], cwd=cwd, env=full, capture_output=True, text=True,
+                          timeout=timeout)  # fmt: skip
+
+
+# The stored run of the analysis tests: the extension's fixture, a real CPU profile of examples/rmsnorm.py's
+# `rmsnorm_naive` (extension/test/fixtures/make_fixtures.py says how it was made), its trace recorded with shapes.
+FIXTURES = ROOT / "extension" / "test" / "fixtures"
+STORED_RESULT = FIXTURES / "rmsnorm_naive.cpu.result.json"
+STORED_TRACE = FIXTURES / "rmsnorm_naive.cpu.trace.json"
+
+
+def stored_run() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(STORED_RESULT.read_text())
+    return data
+
+
+def stored_events(shapes: bool = False) -> list[RawEvent]:
+    """The stored trace's events; with `shapes`, each op's input shapes and dtypes as the trace
+    records them (its "Input Dims" and "Input type"), as the worker's shapes call reads them."""
+    events = read_events(STORED_TRACE)
+    if shapes:
+        trace = json.loads(STORED_TRACE.read_text())["traceEvents"]
+        args = {(e["name"], round(float(e["ts"]) * 1000)): e.get("args", {}) for e in trace if e.get("ph") == "X"}
+        for e in events:
+            a = args.get((e.name, e.start_ns), {})
+            e.shapes, e.dtypes = list(a.get("Input Dims", [])), list(a.get("Input type", []))
+    return events
+
+
+def stored_attribution(shapes: bool = False) -> Attribution:
+    run = stored_run()
+    return attribute(stored_events(shapes), run["config"]["iters"], run["target"]["def_line"], "cpu")
 
 
 @pytest.fixture

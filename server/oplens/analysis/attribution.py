@@ -1,9 +1,12 @@
 """Attribute every profiler event's self CPU and self device time to a line of the target.
 
-Input: flat `RawEvent`s (one per Kineto event, read by `engine.events`), in which OpLens's
-own markers (records/names.py) appear as ranges named `oplens.iter:<k>`, `oplens.line:<n>` (a line of the target)
-and `oplens.inner:<function>:<n>` (a line of a same-file helper). Output: per-line and per-op
-records and the totals.
+Input: flat `RawEvent`s (one per Kineto event, read by worker/events.py, or from a stored trace by
+chrome_trace.py), in which OpLens's own markers (records/names.py) appear as ranges named
+`oplens.iter:<k>`, `oplens.line:<n>` (a line of the target) and `oplens.inner:<function>:<n>` (a line
+of a same-file helper). Output: per-line and per-op records and the totals, and each line's ordered
+top-level ops for the insights. `nest` (the events nested per thread, each in its iteration and
+line) is shared with the other views of a profile: each line's work (work.line_work) and memory
+(memory.line_memory).
 
 The rules, the same that `key_averages()` follows, so that the totals agree with it:
 - CPU events nest by time on each thread; an event's self CPU time is its duration minus
@@ -21,14 +24,12 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from oplens.analysis import stats
 from oplens.analysis.collectives import category
-from oplens.analysis.work import LineMemory, LineWork, op_work
 from oplens.records import names
 from oplens.records.run import CompiledRegion, InnerLine, LineStat, OpStat, SourceRef, Totals
 
@@ -85,16 +86,16 @@ _NO_CTX: Ctx = (-1, 0, "", 0, "")
 
 
 @dataclass(slots=True)
-class _Node:
+class Node:
+    """A CPU event nested on its thread: the context it runs in, its parent, its children's time."""
+
     ev: RawEvent
     ctx: Ctx
     is_marker: bool
     top_level: bool  # an op whose parent is a marker or nothing
-    parent: _Node | None = None
+    parent: Node | None = None
     child_ns: int = 0
     children: int = 0
-    counted: bool = False  # line_work: this op's work counted (its own, or an op's around it)
-    counts_below: bool = False  # line_work: an op it calls was counted
 
     def merged_into_parent(self) -> bool:
         """key_averages() folds an op into a same-named parent of which it is the only child
@@ -230,11 +231,15 @@ def attribute(
     return _build(lines, op_acc, op_dev_iter, iters, unattributed, fused, dict(iteration_of_sequence))
 
 
-def _cpu_events(events: list[RawEvent]) -> list[RawEvent]:
-    return [e for e in events if not e.on_device and not e.is_async and e.name not in FILTERED_NAMES]
+def nest(events: list[RawEvent], def_line: int) -> tuple[list[Node], Locator]:
+    """The CPU events of `events` nested per thread (each with its context: iteration, line, ...),
+    by start time within a thread, and a `Locator` of the marked thread: the nesting every view of
+    a profile shares (the attribution here; work.line_work, memory.line_memory)."""
+    cpu = [e for e in events if not e.on_device and not e.is_async and e.name not in FILTERED_NAMES]
+    return _nodes(cpu, def_line)
 
 
-def _nodes(cpu_events: list[RawEvent], def_line: int) -> tuple[list[_Node], _Locator]:
+def _nodes(cpu_events: list[RawEvent], def_line: int) -> tuple[list[Node], Locator]:
     """The CPU events nested per thread, and where each moment of the marked thread was: ops on other
     threads (autograd's) are placed by time in the iteration and line running then."""
     # A runtime event (e.g. cudaLaunchKernel) nests on the thread of the op it serves.
@@ -243,98 +248,21 @@ def _nodes(cpu_events: list[RawEvent], def_line: int) -> tuple[list[_Node], _Loc
     for e in cpu_events:
         thread = thread_of_op.get(e.linked_correlation_id, e.thread) if e.linked_correlation_id else e.thread
         by_thread[thread].append(e)
-    nodes: list[_Node] = []
-    main_thread_nodes: list[_Node] = []
+    nodes: list[Node] = []
+    main_thread_nodes: list[Node] = []
     for thread_events in by_thread.values():
         thread_nodes = _nest(thread_events)
         nodes.extend(thread_nodes)
         if any(n.is_marker and n.ctx[0] >= 0 for n in thread_nodes):
             main_thread_nodes = thread_nodes
-    return nodes, _Locator(main_thread_nodes, def_line)
+    return nodes, Locator(main_thread_nodes, def_line)
 
 
-def line_work(events: list[RawEvent], def_line: int, graphs: Mapping[str, LineWork] | None = None) -> dict[int, LineWork]:
-    """Each line's work in the first iteration of a profile recorded with input shapes: an op is
-    counted where it has a rule and no op around it was counted (a composite op's work is that of
-    the ops it calls); an op with no rule is unknown where nothing it calls was counted. A
-    torch.compile region whose graph's work is in `graphs` counts as that (work.graph_work)."""
-    nodes, locate = _nodes(_cpu_events(events), def_line)
-    found: dict[int, LineWork] = {}
-    unknown: list[_Node] = []
-    for node in nodes:  # by start time within a thread: an op's parents come first
-        if node.is_marker:
-            continue
-        if node.ctx[0] < 0:
-            node.ctx = locate(node.ev.start_ns)
-        if node.ctx[0] != 0:
-            continue
-        if node.parent is not None and node.parent.counted:
-            node.counted = True  # inside an op whose work was counted
-            continue
-        counted = (graphs or {}).get(node.ev.name)
-        if counted is None:
-            w = op_work(node.ev.name, *node.ev.inputs())
-            if not w.computes:
-                if not w.known:
-                    unknown.append(node)
-                continue
-            counted = LineWork(flops=w.flops, bytes=w.bytes, dtype=w.dtype, top_flops=w.flops)
-        node.counted = True
-        p = node.parent
-        while p is not None and not p.counts_below:
-            p.counts_below = True
-            p = p.parent
-        found.setdefault(node.ctx[1] or def_line, LineWork()).add(counted)
-    for node in unknown:
-        if not node.counts_below:
-            found.setdefault(node.ctx[1] or def_line, LineWork()).unknown.add(node.ev.name)
-    return found
-
-
-MEMORY = "[memory]"
-
-
-def line_memory(events: list[RawEvent], def_line: int) -> tuple[dict[int, LineMemory], int, str]:
-    """Each line's allocations in the first iteration of a profile recorded with `profile_memory`:
-    bytes allocated and freed by its ops, and the peak of the memory allocated since the call began
-    while it ran; with the call's peak and which allocator ("device" where the device's reported
-    any, else "host"). A block allocated and freed within the call (paired by its address) is a
-    temporary: each line keeps its largest and the line that freed it."""
-    memory = [e for e in events if e.name == MEMORY]
-    device = any(e.device_memory for e in memory)
-    memory = sorted((e for e in memory if e.device_memory == device), key=lambda e: e.start_ns)
-    _, locate = _nodes(_cpu_events(events), def_line)
-    found: dict[int, LineMemory] = {}
-    live: dict[int, tuple[int, int]] = {}  # address → (line, bytes) of a block allocated in the call
-    level = peak = 0
-    for e in memory:
-        it, line, *_ = locate(e.start_ns)
-        if it != 0:
-            continue
-        line = line or def_line
-        acc = found.setdefault(line, LineMemory())
-        level += e.nbytes
-        if e.nbytes > 0:
-            acc.alloc += e.nbytes
-            if e.addr:
-                live[e.addr] = (line, e.nbytes)
-        else:
-            acc.freed -= e.nbytes
-            born = live.pop(e.addr, None) if e.addr else None
-            if born is not None and born[1] == -e.nbytes:
-                owner = found[born[0]]
-                if born[1] > owner.temp_bytes:
-                    owner.temp_bytes, owner.temp_freed_line = born[1], line
-        acc.peak = max(acc.peak, level)
-        peak = max(peak, level)
-    return found, peak, "device" if device else "host"
-
-
-def _nest(events: list[RawEvent]) -> list[_Node]:
+def _nest(events: list[RawEvent]) -> list[Node]:
     """Nest one thread's events by time (as FunctionEvent.populate_cpu_children does)."""
     events.sort(key=lambda e: (e.start_ns, -e.end_ns))
-    stack: list[_Node] = []
-    out: list[_Node] = []
+    stack: list[Node] = []
+    out: list[Node] = []
     for e in events:
         while stack and (e.start_ns >= stack[-1].ev.end_ns or e.end_ns > stack[-1].ev.end_ns):
             stack.pop()
@@ -346,7 +274,7 @@ def _nest(events: list[RawEvent]) -> list[_Node]:
             ctx = _marker_ctx(name, ctx)
         elif name.startswith(COMPILED_REGION) and not ctx[4]:
             ctx = (ctx[0], ctx[1], ctx[2], ctx[3], name)
-        node = _Node(e, ctx, is_marker, top_level=not is_marker and (parent is None or parent.is_marker), parent=parent)
+        node = Node(e, ctx, is_marker, top_level=not is_marker and (parent is None or parent.is_marker), parent=parent)
         if parent is not None:
             parent.child_ns += e.end_ns - e.start_ns
             parent.children += 1
@@ -366,10 +294,10 @@ def _marker_ctx(name: str, ctx: Ctx) -> Ctx:
     return ctx
 
 
-class _Locator:
+class Locator:
     """The context running on the profiled thread at a given time (for ops on other threads)."""
 
-    def __init__(self, main_nodes: list[_Node], def_line: int) -> None:
+    def __init__(self, main_nodes: list[Node], def_line: int) -> None:
         iters = [n for n in main_nodes if n.ev.name.startswith(ITER)]
         lines = [n for n in main_nodes if n.ev.name.startswith(LINE)]
         self._iter_starts = [n.ev.start_ns for n in iters]

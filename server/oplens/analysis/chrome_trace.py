@@ -4,7 +4,9 @@ run can be attributed again without running its function (`oplens analyze`).
 Kineto writes every CPU op, record_function range and OpLens marker as a complete event
 (`"ph": "X"`, `ts`/`dur` in µs with ns decimals); an op's correlation id is its `External id`;
 device activities (kernels, memcpys, …) and runtime calls (cudaLaunchKernel, …) carry the
-`External id` of the op that launched them. Pure Python, no torch.
+`External id` of the op that launched them. Input shapes are not read: the timed calls, whose
+trace this is, record none (a run's work and memory come from its shapes call and stay as stored).
+Pure Python, no torch.
 """
 
 from __future__ import annotations

@@ -1,24 +1,22 @@
 """Insights tied to lines: what the numbers say, in words, with the evidence.
 
 Each rule is a small function of the attribution (per-line stats and the ordered top-level ops
-of each line) that returns `Insight`s. Pure Python, no torch.
+of each line) that returns `Insight`s. Pure Python, no torch. Which op is elementwise or a
+reduction is the op table's (ops.kind), and the size of an intermediate tensor the work rules'
+(work.output_bytes): the same rules as each line's work, so an op or a dtype they do not know has
+no size here either.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
+from oplens.analysis import ops, work
 from oplens.analysis.attribution import Attribution, OpSample
 from oplens.records.format import fmt_bytes, fmt_us
 from oplens.records.run import Insight, LineStat
 
-ELEMENTWISE = frozenset(
-    "mul add sub div neg rsqrt sqrt exp log pow abs sigmoid tanh relu gelu silu clamp where "
-    "maximum minimum reciprocal square addcmul addcdiv erf".split()
-)
-REDUCTIONS = frozenset("mean sum amax amin max min var std norm logsumexp".split())
-FUSABLE = ELEMENTWISE | REDUCTIONS
+FUSABLE = frozenset({"elementwise", "reduction"})  # the kinds of op (ops.kind) a fused kernel merges
 COPIES = frozenset({"aten::to", "aten::_to_copy", "aten::copy_"})
 SYNCS = frozenset({"aten::item", "aten::_local_scalar_dense"})
 HOT_SHARE = 30.0  # % of device time that makes a line the hot spot
@@ -31,7 +29,6 @@ BUILTINS: list[tuple[list[set[str]], str]] = [
     ([{"exp"}, {"sum"}, {"div"}], "torch.softmax"),
     ([{"mul"}, {"sigmoid"}], "torch.nn.functional.silu"),
 ]
-DTYPE_BYTES = {"float": 4, "double": 8, "c10::Half": 2, "c10::BFloat16": 2, "long int": 8, "int": 4}
 
 
 def base_name(op: str) -> str:
@@ -60,19 +57,19 @@ def hot_line(a: Attribution, label: str) -> list[Insight]:
     top = max(a.lines, key=lambda s: s.self_device_us)
     if top.pct_device < HOT_SHARE:
         return []
-    ops = ", ".join(f"{o.name} ×{o.calls:g}" for o in top.ops[:3])
+    top_ops = ", ".join(f"{o.name} ×{o.calls:g}" for o in top.ops[:3])
     return [
         Insight(
             line=top.line,
             kind="hot_line",
             message=f"this line spends {top.pct_device:.1f} % of the function's {label} time",
-            evidence=f"{fmt_us(top.self_device_us)} of {fmt_us(a.totals.self_device_us)} per iteration; ops: {ops}",
+            evidence=f"{fmt_us(top.self_device_us)} of {fmt_us(a.totals.self_device_us)} per iteration; ops: {top_ops}",
         )
     ]
 
 
 def _fusable_line(stat: LineStat, seq: list[OpSample]) -> bool:
-    return bool(seq) and stat.op_calls <= 2 and all(base_name(s.name) in FUSABLE for s in seq)
+    return bool(seq) and stat.op_calls <= 2 and all(ops.kind(s.name) in FUSABLE for s in seq)
 
 
 def fusable_chains(a: Attribution, label: str) -> list[Insight]:
@@ -124,13 +121,8 @@ def _matching_builtin(names: list[str]) -> str:
 
 
 def _nbytes(sample: OpSample) -> int:
-    """Size of an elementwise op's output: its largest input (broadcasting), in bytes."""
-    best = 0
-    for shape, dtype in zip(sample.shapes, sample.dtypes or [""] * len(sample.shapes), strict=False):
-        if not shape:
-            continue
-        best = max(best, math.prod(shape) * DTYPE_BYTES.get(dtype, 4))
-    return best
+    """The size of the tensor an op of the chain makes (work.output_bytes), 0 where it is not known."""
+    return work.output_bytes(sample.name, sample.shapes, sample.dtypes)
 
 
 def compiled_regions(a: Attribution) -> list[Insight]:

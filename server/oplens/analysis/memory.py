@@ -1,20 +1,93 @@
-"""Memory insights (pure): a line that allocates a large temporary, a block the same call frees again.
+"""Each line's memory (pure): what its ops allocate and free in one call, the peak while it ran, and
+the insight of a line that allocates a large temporary, a block the same call frees again.
 
+`line_memory` reads the `[memory]` events of the shapes call (recorded with `profile_memory`),
+placed in their line as the attribution places ops (`attribution.nest`); `assign` puts them in the
+run's records. A block allocated and freed within the call, paired by its address, is a temporary.
 A temporary raises the call's peak memory for nothing it returns: what a fused kernel, an in-place
-op or a chunked loop would not have materialised. `attribution.line_memory` pairs each allocation
-with its free by address; a line keeps its largest (`LineStat.temporary`).
+op or a chunked loop would not have materialised. A line keeps its largest (`LineStat.temporary`);
+`temporary_insights` names the large ones.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
+from oplens.analysis.attribution import RawEvent, nest
 from oplens.records.format import fmt_bytes
-from oplens.records.run import Insight, LineStat, Target, Totals
+from oplens.records.run import Insight, LineStat, Target, Temporary, Totals
 
+MEMORY = "[memory]"  # the profiler's name of an allocation (nbytes > 0) or a free (< 0)
 TEMP_MIN_BYTES = 1 << 20  # a temporary at least this large ...
 TEMP_PEAK_SHARE = 0.25  # ... and this share of the call's peak memory
+
+
+@dataclass
+class LineMemory:
+    """A line's memory in one call: bytes its ops allocated and freed, and the peak while it ran."""
+
+    alloc: int = 0
+    freed: int = 0
+    peak: int = 0
+    temp_bytes: int = 0  # the largest block it allocated that the call freed again
+    temp_freed_line: int = 0  # the line that freed it
+
+
+def line_memory(events: list[RawEvent], def_line: int) -> tuple[dict[int, LineMemory], int, str]:
+    """Each line's allocations in the first iteration of a profile recorded with `profile_memory`:
+    bytes allocated and freed by its ops, and the peak of the memory allocated since the call began
+    while it ran; with the call's peak and which allocator ("device" where the device's reported
+    any, else "host"). A block allocated and freed within the call (paired by its address) is a
+    temporary: each line keeps its largest and the line that freed it."""
+    memory = [e for e in events if e.name == MEMORY]
+    device = any(e.device_memory for e in memory)
+    memory = sorted((e for e in memory if e.device_memory == device), key=lambda e: e.start_ns)
+    _, locate = nest(events, def_line)
+    found: dict[int, LineMemory] = {}
+    live: dict[int, tuple[int, int]] = {}  # address → (line, bytes) of a block allocated in the call
+    level = peak = 0
+    for e in memory:
+        it, line, *_ = locate(e.start_ns)
+        if it != 0:
+            continue
+        line = line or def_line
+        acc = found.setdefault(line, LineMemory())
+        level += e.nbytes
+        if e.nbytes > 0:
+            acc.alloc += e.nbytes
+            if e.addr:
+                live[e.addr] = (line, e.nbytes)
+        else:
+            acc.freed -= e.nbytes
+            born = live.pop(e.addr, None) if e.addr else None
+            if born is not None and born[1] == -e.nbytes:
+                owner = found[born[0]]
+                if born[1] > owner.temp_bytes:
+                    owner.temp_bytes, owner.temp_freed_line = born[1], line
+        acc.peak = max(acc.peak, level)
+        peak = max(peak, level)
+    return found, peak, "device" if device else "host"
+
+
+def assign(lines: list[LineStat], totals: Totals, memory: tuple[Mapping[int, LineMemory], int, str]) -> None:
+    """Each line's memory (`line_memory`) into the run's records; a line that only frees (`del x`)
+    or allocates without an op of its own joins the lines, with no time."""
+    by_line, peak, kind = memory
+    have = {s.line for s in lines}
+    for n, m in by_line.items():
+        if n not in have and (m.alloc or m.freed):
+            zeros = [0.0] * len(totals.device_samples_us)  # per call, as every line has them
+            lines.append(LineStat(line=n, self_cpu_us=0.0, self_device_us=0.0, pct_device=0.0, pct_cpu=0.0, op_calls=0.0,
+                                  device_samples_us=zeros, cpu_samples_us=list(zeros)))  # fmt: skip
+    lines.sort(key=lambda s: s.line)
+    for s in lines:
+        m = by_line.get(s.line, LineMemory())
+        s.alloc_bytes, s.freed_bytes, s.peak_bytes = m.alloc, m.freed, m.peak
+        s.temporary = Temporary(m.temp_bytes, m.temp_freed_line) if m.temp_bytes else None
+    totals.peak_bytes, totals.memory = peak, kind
+
 
 _ASSIGNED = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?::[^=]*)?=(?!=)")
 

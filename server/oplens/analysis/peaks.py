@@ -3,8 +3,9 @@
 Pure data and a lookup by the device's name as a backend reports it ("NVIDIA H200", "NVIDIA H100 80GB
 HBM3", "NVIDIA A100-SXM4-80GB") or as a user names it ("Trainium2", "trn2", "NeuronCore-v3").
 `spec(name)` gives the figures a calibration on that device is set beside (`worker/calibrate.py`);
-`ceilings_from_spec(name)` the same as a `DeviceCeilings` with `source: "spec"`, for a run that has
-no calibration. The CPU has no published figure here: its ceilings come from the calibration only.
+`ceilings_from_spec(name)` the same as a `DeviceCeilings` with `source: "spec"` (no run uses it yet:
+a run's ceilings are always the calibration's). The CPU has no published figure here: its ceilings
+come from the calibration only.
 
 Every figure is dense (no structured sparsity) and in FLOP/s or bytes/s. A figure the source does
 not state is left out, never derived: where a chip's figure exists but not a NeuronCore's, only the

@@ -17,6 +17,10 @@ device whose ceilings are P FLOP/s (for the line's dtype) and W bytes/s:
                compute   F / P >= B / W (an intensity above the ridge F/B = P/W)
                memory    otherwise
                unknown   no work counted (ops with no rule), or no shapes recorded
+    A line of views and bookkeeping only (no FLOPs, no bytes, no op without a rule) is overhead; a
+    line with work but no device time has no bound (""). The function's floor and headroom are the
+    lines' sums. `headroom_insights` names a line whose headroom is at least HEADROOM_MIN_SHARE of
+    the function's time, with what usually closes the gap for its bound.
 """
 
 from __future__ import annotations

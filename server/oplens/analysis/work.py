@@ -1,5 +1,7 @@
 """The work an op does, from its input shapes and dtypes as the profiler records them: floating-point
-operations and bytes moved (pure; the rules written down here, one per kind of op).
+operations and bytes moved (pure; the rules written down here, one per kind of op). Which op is of
+which kind, and each dtype's element size, is the table in ops.py (the insights read the same one);
+an input of a dtype it does not know is not counted.
 
     matmul       mm, addmm, bmm, baddbmm: 2·M·N·K per product (torch.utils.flop_counter's formulas,
                  which a test checks these against); bytes: the operands read and the product written
@@ -7,10 +9,10 @@ operations and bytes moved (pure; the rules written down here, one per kind of o
                  sdpa formula); bytes: q, k, v read and the output (q-shaped) written
     elementwise  one operation per output element (the inputs' broadcast shape); bytes: each tensor
                  input read, the output written (in place, `op_`: the first input is the output)
-    reduction    one operation per input element; a few for the fused normalisations (softmax 5,
-                 layer/group/batch norm 8 per element); bytes: the input read and, for the
-                 normalisations, an output of its shape written (a plain reduction's output is small
-                 and its size is not recorded: not counted)
+    reduction    one operation per input element; bytes: the input read (the output is small and its
+                 size is not recorded: not counted)
+    normalisation  the fused ones: a few operations per input element (softmax 5, layer/group/batch
+                 norm 8); bytes: the input read and an output of its shape written
     copy         copy_, fill_, zero_, clone: no operation; bytes: what is read and written
     gather       embedding: no operation; bytes: the indices read, and a row of the table read and
                  one written per index
@@ -19,7 +21,8 @@ operations and bytes moved (pure; the rules written down here, one per kind of o
                  which the formula needs, is not recorded)
 
 A composite op (linear, matmul, softmax, to, contiguous, ...) has no rule of its own: the ops it calls
-do the work (`attribution.line_work` counts an op only where no op around it was counted).
+do the work. `line_work` gives each line's work in one call: it nests the shapes call's events
+(`attribution.nest`) and counts an op only where no op around it was counted.
 
 A torch.compile region runs fused kernels whose shapes say little. Its work is the graph's
 (`graph_work`), counted from the graph's own ops run on fake tensors (worker/graphwork.py) with the
@@ -35,45 +38,15 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from oplens.records.run import LineStat, Temporary, Totals
-
-DTYPE_BYTES = {
-    "float": 4, "double": 8, "c10::Half": 2, "c10::BFloat16": 2, "c10::Float8_e4m3fn": 1, "c10::Float8_e5m2": 1,
-    "long int": 8, "int": 4, "short int": 2, "signed char": 1, "unsigned char": 1, "bool": 1,
-    "c10::complex<float>": 8, "c10::complex<double>": 16,
-}  # fmt: skip
-
-MATMUL = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"}
-ATTENTION = {"aten::_scaled_dot_product_flash_attention", "aten::_scaled_dot_product_efficient_attention",
-             "aten::_scaled_dot_product_cudnn_attention", "aten::_scaled_dot_product_flash_attention_for_cpu"}  # fmt: skip
-ELEMENTWISE = {
-    "add", "sub", "mul", "div", "neg", "abs", "exp", "exp2", "log", "log1p", "sqrt", "rsqrt", "pow", "tanh", "sigmoid",
-    "relu", "gelu", "silu", "elu", "leaky_relu", "hardtanh", "clamp", "clamp_min", "clamp_max", "maximum", "minimum",
-    "where", "masked_fill", "threshold_backward", "gelu_backward", "silu_backward", "sigmoid_backward", "tanh_backward",
-    "sin", "cos", "reciprocal", "erf", "lerp", "addcmul", "addcdiv", "eq", "ne", "lt", "le", "gt", "ge", "logical_not",
-    "sign", "floor", "ceil", "round", "square", "rsub", "mish", "softplus",
-}  # fmt: skip
-REDUCTION = {"sum", "mean", "amax", "amin", "max", "min", "var", "std", "var_mean", "std_mean", "norm",
-             "linalg_vector_norm", "prod", "argmax", "argmin", "logsumexp", "all", "any"}  # fmt: skip
-NORMALISATION = {"_softmax": 5, "_log_softmax": 5, "native_layer_norm": 8, "native_group_norm": 8,
-                 "native_batch_norm": 8, "_native_batch_norm_legit": 8, "_native_batch_norm_legit_no_training": 8}  # fmt: skip
-COPY = {"copy_", "fill_", "zero_", "clone"}
-VIEW = {
-    "t", "transpose", "as_strided", "view", "_unsafe_view", "reshape", "_reshape_alias", "expand", "permute", "select",
-    "slice", "unsqueeze", "squeeze", "resolve_conj", "resolve_neg", "detach", "alias", "numpy_T", "unbind", "split",
-    "chunk", "narrow", "unflatten", "flatten", "view_as", "expand_as", "lift_fresh", "empty", "empty_strided",
-    "empty_like", "zeros_like", "ones_like", "result_type", "item", "_local_scalar_dense", "is_nonzero", "size",
-    "stride", "set_", "split_with_sizes",
-}  # fmt: skip
-
-
-TORCH_DTYPES = {"float": "float32", "double": "float64", "c10::Half": "float16", "c10::BFloat16": "bfloat16",
-                "c10::Float8_e4m3fn": "float8", "c10::Float8_e5m2": "float8"}  # fmt: skip
+from oplens.analysis import ops
+from oplens.analysis.attribution import Node, RawEvent, nest
+from oplens.analysis.ops import NORMALISATION, TORCH_DTYPES
+from oplens.records.run import LineStat, Totals
 
 
 @dataclass(frozen=True)
 class OpWork:
-    kind: str  # matmul | attention | elementwise | reduction | copy | view | unknown
+    kind: str  # ops.kind: matmul | attention | elementwise | reduction | normalisation | copy | gather | view | unknown
     flops: float = 0.0
     bytes: float = 0.0
     dtype: str = ""  # the first tensor input's, as torch names it (float32, bfloat16, ...)
@@ -96,16 +69,6 @@ def _numel(shape: list[int]) -> int:
     return math.prod(shape) if shape else 1
 
 
-def _tensors(shapes: list[list[int]], dtypes: list[str]) -> list[tuple[list[int], int]]:
-    """(shape, element size) of each tensor input (a scalar argument has no element size here)."""
-    out = []
-    for shape, dtype in zip(shapes, dtypes, strict=False):
-        size = DTYPE_BYTES.get(dtype)
-        if size is not None and dtype not in ("Scalar", "ScalarList", ""):
-            out.append((shape, size))
-    return out
-
-
 def _broadcast(shapes: list[list[int]]) -> list[int]:
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
@@ -116,16 +79,28 @@ def _broadcast(shapes: list[list[int]]) -> list[int]:
     return out
 
 
+def _elementwise_out(tensors: list[tuple[list[int], int]], in_place: bool) -> tuple[int, int]:
+    """An elementwise op's output: (elements, element size). Its shape is the inputs' broadcast one
+    (the first input's, in place); its element the largest input's: a Python number arrives as a 0-d
+    double tensor, which does not set the result's dtype."""
+    shape = tensors[0][0] if in_place else _broadcast([s for s, _ in tensors])
+    return _numel(shape), max(tensors, key=lambda t: _numel(t[0]) if t[0] else 0)[1]
+
+
 def op_work(name: str, shapes: list[list[int]], dtypes: list[str]) -> OpWork:
     """The work of one call of op `name` with these inputs (module docstring: the rules)."""
     w = _op_work(name, shapes, dtypes)
-    first = next((TORCH_DTYPES.get(d, d) for d in dtypes if d in DTYPE_BYTES), "")
+    first = next((TORCH_DTYPES.get(d, d) for d in dtypes if d in ops.DTYPE_BYTES), "")
     return dataclasses.replace(w, dtype=first) if w.flops else w
 
 
 def _op_work(name: str, shapes: list[list[int]], dtypes: list[str]) -> OpWork:
-    tensors = _tensors(shapes, dtypes)
-    if name in MATMUL:
+    kind = ops.kind(name)
+    if kind in ("view", "unknown"):
+        return NO_WORK if kind == "view" else UNKNOWN
+    tensors = ops.tensors(shapes, dtypes)
+    base, stem, in_place = ops.split_name(name)
+    if kind == "matmul":
         mats = [(s, b) for s, b in tensors if len(s) >= 2]
         if len(mats) < 2:
             return UNKNOWN
@@ -137,8 +112,8 @@ def _op_work(name: str, shapes: list[list[int]], dtypes: list[str]) -> OpWork:
             batch, m, k, n = a[0], a[1], a[2], b[2]
             flops, out = 2 * batch * m * n * k, batch * m * n
         read = sum(_numel(s) * e for s, e in tensors)
-        return OpWork("matmul", float(flops), float(read + out * ea))
-    if name in ATTENTION:
+        return OpWork(kind, float(flops), float(read + out * ea))
+    if kind == "attention":
         if len(tensors) < 3 or len(tensors[0][0]) != 4:
             return UNKNOWN
         q_shape, q_elem = tensors[0]
@@ -146,47 +121,48 @@ def _op_work(name: str, shapes: list[list[int]], dtypes: list[str]) -> OpWork:
         sk = tensors[1][0][2]
         flops = 2 * (2 * batch * heads * sq * sk * dim)  # q·kᵀ and (·)·v
         read = sum(_numel(s) * size for s, size in tensors[:3])
-        return OpWork("attention", float(flops), float(read + _numel(q_shape) * q_elem))
-    base = name.removeprefix("aten::")
-    in_place = base.endswith("_") and not base.endswith("__")
-    stem = base[:-1] if in_place else base
-    if base in COPY or stem in COPY:
+        return OpWork(kind, float(flops), float(read + _numel(q_shape) * q_elem))
+    if kind == "copy":
         if not tensors:
             return NO_WORK
         if base == "copy_" and len(tensors) >= 2:
-            return OpWork("copy", 0.0, float(_numel(tensors[0][0]) * (tensors[0][1] + tensors[1][1])))
+            return OpWork(kind, 0.0, float(_numel(tensors[0][0]) * (tensors[0][1] + tensors[1][1])))
         if base == "clone":  # read and written
-            return OpWork("copy", 0.0, float(2 * _numel(tensors[0][0]) * tensors[0][1]))
-        return OpWork("copy", 0.0, float(_numel(tensors[0][0]) * tensors[0][1]))
-    if base == "embedding":
+            return OpWork(kind, 0.0, float(2 * _numel(tensors[0][0]) * tensors[0][1]))
+        return OpWork(kind, 0.0, float(_numel(tensors[0][0]) * tensors[0][1]))
+    if kind == "gather":
         if len(tensors) < 2 or len(tensors[0][0]) != 2:
             return UNKNOWN
         (table, elem), (indices, index_elem) = tensors[0], tensors[1]
         rows = _numel(indices)
-        return OpWork("copy", 0.0, float(rows * index_elem + 2 * rows * table[1] * elem))
-    if base in VIEW or stem in VIEW:
-        return NO_WORK
-    if stem in ELEMENTWISE:
-        if not tensors:
-            return UNKNOWN
-        out_shape = tensors[0][0] if in_place else _broadcast([s for s, _ in tensors])
-        # the output's element as the largest input's: a Python number arrives as a 0-d double
-        # tensor, which does not set the result's dtype
-        out_elem = max(tensors, key=lambda t: _numel(t[0]) if t[0] else 0)[1]
+        return OpWork(kind, 0.0, float(rows * index_elem + 2 * rows * table[1] * elem))
+    if not tensors:
+        return UNKNOWN
+    if kind == "elementwise":
+        n, out_elem = _elementwise_out(tensors, in_place)
         read = sum(_numel(s) * e for s, e in tensors)
-        return OpWork("elementwise", float(_numel(out_shape)), float(read + _numel(out_shape) * out_elem))
-    if stem in NORMALISATION:
-        if not tensors:
-            return UNKNOWN
-        shape, e = tensors[0]
-        n = _numel(shape)
-        return OpWork("reduction", float(NORMALISATION[stem] * n), float(2 * n * e))
-    if stem in REDUCTION:
-        if not tensors:
-            return UNKNOWN
-        shape, e = tensors[0]
-        return OpWork("reduction", float(_numel(shape)), float(_numel(shape) * e))
-    return UNKNOWN
+        return OpWork(kind, float(n), float(read + n * out_elem))
+    shape, e = tensors[0]
+    n = _numel(shape)
+    if kind == "normalisation":
+        return OpWork(kind, float(NORMALISATION[stem] * n), float(2 * n * e))
+    return OpWork(kind, float(n), float(n * e))  # a reduction
+
+
+def output_bytes(name: str, shapes: list[list[int]], dtypes: list[str]) -> int:
+    """The size of the tensor one call of an elementwise or reduction op makes, by the rules above: an
+    elementwise op's output, a normalisation's (its input's shape); a plain reduction's output size
+    is not recorded: its input's, the most it can be. 0 where it is not known (another kind of op,
+    or no input of a known dtype)."""
+    kind = ops.kind(name)
+    tensors = ops.tensors(shapes, dtypes)
+    if not tensors or kind not in ("elementwise", "reduction", "normalisation"):
+        return 0
+    if kind == "elementwise":
+        n, elem = _elementwise_out(tensors, ops.split_name(name)[2])
+        return n * elem
+    shape, elem = tensors[0]
+    return _numel(shape) * elem
 
 
 @dataclass
@@ -223,33 +199,44 @@ def graph_work(ops: Sequence[tuple[str, list[list[int]], list[str]]], io_bytes: 
     return found
 
 
-@dataclass
-class LineMemory:
-    """A line's memory in one call: bytes its ops allocated and freed, and the peak while it ran."""
-
-    alloc: int = 0
-    freed: int = 0
-    peak: int = 0
-    temp_bytes: int = 0  # the largest block it allocated that the call freed again
-    temp_freed_line: int = 0  # the line that freed it
-
-
-def assign_memory(lines: list[LineStat], totals: Totals, memory: tuple[Mapping[int, LineMemory], int, str]) -> None:
-    """Each line's memory into the run's records; a line that only frees (`del x`) or allocates
-    without an op of its own joins the lines, with no time."""
-    by_line, peak, kind = memory
-    have = {s.line for s in lines}
-    for n, m in by_line.items():
-        if n not in have and (m.alloc or m.freed):
-            zeros = [0.0] * len(totals.device_samples_us)  # per call, as every line has them
-            lines.append(LineStat(line=n, self_cpu_us=0.0, self_device_us=0.0, pct_device=0.0, pct_cpu=0.0, op_calls=0.0,
-                                  device_samples_us=zeros, cpu_samples_us=list(zeros)))  # fmt: skip
-    lines.sort(key=lambda s: s.line)
-    for s in lines:
-        m = by_line.get(s.line, LineMemory())
-        s.alloc_bytes, s.freed_bytes, s.peak_bytes = m.alloc, m.freed, m.peak
-        s.temporary = Temporary(m.temp_bytes, m.temp_freed_line) if m.temp_bytes else None
-    totals.peak_bytes, totals.memory = peak, kind
+def line_work(events: list[RawEvent], def_line: int, graphs: Mapping[str, LineWork] | None = None) -> dict[int, LineWork]:
+    """Each line's work in the first iteration of a profile recorded with input shapes: an op is
+    counted where it has a rule and no op around it was counted (a composite op's work is that of
+    the ops it calls); an op with no rule is unknown where nothing it calls was counted. A
+    torch.compile region whose graph's work is in `graphs` counts as that (graph_work)."""
+    nodes, locate = nest(events, def_line)
+    found: dict[int, LineWork] = {}
+    unknown: list[Node] = []
+    counted: set[int] = set()  # id() of each op whose work counts (its own, or that of an op around it)
+    counts_below: set[int] = set()  # id() of each op around a counted one
+    for node in nodes:  # by start time within a thread: an op's parents come first
+        if node.is_marker:
+            continue
+        if node.ctx[0] < 0:
+            node.ctx = locate(node.ev.start_ns)
+        if node.ctx[0] != 0:
+            continue
+        if node.parent is not None and id(node.parent) in counted:
+            counted.add(id(node))  # inside an op whose work was counted
+            continue
+        work = (graphs or {}).get(node.ev.name)
+        if work is None:
+            w = op_work(node.ev.name, *node.ev.inputs())
+            if not w.computes:
+                if not w.known:
+                    unknown.append(node)
+                continue
+            work = LineWork(flops=w.flops, bytes=w.bytes, dtype=w.dtype, top_flops=w.flops)
+        counted.add(id(node))
+        p = node.parent
+        while p is not None and id(p) not in counts_below:
+            counts_below.add(id(p))
+            p = p.parent
+        found.setdefault(node.ctx[1] or def_line, LineWork()).add(work)
+    for node in unknown:
+        if id(node) not in counts_below:
+            found.setdefault(node.ctx[1] or def_line, LineWork()).unknown.add(node.ev.name)
+    return found
 
 
 def assign(lines: Sequence[LineStat], totals: Totals, work: Mapping[int, LineWork]) -> None:

@@ -20,7 +20,7 @@ from torch.utils._pytree import tree_leaves
 
 from oplens.analysis.work import LineWork, graph_work
 
-# torch's dtypes as the profiler names them (its record_shapes "Input type"s; analysis/work.py).
+# torch's dtypes as the profiler names them (its record_shapes "Input type"s; analysis/ops.py).
 PROFILER_DTYPES = {
     torch.float32: "float", torch.float64: "double", torch.float16: "c10::Half", torch.bfloat16: "c10::BFloat16",
     torch.int64: "long int", torch.int32: "int", torch.int16: "short int", torch.int8: "signed char",
