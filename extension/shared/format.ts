@@ -1,7 +1,8 @@
 /**
- * How OpLens writes numbers for people; the same rules as `server/oplens/format.py`, so the
+ * How OpLens writes numbers for people; the same rules as `server/oplens/records/format.py`, so the
  * editor's panel, status bar and the server's hints and lenses read alike.
  */
+import { onDevice } from './backends';
 
 function grouped(value: number, decimals: number): string {
   const fixed = Math.abs(value).toFixed(decimals);
@@ -51,14 +52,14 @@ export function deviceLabel(label: string | undefined): string {
 
 /** The short title of a run, like the server's totals lens: `NEURON 2.36 ms · CPU 125.0 µs · 6 ops · 20 iters`. */
 export function totalsTitle(run: {
-  backend: { device_label: string };
+  backend: { name: string; device_label: string };
   totals: { self_device_us: number; self_cpu_us: number; op_calls: number };
   config: { iters: number };
   capture?: { calls_profiled: number; partial: boolean } | null;
 }): string {
   const label = deviceLabel(run.backend.device_label);
   const parts = [`${label} ${fmtUs(run.totals.self_device_us)}`];
-  if (label !== 'CPU') {
+  if (onDevice(run)) {
     parts.push(`CPU ${fmtUs(run.totals.self_cpu_us)}`);
   }
   const c = run.capture;

@@ -5,25 +5,26 @@
  * (extension/webview/results.ts); they talk only in the messages of extension/shared/messages.ts.
  *
  * A distributed run's page has a rank selector: All ranks (the merged run) or one rank, whose own
- * run (its part, `<run_dir>/ranks/<R>/result.json`) is read from the run directory as the run's
- * other files are (through the path mappings) and shown as a run of its own (core/rankPart.ts).
+ * run (its part, `<run_dir>/ranks/<R>/`) the server reads on its host (`oplens.rankPart`,
+ * core/rankPart.ts) and which is shown as a run of its own.
  *
  * The page is not kept alive while hidden: when it comes back it says `ready` and gets the current
  * view again, so a hidden panel costs no memory for a large run.
  */
 
-import * as fs from 'node:fs/promises';
 import * as vscode from 'vscode';
 import type { CompareView, FromResultsPanel, ResultsPageState, RunView, ToResultsPanel } from '../shared/messages';
 import { isMerged } from '../shared/ranks';
 import type { Run } from '../shared/run';
-import { DIFF_COMMAND, RESULTS_VIEW_TYPE } from '../shared/names';
+import { offers } from '../shared/backends';
+import { DIFF_COMMAND, OPEN_EXPLORER_COMMAND, RANK_PART_COMMAND, RESULTS_VIEW_TYPE } from '../shared/names';
 import { diffView } from './core/diffView';
 import { isDrawable, physicalLines } from './core/documentIndex';
 import { parseDiffResponse } from './core/parseDiff';
-import { parseRun } from './core/parseRun';
+import { parseResultNotification } from './core/parseRun';
 import { resolveArtifact } from './core/pathMap';
-import { rankPartPath, standalonePart } from './core/rankPart';
+import type { RpcError } from './core/problems';
+import { describeRankPartError, rankPartRequest } from './core/rankPart';
 import type { RunStore, StoredRun } from './core/runStore';
 import { hottestLineOfOps, trimmedForView } from './core/runView';
 import type { Documents } from './documents';
@@ -265,33 +266,20 @@ export class ResultsPanel implements vscode.Disposable {
     return { doc, shift: isDrawable(placed) ? placed.shift : undefined };
   }
 
-  /** Rank `rank`'s part of the stored run `entry`, read from its run directory (kept once read). */
+  /** Rank `rank`'s part of the stored run `entry`, as the server reads it on its host (kept once read). */
   private async readPart(entry: StoredRun, rank: number): Promise<Run> {
     const merged = entry.run;
-    const where = rankPartPath(merged, rank);
-    if ('problem' in where) {
-      throw new Error(where.problem);
-    }
     const known = [...this.parts.values()].find((p) => p.mergedId === merged.run_id && p.rank === rank);
     if (known) {
       return known.run;
     }
-    const local = this.server.pathMap.toLocal(where.file);
-    let text: string;
+    let answer: unknown;
     try {
-      text = await fs.readFile(local, 'utf8');
+      answer = await this.server.execute(RANK_PART_COMMAND, rankPartRequest(merged.run_id, rank));
     } catch (e) {
-      const err = e as NodeJS.ErrnoException;
-      if (err.code === 'ENOENT') {
-        throw new Error(
-          local === where.file
-            ? `${local} does not exist (was the run directory removed?)`
-            : `${local} is not on this machine (host path ${where.file}); add a path mapping (oplens.pathMappings) that reaches the runs directory`,
-        );
-      }
-      throw new Error(`cannot read ${local}: ${err.message}`);
+      throw new Error(describeRankPartError(e as RpcError));
     }
-    const part = standalonePart(parseRun(JSON.parse(text)), merged, where.info, where.dir);
+    const part = parseResultNotification(answer).run;
     this.parts.delete(part.run_id);
     this.parts.set(part.run_id, { mergedId: merged.run_id, rank, run: part });
     for (const id of this.parts.keys()) {
@@ -341,7 +329,7 @@ export class ResultsPanel implements vscode.Disposable {
       source,
       stale: shift === undefined,
       actions: {
-        explorer: run.backend.name === 'neuron' && (run.artifacts.device_profile_dir !== '' || run.artifacts.profile_output_dir !== ''),
+        explorer: offers(run, OPEN_EXPLORER_COMMAND) && (run.artifacts.device_profile_dir !== '' || run.artifacts.profile_output_dir !== ''),
         trace: run.artifacts.trace_json !== '',
       },
       ...(merged ? { ranks: { runId: entry.run.run_id, shown, ranks: entry.run.ranks, ...(problem ? { problem } : {}) } } : {}),

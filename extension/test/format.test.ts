@@ -53,7 +53,7 @@ describe('totalsTitle', () => {
 
   it('adds the CPU time when the device is not the CPU', () => {
     const title = totalsTitle({
-      backend: { device_label: 'NEURON' },
+      backend: { name: 'neuron', device_label: 'NEURON' },
       totals: { self_device_us: 2355, self_cpu_us: 125, op_calls: 6 },
       config: { iters: 20 },
     });

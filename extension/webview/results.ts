@@ -9,6 +9,7 @@
  */
 
 import './results.css';
+import { backendOfLabel, onDevice } from '../shared/backends';
 import { deviceLabel, fmtCount, fmtShare, fmtSpeedup, fmtUs } from '../shared/format';
 import type { CompareView, DiffView, FromResultsPanel, ResultsPageState, RunView, ToResultsPanel } from '../shared/messages';
 import { fmtUsRange, rankLabel, rankStrip, stragglers } from '../shared/ranks';
@@ -293,7 +294,7 @@ function header(view: RunView, label: string): HTMLElement {
     'div',
     { class: 'stats' },
     stat(`Self ${label}`, fmtUs(t.self_device_us), per),
-    label !== 'CPU' ? stat('Self CPU', fmtUs(t.self_cpu_us), per) : null,
+    onDevice(run) ? stat('Self CPU', fmtUs(t.self_cpu_us), per) : null,
     merged && t.ranks
       ? stat('Ranks', String(t.ranks.per_rank.length), `${fmtUsRange(t.ranks.min, t.ranks.max)}${t.ranks.max > t.ranks.min && t.ranks.slowest >= 0 ? ` · slowest rank ${t.ranks.slowest}` : ''}`)
       : null,
@@ -398,7 +399,7 @@ function lines(view: RunView, label: string, useDevice: boolean): HTMLElement {
       const l = ordered[i] as LineStat;
       const row = h(
         'div',
-        { class: `chart-row${l.noisy ? ' noisy' : ''}`, role: 'listitem', title: lineTooltip(l, label, slow.get(l.line)) },
+        { class: `chart-row${l.noisy ? ' noisy' : ''}`, role: 'listitem', title: lineTooltip(l, label, onDevice(run), slow.get(l.line)) },
         h('span', { class: 'lineno' }, String(l.line)),
         h(
           'code',
@@ -517,9 +518,9 @@ function rooflineSvg(c: RooflineChart, runId: string, readout: HTMLElement): SVG
   return svg;
 }
 
-function lineTooltip(l: LineStat, label: string, straggler?: number): string {
+function lineTooltip(l: LineStat, label: string, withCpu: boolean, straggler?: number): string {
   const parts = [`line ${l.line}: Self ${label} ${fmtUs(l.self_device_us)} (${fmtShare(l.pct_device)})`];
-  if (label !== 'CPU') {
+  if (withCpu) {
     parts.push(`Self CPU ${fmtUs(l.self_cpu_us)} (${fmtShare(l.pct_cpu)})`);
   }
   parts.push(`median ${fmtUs(l.device_spread.median)}, min ${fmtUs(l.device_spread.min)}, max ${fmtUs(l.device_spread.max)}${l.noisy ? ' — noisy' : ''}`);
@@ -543,7 +544,7 @@ function lineTooltip(l: LineStat, label: string, straggler?: number): string {
 }
 
 function ops(run: Run, label: string, opLines: Record<string, number>): HTMLElement {
-  const deviceIsCpu = label === 'CPU';
+  const deviceIsCpu = !onDevice(run);
   const columns: { key: OpKey; title: string; numeric: boolean }[] = [
     { key: 'name', title: 'Name', numeric: false },
     { key: 'calls', title: 'Calls', numeric: true },
@@ -684,6 +685,7 @@ function showCompare(view: CompareView): void {
   clear(app);
   const labels = [...new Set(view.rows.map((r) => deviceLabel(r.device_label)))];
   const label = labels.length === 1 ? (labels[0] as string) : 'DEVICE';
+  const withCpu = backendOfLabel(label)?.onDevice ?? true; // mixed devices: each row's CPU time is its own
   const max = view.rows.reduce((m, r) => Math.max(m, r.self_device_us), 0);
   const body = h('tbody');
   view.rows.forEach((r, i) => {
@@ -696,7 +698,7 @@ function showCompare(view: CompareView): void {
         h('td', { class: 'variant-cell' }, name, i === 0 ? h('span', { class: 'tag' }, 'baseline') : null, view.files[r.run_id] ? h('div', { class: 'muted small' }, view.files[r.run_id] ?? '') : null),
         h('td', { class: 'bar-cell' }, bar(max > 0 ? r.self_device_us / max : 0)),
         h('td', { class: 'num' }, fmtUs(r.self_device_us)),
-        label !== 'CPU' ? h('td', { class: 'num' }, fmtUs(r.self_cpu_us)) : null,
+        withCpu ? h('td', { class: 'num' }, fmtUs(r.self_cpu_us)) : null,
         h('td', { class: 'num' }, fmtCount(r.op_calls)),
         h('td', { class: 'num speedup' }, i === 0 ? '1.00×' : fmtSpeedup(r.speedup)),
       ),
@@ -711,7 +713,7 @@ function showCompare(view: CompareView): void {
       h('th', { scope: 'col' }, 'Variant'),
       h('th', { scope: 'col', class: 'bar-cell', 'aria-label': `Self ${label}, as bars` }),
       h('th', { scope: 'col', class: 'num' }, `Self ${label}`),
-      label !== 'CPU' ? h('th', { scope: 'col', class: 'num' }, 'Self CPU') : null,
+      withCpu ? h('th', { scope: 'col', class: 'num' }, 'Self CPU') : null,
       h('th', { scope: 'col', class: 'num', title: 'Operator calls per iteration' }, 'Ops'),
       h('th', { scope: 'col', class: 'num' }, 'Speed-up'),
     ),

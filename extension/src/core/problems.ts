@@ -4,8 +4,12 @@
  * Pure functions from what happened (a JSON-RPC error, an interpreter check, a server exit, a
  * refused WebSocket) to a `Problem`: a message, optional detail for the output channel, and
  * actions. The extension turns actions into buttons (`extension/src/notify.ts`); nothing here
- * knows VS Code.
+ * knows VS Code. The engine's error kinds are the server's names (`ERROR_KIND`, generated from
+ * `oplens.records.errors`).
  */
+
+import { DEFAULT_BACKEND } from '../../shared/generated/backends';
+import { ERROR_KIND, type ErrorKind } from '../../shared/generated/errors';
 
 export type Action =
   | { kind: 'restartServer'; title: string }
@@ -316,7 +320,8 @@ export interface RpcError {
 }
 
 export interface EngineErrorData {
-  kind: string;
+  /** One of `ERROR_KIND`, or a kind of a newer server (told as any other failure). */
+  kind: ErrorKind | (string & {});
   message: string;
   detail: string;
   location: { file?: string; line?: number; function?: string; uri?: string };
@@ -369,9 +374,9 @@ export function describeProfileError(e: RpcError, what: string, backend: string)
   }
   const detail = err.detail || undefined;
   switch (err.kind) {
-    case 'cancelled':
+    case ERROR_KIND.cancelled:
       return { severity: 'info', message: `OpLens: profiling ${what} was cancelled.`, actions: [] };
-    case 'user_exception': {
+    case ERROR_KIND.user_exception: {
       const actions: Action[] = [];
       if (err.location.uri && err.location.line) {
         actions.push({ kind: 'revealLocation', title: 'Go to Line', uri: err.location.uri, line: err.location.line });
@@ -380,27 +385,27 @@ export function describeProfileError(e: RpcError, what: string, backend: string)
       // the engine's message already names the function and the line: "f raised at m.py:4: ZeroDivisionError: ..."
       return { severity: 'error', message: `OpLens: ${err.message}`, detail, actions };
     }
-    case 'bad_input':
+    case ERROR_KIND.bad_input:
       return {
         severity: 'error',
         message: `OpLens: ${err.message}`,
         detail,
         actions: [{ kind: 'editArguments', title: 'Edit Arguments…' }, ...(detail ? [{ kind: 'showOutput', title: 'Show Details' } as Action] : [])],
       };
-    case 'backend_unavailable':
+    case ERROR_KIND.backend_unavailable:
       return {
         severity: 'error',
         message: `OpLens: ${err.message}`,
         detail,
         actions:
-          backend === 'cpu'
+          backend === DEFAULT_BACKEND
             ? [{ kind: 'showOutput', title: 'Show Details' }]
             : [
                 { kind: 'retryWithBackend', title: 'Profile on the CPU', backend: 'cpu' },
                 { kind: 'openSettings', title: 'Change oplens.backend', setting: 'oplens.backend' },
               ],
       };
-    case 'timeout':
+    case ERROR_KIND.timeout:
       return {
         severity: 'error',
         message: `OpLens: ${err.message}`,
@@ -441,9 +446,9 @@ export function describeCaptureError(e: RpcError, what: string, program: string,
   const output: Action = { kind: 'showOutput', title: 'Show Program Output' };
   const choose: Action = { kind: 'pickProgram', title: 'Choose Program…' };
   switch (err.kind) {
-    case 'cancelled':
+    case ERROR_KIND.cancelled:
       return { severity: 'info', message: `OpLens: capturing ${what} in ${program} was cancelled; the program was stopped.`, actions: [] };
-    case 'not_called':
+    case ERROR_KIND.not_called:
       // "the program never called X": the counts and the likely cause are the engine's
       return {
         severity: 'error',
@@ -451,10 +456,10 @@ export function describeCaptureError(e: RpcError, what: string, program: string,
         detail,
         actions: [choose, { kind: 'openSettings', title: 'Fewer Calls to Skip', setting: 'oplens.captureSkip' }, output],
       };
-    case 'program_failed':
-    case 'crash':
+    case ERROR_KIND.program_failed:
+    case ERROR_KIND.crash:
       return { severity: 'error', message: `OpLens: ${err.message}`, detail, actions: [output, choose] };
-    case 'timeout':
+    case ERROR_KIND.timeout:
       return {
         severity: 'error',
         message: `OpLens: ${err.message}`,
@@ -465,7 +470,7 @@ export function describeCaptureError(e: RpcError, what: string, program: string,
           output,
         ],
       };
-    case 'bad_input':
+    case ERROR_KIND.bad_input:
       return { severity: 'error', message: `OpLens: ${err.message}`, detail, actions: [choose, ...(detail ? [output] : [])] };
     default:
       return describeProfileError(e, what, backend);

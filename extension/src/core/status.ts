@@ -2,6 +2,8 @@
  * What the status-bar item says: the backend (`NEURON`, `CUDA`, `CPU`) and the server's state.
  */
 
+import { backendFacts } from '../../shared/backends';
+
 export type ServerState = 'stopped' | 'starting' | 'ready' | 'busy' | 'failed';
 
 export interface StatusInput {
@@ -45,7 +47,7 @@ export function backendLabel(backend: string, lastDevice?: string): string {
   if (b === 'AUTO') {
     return lastDevice ? `AUTO→${lastDevice.toUpperCase()}` : 'AUTO';
   }
-  return b === 'NEURON' || b === 'CUDA' || b === 'CPU' ? b : b || 'AUTO';
+  return backend ? backendFacts(backend).deviceLabel : 'AUTO';
 }
 
 export function statusView(s: StatusInput): StatusView {

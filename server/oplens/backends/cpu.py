@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from oplens.backends.device import Backend
+from oplens.backends.facts import CPU
 from oplens.backends.spec import NoOptions
 
 
 class CpuBackend(Backend[NoOptions]):
-    name = "cpu"
-    device_label = "CPU"
-    device_time = "cpu"
+    facts = CPU

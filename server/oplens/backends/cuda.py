@@ -6,13 +6,12 @@ import torch
 from torch.profiler import ProfilerActivity
 
 from oplens.backends.device import Backend
+from oplens.backends.facts import CUDA
 from oplens.backends.spec import CudaOptions
 
 
 class CudaBackend(Backend[CudaOptions]):
-    name = "cuda"
-    device_label = "CUDA"
-    device_time = "linked"
+    facts = CUDA
     options_type = CudaOptions
 
     @classmethod

@@ -13,6 +13,7 @@ from typing import Any, Generic, TypeVar
 import torch
 from torch.profiler import ProfilerActivity
 
+from oplens.backends.facts import CPU, BackendFacts
 from oplens.backends.spec import NoOptions
 from oplens.records.run import Artifacts, BackendInfo
 
@@ -20,12 +21,7 @@ OptionsT = TypeVar("OptionsT")
 
 
 class Backend(Generic[OptionsT]):
-    name = "base"
-    device_label = "CPU"  # the column label a user knows: "Self NEURON", "Self CUDA", "Self CPU"
-    # How a CPU op's device time is found in the profile:
-    #   "cpu"    — no device: device time is the op's self CPU time
-    #   "linked" — device events linked to the launching op by correlation id (CUDA, PrivateUse1)
-    device_time = "cpu"
+    facts: BackendFacts = CPU  # the same record as its spec's (facts.py)
     options_type: type[Any] = NoOptions
 
     def __init__(self, options: OptionsT | None = None) -> None:
@@ -33,6 +29,14 @@ class Backend(Generic[OptionsT]):
         self.note = ""
         self.warnings: list[str] = []  # traps met while configuring (shown with the result)
         self.details: dict[str, Any] = {}  # vendor configuration actually used
+
+    @property
+    def name(self) -> str:
+        return self.facts.name
+
+    @property
+    def device_label(self) -> str:
+        return self.facts.device_label
 
     @classmethod
     def unavailable_reason(cls) -> str | None:

@@ -11,22 +11,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from oplens.backends.facts import CPU, CUDA, BackendFacts
 from oplens.backends.neuron.spec import NeuronSpec
 from oplens.backends.spec import BackendCommand, BackendSpec, CudaOptions, NoOptions
 from oplens.records.errors import bad_input
 
 
 class CpuSpec(BackendSpec[NoOptions]):
-    name = "cpu"
-    title = "CPU"
-    device_label = "CPU"
+    facts = CPU
     device_class = "oplens.backends.cpu:CpuBackend"
 
 
 class CudaSpec(BackendSpec[CudaOptions]):
-    name = "cuda"
-    title = "CUDA"
-    device_label = "CUDA"
+    facts = CUDA
     device_class = "oplens.backends.cuda:CudaBackend"
     options_type = CudaOptions
 
@@ -34,6 +31,7 @@ class CudaSpec(BackendSpec[CudaOptions]):
 SPECS: dict[str, BackendSpec[Any]] = {"cpu": CpuSpec(), "cuda": CudaSpec(), "neuron": NeuronSpec()}
 NAMES = ("auto", *SPECS)  # what a user may ask for
 AUTO_ORDER = ("neuron", "cuda", "cpu")  # what `auto` tries, best first; the last works everywhere
+DEFAULT = AUTO_ORDER[-1]  # what a request that names no backend gets (CLI, editor settings): the one that works everywhere
 
 
 def get(name: str) -> BackendSpec[Any]:
@@ -41,6 +39,15 @@ def get(name: str) -> BackendSpec[Any]:
         return SPECS[name]
     except KeyError:
         raise bad_input(f"unknown backend {name!r}", f"choose one of: {', '.join(NAMES)}") from None
+
+
+def facts_of(name: str) -> BackendFacts:
+    """The facts of the backend a stored run names; a backend this OpLens does not know (a run from a
+    newer one) reads as a device apart from the host whose time is linked to its ops."""
+    spec = SPECS.get(name)
+    if spec is not None:
+        return spec.facts
+    return BackendFacts(name=name, title=name, device_label=name.upper(), on_device=True, device_time="linked")
 
 
 def candidates(backend: str) -> tuple[str, ...]:

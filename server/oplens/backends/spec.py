@@ -1,9 +1,10 @@
 """What the parent side knows of a backend (no torch): `BackendSpec`, the commands a backend may
 offer, and the options records of the simple backends.
 
-A spec gives a backend's name and device label, its options as a typed record (parsed and checked
-before a worker starts), the traps it reads from a finished run, the hint it adds to a failure,
-what it says about its artifacts, and the extra commands it offers. The worker-side class that
+A spec gives a backend's facts (`facts.py`: its name, device label, how device time is found), its
+options as a typed record (parsed and checked before a worker starts), the traps it reads from a
+finished run, the hint it adds to a failure, what it says about its artifacts, and the extra
+commands it offers. The worker-side class that
 profiles (torch) is named by `device_class` and imported only in the worker (`backends/resolve.py`).
 """
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from oplens.backends.facts import CPU, BackendFacts
 from oplens.records.doctor import Check
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.run import Run
@@ -78,15 +80,25 @@ class DoctorContext:
 class BackendSpec(Generic[OptionsT]):
     """The parent side of one backend. Subclasses override what their backend adds."""
 
-    name = ""
-    title = ""  # the backend in a sentence: "CUDA", "Neuron"
-    device_label = "CPU"  # the column label a user knows: Self NEURON, Self CUDA, Self CPU
+    facts: BackendFacts = CPU
     device_class = ""  # "module:Class" of the worker-side Backend
     options_type: type[Any] = NoOptions
     commands: tuple[BackendCommand, ...] = ()
     # "module:function" of a worker-side function (torch allowed) that returns what `oplens doctor`
     # should know of this backend on the host, as JSON-able data; "" for none. Never imported here.
     doctor_probe = ""
+
+    @property
+    def name(self) -> str:
+        return self.facts.name
+
+    @property
+    def title(self) -> str:
+        return self.facts.title
+
+    @property
+    def device_label(self) -> str:
+        return self.facts.device_label
 
     def parse_options(self, raw: Mapping[str, Any], workspace: Path) -> OptionsT:
         """This backend's options record from plain data (CLI flags, editor settings), checked:

@@ -109,7 +109,7 @@ def show(console: Console, result: Calibration) -> None:
                       highlight=False, soft_wrap=True)  # fmt: skip
         if spec.notes:
             console.print(f"[dim]      {escape(spec.notes)}[/]", highlight=False, soft_wrap=True)
-    elif c.backend == "cpu":
+    elif not registry.facts_of(c.backend).on_device:
         console.print("spec: none (a CPU's ceilings come from the calibration only)", highlight=False)
     else:
         console.print(

@@ -18,8 +18,8 @@ from rich.markup import escape
 
 from oplens.backends import registry
 from oplens.cli.progress import progress_display
-from oplens.engine import DEFAULT_TIMEOUT_S
 from oplens.engine.doctor import DoctorRequest, doctor
+from oplens.engine.request import DEFAULT_TIMEOUT_S
 from oplens.records.doctor import OK, PROBLEM, WARNING, Check, DoctorReport
 
 HELP = "check this host: torch, the backend, a tiny profile with device time, Neuron Explorer, the runs directory"
@@ -66,7 +66,7 @@ def verdict(console: Console, report: DoctorReport) -> None:
     warnings = [c for c in report.checks if c.status == WARNING]
     if report.usable:
         extra = f" ({len(warnings)} warning{'s' * (len(warnings) != 1)})" if warnings else ""
-        backend = "" if report.backend == "cpu" else f" --backend {report.backend}"
+        backend = "" if report.backend == registry.DEFAULT else f" --backend {report.backend}"
         console.print(
             f"[bold green]usable[/]{extra}: oplens profile FILE::FUNCTION --args EXPR{escape(backend)}", highlight=False
         )

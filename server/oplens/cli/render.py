@@ -14,7 +14,7 @@ from rich.text import Text
 from oplens.backends import registry
 from oplens.engine.diff import FunctionDiff
 from oplens.records.errors import OpLensError
-from oplens.records.format import fmt_bytes, fmt_flops, fmt_us
+from oplens.records.format import fmt_bytes, fmt_flops, fmt_roofline_pct, fmt_us
 from oplens.records.run import LineStat, Run
 
 BAR_WIDTH = 20
@@ -41,7 +41,7 @@ VIEWS = ("time", "work", "memory", "bound")  # --view: what the per-line listing
 
 def profile(console: Console, run: Run, view: str = "time") -> None:
     label = run.backend.device_label
-    has_device = label != "CPU"
+    has_device = registry.facts_of(run.backend.name).on_device
     t = run.target
     console.print(
         f"[bold]{escape(t.qualname)}[/]  {escape(_rel(t.file))}:{t.first_line}-{t.last_line}  ·  "
@@ -235,7 +235,7 @@ def bound_table(run: Run) -> Table:
     def cells(s: LineStat) -> list[str]:
         if not s.bound:
             return [fmt_us(s.self_device_us), "", "", "", "", "", ""]
-        pct = f"{s.roofline_pct:.1f} %" if s.roofline_pct is not None else ""
+        pct = fmt_roofline_pct(s.roofline_pct) if s.roofline_pct is not None else ""
         floor = fmt_us(s.floor_us) if s.floor_us is not None else ""
         headroom = fmt_us(s.headroom_us) if s.headroom_us is not None else ""
         intensity = f"{s.intensity:.2f}" if s.intensity is not None else ""
@@ -280,8 +280,8 @@ def op_table(run: Run, has_device: bool) -> Table:
 
 
 def compare(console: Console, runs: list[Run], rows: list[dict[str, Any]]) -> None:
-    label = runs[0].backend.device_label if runs else "CPU"
-    has_device = label != "CPU"
+    label = runs[0].backend.device_label if runs else registry.get(registry.DEFAULT).device_label
+    has_device = bool(runs) and registry.facts_of(runs[0].backend.name).on_device
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("Variant")
     table.add_column(f"{label} time", justify="right")

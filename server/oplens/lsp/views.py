@@ -9,6 +9,12 @@ hints, hovers and diagnostics are hidden rather than pointing at the wrong lines
 A shown run that has a diff against the function's previous run (`Placed.diff`, attached by
 `documents` from `diffs`) also says what changed: its lens the function's verdict, each changed
 line's hint its mark (`▲ 2.1×`, `▼ 40 %`, `new`), the hover of a changed line before → after.
+
+A run merged from several ranks (`oplens run --nproc-per-node N`, `oplens merge`) has headline
+figures that are means over its ranks; its lines' hints say the median across ranks and the spread
+(`2.20 ms · 7.9 % · ranks 1.75–2.22 ms`, on a straggler's line `9.01 ms · 57.9 % · 9.0–27.0 ms ·
+⚠ rank 1`), their hovers a row per rank (a bar, the time, the slowest and the straggler marked, the
+time in collectives). Every LSP client gets these words as they are.
 """
 
 from __future__ import annotations
@@ -20,12 +26,23 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from oplens.backends import registry
 from oplens.engine.diff import FunctionDiff, LineChange, TotalsChange
 from oplens.engine.targets import FunctionDef, list_functions, source_sha256
 from oplens.records.errors import OpLensError
-from oplens.records.format import fmt_bytes, fmt_change, fmt_flops, fmt_share, fmt_us
+from oplens.records.format import (
+    fmt_bytes,
+    fmt_change,
+    fmt_flops,
+    fmt_roofline_pct,
+    fmt_share,
+    fmt_us,
+    fmt_us_range,
+    fmt_us_span,
+    text_bar,
+)
 from oplens.records.names import PROFILE_COMMAND, SHOW_RUN_COMMAND
-from oplens.records.run import LineStat, Run
+from oplens.records.run import Insight, LineStat, OpStat, RankInfo, RankSpread, Run
 
 
 @dataclass(frozen=True)
@@ -100,7 +117,7 @@ def totals_title(run: Run) -> str:
     label = run.backend.device_label
     t = run.totals
     parts = [f"{label} {fmt_us(t.self_device_us)}"]
-    if label != "CPU":
+    if registry.facts_of(run.backend.name).on_device:
         parts.append(f"CPU {fmt_us(t.self_cpu_us)}")
     c = run.capture
     counted = f"{run.config.iters} iters" if c is None else f"{c.calls_profiled} calls" + (" (partial)" if c.partial else "")
@@ -142,9 +159,10 @@ def verdict_phrase(t: TotalsChange) -> str:
     return "same as previous run"
 
 
-def hint_label(stat: LineStat, change: LineChange | None = None) -> str:
-    """`1,164.5 µs · 49.5 %`, and the line's change where the diff found one (`… · ▲ 2.1×`)."""
-    label = f"{fmt_us(stat.self_device_us)} · {fmt_share(stat.pct_device)}"
+def hint_label(stat: LineStat, change: LineChange | None = None, straggler: int | None = None) -> str:
+    """`1,164.5 µs · 49.5 %`, and the line's change where the diff found one (`… · ▲ 2.1×`); a
+    merged run's line: its median across ranks, its share and the spread (`rank_label`)."""
+    label = rank_label(stat, straggler) or f"{fmt_us(stat.self_device_us)} · {fmt_share(stat.pct_device)}"
     mark = fmt_change(change.verdict, change.ratio) if change is not None else ""
     return f"{label} · {mark}" if mark else label
 
@@ -170,6 +188,7 @@ def inlay_hints(source: str, placed: list[Placed], threshold_pct: float, first: 
     for p in placed:
         if not p.fresh:
             continue
+        slow = stragglers(p.run.insights)
         for stat in p.run.lines:
             n = p.line(stat.line)
             if not first <= n <= last or n > len(lines) or stat.pct_device < threshold_pct:
@@ -178,10 +197,13 @@ def inlay_hints(source: str, placed: list[Placed], threshold_pct: float, first: 
             tooltip = f"Self {p.run.backend.device_label} per iteration over {p.run.config.iters} iterations"
             if change is not None and change.verdict != "same":
                 tooltip += f"; vs previous run: {change_sentence(change)}"
+            ranks = rank_tooltip(stat, slow.get(stat.line))
+            if ranks:
+                tooltip += f"; {ranks}"
             hints.append(
                 lsp.InlayHint(
                     position=lsp.Position(line=n - 1, character=len(lines[n - 1])),
-                    label=hint_label(stat, change),
+                    label=hint_label(stat, change, slow.get(stat.line)),
                     padding_left=True,
                     tooltip=tooltip,
                 )
@@ -205,11 +227,13 @@ def line_markdown(run: Run, stat: LineStat, change: LineChange | None = None) ->
     label = run.backend.device_label
     changed = [f"\n**vs previous run**: {change_sentence(change)}"] if change is not None and change.verdict in (
         "slower", "faster", "new") else []
+    ranks = ranks_markdown(run, stat)
     out = [
         f"**OpLens** · line {stat.line}: Self {label} {fmt_us(stat.self_device_us)} ({fmt_share(stat.pct_device)})"
-        + (f", self CPU {fmt_us(stat.self_cpu_us)}" if label != "CPU" else "")
+        + (f", self CPU {fmt_us(stat.self_cpu_us)}" if registry.facts_of(run.backend.name).on_device else "")
         + f" · median {fmt_us(stat.device_spread.median)}, min {fmt_us(stat.device_spread.min)}, "
         f"max {fmt_us(stat.device_spread.max)}" + (" · **noisy**" if stat.noisy else ""),
+        *([f"\n{ranks}"] if ranks else []),  # after the headline: seen without scrolling the hover
         *changed,
         *work_markdown(run, stat),
         "",
@@ -240,8 +264,7 @@ def bound_sentence(stat: LineStat) -> str:
         return ""
     parts = ["bound unknown" if stat.bound == "unknown" else f"**{stat.bound}-bound**"]
     if stat.roofline_pct is not None:
-        pct = stat.roofline_pct
-        parts.append(f"{pct:.0f} % of the roofline" if pct >= 10 else f"{pct:.1f} % of the roofline")
+        parts.append(f"{fmt_roofline_pct(stat.roofline_pct)} of the roofline")
     if stat.floor_us is not None:
         parts.append(f"floor {fmt_us(stat.floor_us)}"
                      + (f", {fmt_us(stat.headroom_us)} to win" if stat.headroom_us is not None else ""))  # fmt: skip
@@ -277,6 +300,97 @@ def work_markdown(run: Run, stat: LineStat) -> list[str]:
         shares = ", ".join(f"{e.engine} {fmt_us(e.active_us)} ({e.pct:.0f} %)" for e in stat.engines)
         out.append(f"\nEngines of {stat.engine_graph or 'its graph'} per call: {shares}")
     return out
+
+
+# ---- a distributed run's lines: the median across ranks, the spread, a row per rank ---------
+
+
+def stragglers(insights: list[Insight]) -> dict[int, int]:
+    """The straggler of each line (`straggler` insights name it): line → rank."""
+    out: dict[int, int] = {}
+    for i in insights:
+        if i.kind == "straggler" and i.rank is not None:
+            out.setdefault(i.line, i.rank)
+    return out
+
+
+def _spread(stat: LineStat) -> RankSpread | None:
+    """The line's figure per rank, where the run was merged from ranks (a rank's own run has none)."""
+    return stat.ranks if stat.ranks is not None and stat.ranks.per_rank else None
+
+
+def rank_label(stat: LineStat, straggler: int | None = None) -> str:
+    """`4.89 ms · 18.8 % · ranks 4.75–9.17 ms`; on a straggler's line `9.01 ms · 57.9 % · 9.0–27.0 ms
+    · ⚠ rank 1` (the mark names the ranks, and keeps the hint within the 43 characters VS Code
+    shows of a line's hints by default); '' for a single process."""
+    r = _spread(stat)
+    if r is None:
+        return ""
+    span = fmt_us_span(r.min, r.max)
+    tail = [f"ranks {span}"] if straggler is None else [span, f"⚠ rank {straggler}"]
+    return " · ".join([fmt_us(r.median), fmt_share(stat.pct_device), *tail])
+
+
+def rank_tooltip(stat: LineStat, straggler: int | None = None) -> str:
+    """What a merged run's hint is: `the median across 3 ranks (mean 15.02 ms); rank 1 is the
+    straggler` (or `rank 2 the slowest`); '' for a single process."""
+    r = _spread(stat)
+    if r is None:
+        return ""
+    head = f"the median across {len(r.per_rank)} ranks (mean {fmt_us(stat.self_device_us)})"
+    if straggler is not None:
+        return f"{head}; rank {straggler} is the straggler"
+    return f"{head}; rank {r.slowest} the slowest" if r.slowest >= 0 and r.max > r.min else head
+
+
+def rank_numbers(ranks: list[RankInfo], count: int) -> list[int]:
+    """The rank of each of `count` per-rank figures: the run's ranks in order, those with a part where
+    a failed rank (no part, no figure) is listed too, else 0..count-1."""
+    if len(ranks) == count:
+        return [r.rank for r in ranks]
+    with_parts = [r.rank for r in ranks if not r.failed]
+    return with_parts if len(with_parts) == count else list(range(count))
+
+
+def collective_per_rank(ops: list[OpStat], count: int) -> list[float | None]:
+    """Each rank's time in the line's collective ops (None where the line has none)."""
+    collective = [o.ranks for o in ops if o.category == "collective" and o.ranks is not None]
+    if not collective:
+        return [None] * count
+    return [sum(r.per_rank[i] if i < len(r.per_rank) else 0.0 for r in collective) for i in range(count)]
+
+
+def ranks_markdown(run: Run, stat: LineStat) -> str:
+    """The hover's ranks section of a merged run's line: the median and spread, a row per rank (bar
+    against the slowest, time, its collective time, the slowest and the straggler marked), the
+    line's time in collectives; '' for a single process."""
+    r = _spread(stat)
+    if r is None:
+        return ""
+    straggler = stragglers(run.insights).get(stat.line)
+    numbers = rank_numbers(run.ranks, len(r.per_rank))
+    top = max([0.0, *r.per_rank])
+    slowest = r.slowest if r.slowest >= 0 or top not in r.per_rank else numbers[r.per_rank.index(top)]
+    collective = collective_per_rank(stat.ops, len(r.per_rank))
+    waits = any(c is not None and c > 0 for c in collective)
+    names = [f"rank {n}" for n in numbers]
+    times = [fmt_us(us) for us in r.per_rank]
+    name_w, time_w = max(map(len, names)), max(map(len, times))
+    rows = []
+    for n, name, us, shown, c in zip(numbers, names, r.per_rank, times, collective, strict=True):
+        marks = " ".join(m for m, on in (("◀ slowest", top > 0 and n == slowest and r.max > r.min),
+                                         ("⚠ straggler", n == straggler)) if on)  # fmt: skip
+        wait = f"  ({fmt_us(c)} in collectives)" if waits and c is not None else ""
+        bar = text_bar(max(0.0, us) / top if top > 0 else 0.0)
+        rows.append(f"{name.ljust(name_w)}  {bar}  {shown.rjust(time_w)}{wait}" + (f"  {marks}" if marks else ""))
+    head = f"**Ranks** · median {fmt_us(r.median)} across {len(r.per_rank)} ranks, {fmt_us_range(r.min, r.max)}"
+    if straggler is not None:
+        head += f" · ⚠ rank {straggler} is the straggler"
+    out = [head, "", "```text", *rows, "```"]
+    if stat.collective_us > 0:
+        out += ["", f"In collectives: {fmt_us(stat.collective_us)} per call (mean over ranks), "
+                    f"of {fmt_us(stat.self_device_us)}"]  # fmt: skip
+    return "\n".join(out)
 
 
 def diagnostics(placed: list[Placed], error: OpLensError | None, file: str) -> list[lsp.Diagnostic]:

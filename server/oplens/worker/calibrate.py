@@ -60,8 +60,9 @@ from oplens.records.errors import OpLensError
 
 TARGET_S = 0.06  # one timed repeat of a kernel (one call on a CPU; several on a fast device)
 REPEATS = 3  # timed repeats of a kernel; the best is kept
-MATMUL_START = {"cpu": 256}  # the first (sizing) matmul's side; 4096 on a device
-MATMUL_MAX = {"cpu": 4096}  # the largest side; 16384 on a device (three 1 GiB float32 matrices)
+MATMUL_START = 4096  # the first (sizing) matmul's side on a device; HOST_MATMUL_START on the host
+MATMUL_MAX = 16384  # the largest side on a device (three 1 GiB float32 matrices); HOST_MATMUL_MAX on the host
+HOST_MATMUL_START, HOST_MATMUL_MAX = 256, 4096
 MEMORY_MIN_BYTES = 64 * 2**20  # one array of the copy and triad: at least this, and 4 × the CPU's last cache
 MEMORY_MAX_BYTES = 512 * 2**20
 DEVICE_MEMORY_BYTES = 2**30  # one array on a device (its caches are far smaller)
@@ -117,7 +118,7 @@ def measure(
     target_s = TARGET_S if target_s is None else target_s
     repeats = REPEATS if repeats is None else repeats
     device = backend.device()
-    kind = device.type
+    facts = backend.facts
     found = DeviceCeilings(
         name=backend.device_name(),
         source=MEASURED,
@@ -125,24 +126,24 @@ def measure(
         host=socket.gethostname(),
         details={"torch": torch.__version__, "device": str(device), "target_s": target_s, "repeats": repeats},
     )
-    if kind == "cpu":
+    if not facts.on_device:
         found.details["threads"] = torch.get_num_threads()
         found.details["model"] = cpu_model()
     skipped: dict[str, str] = {}
-    n0, n_max = MATMUL_START.get(kind, 4096), MATMUL_MAX.get(kind, 16384)
+    n0, n_max = (MATMUL_START, MATMUL_MAX) if facts.on_device else (HOST_MATMUL_START, HOST_MATMUL_MAX)
     runs: list[tuple[str, torch.dtype]] = list(DTYPES.items())
-    if kind == "cuda":
+    if facts.tf32_matmul:
         runs.insert(1, (TF32, torch.float32))
     for key, dtype in runs:
         reason = _unsupported(dtype, device, backend)
         if reason:
             skipped[key] = reason
             continue
-        with _float32_matmul("high" if key == TF32 else "highest", enabled=kind == "cuda"):
+        with _float32_matmul("high" if key == TF32 else "highest", enabled=facts.tf32_matmul):
             spread = _matmul(backend, dtype, n0, n_max, target_s, repeats)
         found.dtype_peaks[key] = spread.best
         found.spread[key] = spread
-    elements = memory_elements(kind)
+    elements = memory_elements(facts.on_device)
     for key, spread in _memory(backend, elements, target_s, repeats).items():
         found.memory[key] = spread.best
         found.spread[key] = spread
@@ -259,7 +260,7 @@ def _unsupported(dtype: torch.dtype, device: torch.device, backend: Backend[Any]
 
 @contextmanager
 def _float32_matmul(precision: str, enabled: bool) -> Iterator[None]:
-    """float32 matmuls on CUDA: "highest" (FP32) or "high" (TF32 tensor cores), restored after."""
+    """float32 matmuls where TF32 tensor cores exist: "highest" (FP32) or "high" (TF32), restored after."""
     if not enabled:
         yield
         return
@@ -271,9 +272,9 @@ def _float32_matmul(precision: str, enabled: bool) -> Iterator[None]:
         torch.set_float32_matmul_precision(before)
 
 
-def memory_elements(kind: str) -> int:
+def memory_elements(on_device: bool) -> int:
     """float32 elements of one memory-kernel array: well past the caches (a CPU's last one × 4)."""
-    if kind != "cpu":
+    if on_device:
         return DEVICE_MEMORY_BYTES // 4
     return min(MEMORY_MAX_BYTES, max(MEMORY_MIN_BYTES, 4 * last_cache_bytes())) // 4
 

@@ -23,6 +23,7 @@ from torch.profiler import ProfilerActivity
 from oplens.backends.device import Backend
 from oplens.backends.neuron import install
 from oplens.backends.neuron.artifacts import PROFILE_DIR, find_artifacts
+from oplens.backends.neuron.facts import NEURON
 from oplens.backends.neuron.options import NEFF_CACHE_ENV, NeuronOptions
 from oplens.records.errors import bad_input
 from oplens.records.run import Artifacts
@@ -34,9 +35,7 @@ def install_hint() -> str:
 
 
 class NeuronBackend(Backend[NeuronOptions]):
-    name = "neuron"
-    device_label = "NEURON"
-    device_time = "linked"
+    facts = NEURON
     options_type = NeuronOptions
 
     @classmethod

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from oplens.backends.neuron import checks, commands, doctor, engines, explorer
+from oplens.backends.neuron.facts import NEURON
 from oplens.backends.neuron.options import DEFAULT_MAX_EVENTS_PER_NC, MODES, NeuronOptions, parse
 from oplens.backends.spec import BackendSpec, DoctorContext
 from oplens.records.doctor import Check
@@ -19,9 +20,7 @@ PAIR_ROWS = 5  # NEFF/NTFF pairs listed by name; the rest are counted
 
 
 class NeuronSpec(BackendSpec[NeuronOptions]):
-    name = "neuron"
-    title = "Neuron"
-    device_label = "NEURON"
+    facts = NEURON
     device_class = "oplens.backends.neuron.device:NeuronBackend"
     options_type = NeuronOptions
     commands = (commands.EXPLORER,)

@@ -1,0 +1,36 @@
+"""What a backend is, declared once (no torch): `BackendFacts`, read by both sides.
+
+The parent side (`BackendSpec`, the engine, the CLI, the language server, a stored run read back)
+and the worker side (`Backend`: the profile, the calibration) read these fields instead of comparing
+backend names or device kinds; a new backend declares its own and nothing outside `backends/` changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+DeviceTime = Literal["cpu", "linked"]
+
+
+@dataclass(frozen=True)
+class BackendFacts:
+    name: str  # what --backend takes
+    title: str  # the backend in a sentence: "CUDA", "Neuron"
+    device_label: str  # the column label a user knows: Self NEURON, Self CUDA, Self CPU
+    # Work runs on a device apart from the host: device time is not the op's CPU time, the device is
+    # synchronised, and the host's memory and caches are not the device's.
+    on_device: bool
+    # How a CPU op's device time is found in the profile:
+    #   "cpu"    — no device: device time is the op's self CPU time
+    #   "linked" — device events linked to the launching op by correlation id (CUDA, PrivateUse1)
+    device_time: DeviceTime
+    # The op's own device time as the PrivateUse1 device reports it on the CPU event
+    # (`privateuse1_elapsed_us`, what key_averages() sums as Self PRIVATEUSE1), where no linked event is.
+    per_op_device_time: bool = False
+    # Its float32 matmuls may run on TF32 tensor cores: the calibration measures both.
+    tf32_matmul: bool = False
+
+
+CPU = BackendFacts(name="cpu", title="CPU", device_label="CPU", on_device=False, device_time="cpu")
+CUDA = BackendFacts(name="cuda", title="CUDA", device_label="CUDA", on_device=True, device_time="linked", tf32_matmul=True)
