@@ -17,8 +17,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from oplens.engine import ProfileRequest, profile
 from oplens.engine.diff import diff_runs
+from oplens.engine.profile import ProfileRequest, profile
 from oplens.records.job import TargetSpec
 from oplens.records.run import Run
 

@@ -22,7 +22,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from oplens.engine import ProfileRequest, profile
+from oplens.engine.profile import ProfileRequest, profile
 from oplens.records.job import TargetSpec
 from oplens.records.run import Run
 

@@ -10,8 +10,8 @@ import pytest
 
 from conftest import EXAMPLE, ROOT
 from oplens.cli import main as cli_main
-from oplens.engine import ProfileRequest, profile
 from oplens.engine.analyze import reanalyze
+from oplens.engine.profile import ProfileRequest, profile
 from oplens.records.errors import OpLensError
 from oplens.records.job import TargetSpec
 

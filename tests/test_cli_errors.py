@@ -15,10 +15,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from conftest import oplens_cli
 
 DATA = Path(__file__).resolve().parent / "data" / "cli_errors"
 TARGETS = DATA / "targets.py"
@@ -33,17 +34,7 @@ def squash(text: str) -> str:
 
 
 def oplens(cwd: Path, *argv: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR")}
-    env["PYTHONUNBUFFERED"] = "1"
-    env["CUDA_VISIBLE_DEVICES"] = ""  # --backend cuda must fail the same way on a GPU host
-    return subprocess.run(
-        [sys.executable, "-m", "oplens", *argv],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return oplens_cli(cwd, *argv, timeout=timeout)  # no GPU: --backend cuda must fail the same way on a GPU host
 
 
 def describe(proc: subprocess.CompletedProcess[str]) -> str:

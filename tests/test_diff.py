@@ -11,8 +11,8 @@ import pytest
 
 from conftest import DATA
 from oplens.cli import main as cli_main
-from oplens.engine import ProfileRequest, profile
 from oplens.engine.diff import diff_runs, map_lines
+from oplens.engine.profile import ProfileRequest, profile
 from oplens.records.errors import OpLensError
 from oplens.records.job import TargetSpec
 from oplens.records.run import Run

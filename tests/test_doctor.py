@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from conftest import STANDINS, oplens_cli
 from oplens.engine.doctor import judge_profile
 from oplens.records.run import Run
 
-STANDINS = Path(__file__).resolve().parent / "standins"
 EVERY_CHECK = ["python", "torch", "backend", "runs directory", "tiny profile", "language server"]
 NEURON_CHECKS = [
     "torch-neuronx",
@@ -33,13 +33,7 @@ NEURON_CHECKS = [
 
 
 def oplens(cwd: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
-    full = {
-        k: v
-        for k, v in os.environ.items()
-        if k != "COLUMNS" and not k.startswith(("STANDIN_", "NEURON_RT_"))
-    }
-    full.update(env, PYTHONUNBUFFERED="1", CUDA_VISIBLE_DEVICES="")
-    return subprocess.run([sys.executable, "-m", "oplens", *argv], cwd=cwd, env=full, capture_output=True, text=True, timeout=300)
+    return oplens_cli(cwd, *argv, **env)
 
 
 def checks_of(proc: subprocess.CompletedProcess[str]) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:

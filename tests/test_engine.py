@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, EXAMPLE, ROOT
-from oplens.engine import ProfileRequest, profile
+from oplens.engine.profile import ProfileRequest, profile
 from oplens.engine.runs import list_runs, load
 from oplens.records.job import TargetSpec
 from oplens.records.run import Run

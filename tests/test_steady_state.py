@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, ROOT
-from oplens.engine import ProfileRequest, profile
+from oplens.engine.profile import ProfileRequest, profile
 from oplens.records.job import TargetSpec
 from oplens.records.run import Run
 

@@ -21,24 +21,18 @@ from rich.console import Console
 
 from oplens import __version__
 from oplens.backends import registry
+from oplens.backends.registry import NAMES as BACKENDS
 from oplens.backends.spec import BackendCommand, CommandContext
 from oplens.cli import calibrate, doctor, render, serve
 from oplens.cli.progress import capture_display, progress_display
-from oplens.engine import (
-    BACKENDS,
-    DEFAULT_ITERS,
-    DEFAULT_PROFILER_WARMUP,
-    DEFAULT_TIMEOUT_S,
-    DEFAULT_WARMUP,
-    ProfileRequest,
-    profile,
-    runs,
-)
+from oplens.engine import runs
 from oplens.engine.analyze import reanalyze
 from oplens.engine.compare import compare_rows
 from oplens.engine.diff import diff_runs
 from oplens.engine.merge import merge_dirs, rank_part
+from oplens.engine.profile import ProfileRequest, profile
 from oplens.engine.program import DEFAULT_CALLS, DEFAULT_SKIP, ProgramRequest, run_program
+from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
 from oplens.records.errors import OpLensError
 from oplens.records.job import ProgramSpec, TargetSpec
 from oplens.records.run import Run

@@ -29,7 +29,7 @@ TAIL_LINES = 20
 
 @dataclass
 class CalibrateRequest:
-    backend: str = "cpu"
+    backend: str = registry.DEFAULT
     again: bool = False  # measure even where a cached calibration exists
     spec: str = ""  # the vendor figures to set beside, by name, where the device's own name does not say ("trn2")
     timeout_s: float = DEFAULT_TIMEOUT_S

@@ -29,8 +29,10 @@ from typing import Any
 
 from oplens.backends import registry
 from oplens.backends.spec import DoctorContext
-from oplens.engine import DEFAULT_TIMEOUT_S, ProfileRequest, profile, runs
+from oplens.engine import runs
 from oplens.engine.process import STARTUP_TIMEOUT_S, ProgressFn
+from oplens.engine.profile import ProfileRequest, profile
+from oplens.engine.request import DEFAULT_TIMEOUT_S
 from oplens.records.doctor import OK, PROBLEM, WARNING, Check, DoctorReport
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.format import fmt_us
@@ -52,7 +54,7 @@ CheckFn = Callable[[Check], None]
 
 @dataclass
 class DoctorRequest:
-    backend: str = "cpu"
+    backend: str = registry.DEFAULT
     out: str | None = None  # keep the tiny profile's run here; default: a temporary runs directory
     runs_dir: str | None = None  # without `out`, the runs directory checked (a server's --out); default ./.oplens/runs
     workspace: Path = field(default_factory=Path.cwd)

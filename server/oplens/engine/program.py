@@ -15,7 +15,6 @@ gets an `OpLensError` naming what happened:
 from __future__ import annotations
 
 import dataclasses
-import os
 import queue
 import re
 import shutil
@@ -29,9 +28,10 @@ from typing import Any
 
 from oplens.analysis.ranks import merge as merge_parts
 from oplens.backends import registry
-from oplens.engine import DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, runs
+from oplens.engine import finalize, request, runs
 from oplens.engine.merge import combine_artifacts
 from oplens.engine.process import Echo, ProgressFn, WorkerProcess, signal_name
+from oplens.engine.request import DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S
 from oplens.engine.targets import resolve
 from oplens.records import job as messages
 from oplens.records.atomic import write_json_atomic
@@ -51,7 +51,7 @@ class ProgramRequest:
     skip: int = DEFAULT_SKIP
     calls: int = DEFAULT_CALLS
     stop: bool = False
-    backend: str = "cpu"
+    backend: str = registry.DEFAULT
     timeout_s: float = DEFAULT_TIMEOUT_S
     profiler_warmup: int = DEFAULT_PROFILER_WARMUP
     workspace: Path = field(default_factory=Path.cwd)
@@ -64,18 +64,10 @@ class ProgramRequest:
 
 def validate(req: ProgramRequest) -> ProgramSpec:
     """Check the request; the program with its paths made absolute."""
-    if req.backend not in registry.NAMES:
-        raise bad_input(f"unknown backend {req.backend!r}", f"choose one of: {', '.join(registry.NAMES)}")
+    request.check(req.backend, req.skip, req.calls, req.profiler_warmup, req.timeout_s, req.backend_options,
+                  request.RUN_FLAGS)  # fmt: skip
     if not req.targets:
         raise bad_input("no --target given", "name the function to capture: --target FILE::FUNCTION (or FILE:LINE)")
-    for bad, message in ((req.skip < 0, f"--skip must be 0 or more (got {req.skip})"),
-                         (req.calls < 1, f"--calls must be 1 or more (got {req.calls})"),
-                         (req.profiler_warmup < 0, f"--profiler-warmup must be 0 or more (got {req.profiler_warmup})"),
-                         (req.timeout_s <= 0, f"--timeout must be positive (got {req.timeout_s:g})")):  # fmt: skip
-        if bad:
-            raise bad_input(message)
-    for name in registry.candidates(req.backend):
-        req.backend_options.setdefault(name, registry.get(name).options_type())
     p = req.program
     if is_torchrun(p):  # a launch configuration that already runs torchrun: its options kept, not wrapped twice
         options, inner = split_torchrun(p.args)
@@ -161,14 +153,12 @@ def run_program(
         runs.discard(d)  # the targets that gave no run
     error = outcome.error
     if error is not None:
-        for name in registry.candidates(req.backend):
-            registry.get(name).explain_failure(error, req.backend, req.backend_options[name])
-        kept = [r.run_id for r in stored]
+        kept = [r.run_id for r in stored]  # each has the program's output; without one it is kept in .failed/
+        finalize.failed(error, req.backend, req.backend_options, root, ids[0], None if kept else worker.log)
         if kept:
             error.detail = (error.detail.rstrip() + f"\nruns kept: {', '.join(kept)}").lstrip()
-        elif worker.log.is_file():
-            log = runs.keep_failed_log(root, ids[0], worker.log)
-            error.detail = (error.detail.rstrip() + f"\nfull log: {log}").lstrip()
+    worker.log.unlink(missing_ok=True)
+    if error is not None:
         raise error
     return [r for r in stored if r.capture is None or not r.capture.partial]
 
@@ -229,15 +219,14 @@ def _wait(worker: WorkerProcess, req: ProgramRequest, progress: ProgressFn | Non
 
 def _store(root: Path, worker: WorkerProcess, req: ProgramRequest, out: _Outcome, ids: list[str],
            on_run: Callable[[Run], None] | None) -> list[Run]:  # fmt: skip
-    """Each run the worker sent (its id: its staging directory's), completed with what only the
-    parent knows, stored."""
+    """Each run the worker sent (its id: its staging directory's), with what only the parent knows of
+    the program (its calls, its exit, a timeout) added, stored (`finalize.store`)."""
     stored = []
     for run in out.runs:
         if run.run_id not in ids:
             continue
         index = ids.index(run.run_id)
         staged = root / ".staging" / run.run_id
-        run.created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         capture = run.capture
         if capture is not None and out.ended is not None:
             if index < len(out.ended.calls):
@@ -250,19 +239,14 @@ def _store(root: Path, worker: WorkerProcess, req: ProgramRequest, out: _Outcome
                     )
         if out.timed_out and capture is not None and not capture.partial:
             run.backend.warnings.append(f"the program was stopped after --timeout {req.timeout_s:g} s, once captured")
+        log = None
         if worker.log.is_file():  # every run of the program keeps its whole output
-            (staged / runs.WORKER_LOG).write_bytes(worker.log.read_bytes())
-            run.artifacts.worker_log = runs.WORKER_LOG
-        spec = registry.get(run.backend.name)
-        log_text = worker.log.read_text(encoding="utf-8", errors="replace") if worker.log.is_file() else ""
-        options = req.backend_options.get(spec.name, spec.options_type())
-        run.backend.warnings += spec.run_warnings(run, options, staged, log_text, os.environ)
-        spec.complete_run(run, staged)
-        runs.commit(root, staged, run)
+            log = staged / runs.WORKER_LOG
+            log.write_bytes(worker.log.read_bytes())
+        finalize.store(root, staged, run, log, req.backend_options)
         stored.append(run)
         if on_run is not None:
             on_run(run)
-    worker.log.unlink(missing_ok=True)
     return stored
 
 

@@ -25,9 +25,9 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 
 from oplens.backends import registry
-from oplens.engine import ProfileRequest
 from oplens.engine import program as programs
 from oplens.engine.compare import compare_rows
+from oplens.engine.profile import ProfileRequest
 from oplens.engine.program import ProgramRequest
 from oplens.lsp import arguments, documents, progress, results, views
 from oplens.lsp.arguments import ProfileArgs, ProgramArgs

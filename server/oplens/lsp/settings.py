@@ -40,7 +40,7 @@ DEFAULT_HINT_THRESHOLD = 1.0  # % of device time below which a line gets no inla
 class Settings:
     path_mappings: list[Mapping] = field(default_factory=list)
     hint_threshold: float = DEFAULT_HINT_THRESHOLD
-    backend: str = "cpu"  # a request's backend when it names none: the CLI's default, and the editor's (generated)
+    backend: str = registry.DEFAULT  # a request's backend when it names none: the CLI's default, and the editor's (generated)
     warmup: int = DEFAULT_WARMUP
     iterations: int = DEFAULT_ITERS
     timeout_seconds: float = DEFAULT_TIMEOUT_S

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from oplens.engine import ProfileRequest, profile, runs
+from oplens.engine import runs
 from oplens.engine.diff import FunctionDiff, diff_runs
 from oplens.engine.merge import merge_dirs
 from oplens.engine.process import Echo, WorkerProcess
+from oplens.engine.profile import ProfileRequest, profile
 from oplens.engine.program import ProgramRequest, run_program
 from oplens.records.errors import OpLensError
 from oplens.records.run import Run

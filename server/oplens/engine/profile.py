@@ -1,0 +1,88 @@
+"""`oplens profile`, parent side: profile one function in a worker and keep the run.
+
+Resolves the target from the AST (`targets`), checks the request (`request.check`), starts a
+worker process (or reuses a warm one, `process`), sends it the `Job`, and stores what comes back
+as a run directory (`finalize`). `cli` and `lsp` call `profile`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from oplens.backends import registry
+from oplens.engine import finalize, request, runs
+from oplens.engine.process import ProgressFn, WorkerProcess, run_job
+from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
+from oplens.engine.targets import resolve
+from oplens.records.errors import OpLensError, bad_input
+from oplens.records.job import Job, TargetSpec
+from oplens.records.run import Run
+
+
+@dataclass
+class ProfileRequest:
+    target: TargetSpec
+    args: str = ""
+    backend: str = registry.DEFAULT
+    warmup: int = DEFAULT_WARMUP
+    iters: int = DEFAULT_ITERS
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    profiler_warmup: int = DEFAULT_PROFILER_WARMUP
+    workspace: Path = field(default_factory=Path.cwd)
+    out: str | None = None  # runs directory; default <workspace>/.oplens/runs
+    # Each backend's options record by name (registry.parse_options); missing ones take defaults.
+    backend_options: dict[str, Any] = field(default_factory=dict)
+
+
+def validate(req: ProfileRequest) -> None:
+    """Check the request before any work is spent."""
+    request.check(req.backend, req.warmup, req.iters, req.profiler_warmup, req.timeout_s, req.backend_options,
+                  request.PROFILE_FLAGS)  # fmt: skip
+
+
+def profile(
+    req: ProfileRequest,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+    worker: WorkerProcess | None = None,
+) -> Run:
+    """Profile `req.target` in a worker (a new one, or `worker` if warm) and store the run."""
+    validate(req)
+    workspace = req.workspace.resolve()
+    file = Path(req.target.file)
+    target, fn = resolve(file if file.is_absolute() else workspace / file, req.target.qualname, req.target.line)
+    if fn.required_params and not req.args.strip():
+        raise bad_input(
+            f"{fn.signature} needs arguments",
+            'pass them with --args, a Python expression evaluated in the module, e.g. --args "make_inputs()"'
+            + (" (for a method, the instance comes first)" if fn.in_class else ""),
+        )
+    root = runs.prepare(runs.runs_root(workspace, req.out))
+    run_id = runs.new_run_id(target.qualname)
+    staged = runs.stage(root, run_id)
+    job = Job(
+        target=target,
+        signature=fn.signature,
+        args=req.args,
+        backend=req.backend,
+        warmup=req.warmup,
+        iters=req.iters,
+        stage_dir=str(staged),
+        workspace=str(workspace),
+        backend_options={name: dataclasses.asdict(opts) for name, opts in req.backend_options.items()},
+        timeout_s=req.timeout_s,
+        profiler_warmup=req.profiler_warmup,
+    )
+    worker = worker if worker is not None and worker.alive() else WorkerProcess(root / ".staging", cwd=workspace)
+    try:
+        run = run_job(worker, job, req.timeout_s, progress, cancel)
+    except OpLensError as e:
+        runs.discard(staged)
+        finalize.failed(e, req.backend, req.backend_options, root, run_id, worker.log)
+        raise
+    finalize.store(root, staged, run, runs.keep_log(worker.log, staged / runs.WORKER_LOG), req.backend_options)
+    return run
