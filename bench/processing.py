@@ -9,9 +9,9 @@ does, a one-call profile with `record_shapes=True` whose op sequence feeds the i
 are made by the worker's own steps (`worker/profiling.py`: `measure`), not a copy of them.
 
 Measured on that profile:
-  - OpLens: the worker's `profiling.process` (`events.from_profiler` + `attribution.attribute` of
-    both profiles, its parts timed by its `laps`) + `insights.find_insights` (the worker's
-    "processing" lap), and separately
+  - OpLens: the worker's `profiling.process` (`events.from_profiler` of both profiles, then the
+    chain of `analysis/derive.py`: the attribution, the shapes call's work and memory, the insights;
+    its parts timed by its `laps`: the worker's "processing" lap), and separately
     `prof.export_chrome_trace` (its "export" lap);
   - baseline: `prof.events()` (which builds and caches torch's `FunctionEvent`s) followed by
     `prof.key_averages()`.
@@ -96,8 +96,8 @@ def build_model() -> tuple[torch.nn.Module, torch.Tensor]:
     return torch.nn.Sequential(*layers), torch.randn(BATCH, WIDTH)
 
 
-def profile_train_steps() -> tuple[Any, Any, int]:
-    """The worker's own steps (worker/profiling.py) around `train_step`: (prof, shapes prof, def line)."""
+def profile_train_steps() -> tuple[Any, Any, Target]:
+    """The worker's own steps (worker/profiling.py) around `train_step`: (prof, shapes prof, target)."""
     module = load_workloads()
     fn = module.train_step
     model, x = build_model()
@@ -107,7 +107,7 @@ def profile_train_steps() -> tuple[Any, Any, int]:
               stage_dir=tempfile.mkdtemp(prefix="oplens-bench-"), workspace=str(ROOT))  # fmt: skip
     prepared = profiling.Prepared(job, CpuBackend(), fn, (model, x), LineMarker(fn.__code__, code_objects(module)))
     measured = profiling.measure(prepared, lambda stage, done, total: None)
-    return measured.prof, measured.shapes_prof, target.def_line
+    return measured.prof, measured.shapes_prof, target
 
 
 def rss_kib() -> int:
@@ -136,19 +136,19 @@ def timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
     return value, (time.perf_counter() - t0) * 1000.0
 
 
-def measure_oplens(prof: Any, shapes_prof: Any, def_line: int) -> dict[str, Any]:
+def measure_oplens(prof: Any, shapes_prof: Any, target: Target) -> dict[str, Any]:
     gc.collect()
     out: dict[str, Any] = {"peak_reset": reset_peak(), "rss_before_kib": rss_kib()}
     laps: dict[str, float] = {}
-    result = profiling.process(prof, shapes_prof, ITERS, def_line, "cpu", laps=laps)  # the worker's step, gc off inside
+    derived = profiling.process(prof, shapes_prof, ITERS, target, laps=laps)  # the worker's step, gc off inside
     out["from_profiler_ms"], out["attribute_ms"], out["shapes_ms"] = laps["read_ms"], laps["attribute_ms"], laps["shapes_ms"]
-    found, out["insights_ms"] = timed(insights.find_insights, result, "CPU", False, ITERS)
+    out["insights_ms"] = laps["insights_ms"]
     out["peak_kib"] = peak_kib()
     out["total_ms"] = out["from_profiler_ms"] + out["attribute_ms"] + out["shapes_ms"] + out["insights_ms"]
     out["events"] = len(prof.profiler.kineto_results.events())
-    out["lines"] = [(s.line, round(s.op_calls, 2)) for s in result.lines]
-    out["insights"] = len(found)
-    del result, found
+    out["lines"] = [(s.line, round(s.op_calls, 2)) for s in derived.attribution.lines]
+    out["insights"] = len(derived.insights)
+    del derived
     gc.collect()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "trace.json"
@@ -208,10 +208,11 @@ def oplens_gc_off(prof: Any, def_line: int, read_shapes: bool) -> float:
 
 def child(first: str, what_if: bool, out_path: Path) -> None:
     torch.set_num_threads(1)
-    prof, shapes_prof, def_line = profile_train_steps()
+    prof, shapes_prof, target = profile_train_steps()
+    def_line = target.def_line
     measured: dict[str, Any] = {"first": first}
     for method in ("oplens", "baseline") if first == "oplens" else ("baseline", "oplens"):
-        measured[method] = measure_oplens(prof, shapes_prof, def_line) if method == "oplens" else measure_baseline(prof)
+        measured[method] = measure_oplens(prof, shapes_prof, target) if method == "oplens" else measure_baseline(prof)
     if what_if:
         measured["what_if_ms"] = {
             "gc_off": oplens_gc_off(prof, def_line, read_shapes=True),

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types as lsp
+from pytest_lsp import LanguageClient
 
 from oplens.analysis.attribution import Attribution, RawEvent, attribute
 from oplens.analysis.chrome_trace import read_events
@@ -136,3 +138,27 @@ def killed_parent_leaves_nothing(argv: list[str], cwd: Path, marker: str, ready:
         except ProcessLookupError:
             pass
     return left
+
+
+# The language server's tests: a real client speaking LSP to `oplens serve`.
+
+
+def open_doc(client: LanguageClient, path: Path) -> str:
+    uri = path.as_uri()
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=path.read_text())
+        )
+    )
+    return uri
+
+
+def plain(value: Any) -> Any:
+    """pygls hands unknown JSON objects over as namedtuples: back to dicts and lists."""
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value

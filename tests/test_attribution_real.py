@@ -1,14 +1,15 @@
 """Per-line attribution on real torch.profiler runs: the invariant and the placement rules.
 
-The profiling here runs in-process (the worker's own steps: LineMarker + profiler +
-events.from_profiler + attribute) so that the same profile can be checked against
-`key_averages()`.
+The profiling here runs in-process, through the worker's own shipped steps (the loop `profile` and
+the capture run, `worker.calls.ProfiledCalls`, with its schedule's profiler warm-up, then
+`worker.profiling.process`), so that the same profile can be checked against `key_averages()`.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import sys
+import tempfile
 import types
 from collections.abc import Callable
 from pathlib import Path
@@ -18,12 +19,13 @@ import pytest
 import torch
 
 from conftest import DATA, EXAMPLE
-from oplens.analysis.attribution import Attribution, attribute
-from oplens.worker import events
+from oplens.analysis.attribution import Attribution
+from oplens.backends.cpu import CpuBackend
+from oplens.engine.request import DEFAULT_PROFILER_WARMUP
+from oplens.engine.targets import resolve
+from oplens.worker import profiling
+from oplens.worker.calls import ProfiledCalls
 from oplens.worker.linemarks import LineMarker, code_objects
-
-ENTER = torch.ops.profiler._record_function_enter_new
-EXIT = torch.ops.profiler._record_function_exit._RecordFunction
 
 
 def load(path: Path) -> types.ModuleType:
@@ -40,18 +42,17 @@ def profile_lines(module: types.ModuleType, fn: Callable[..., Any], code: types.
                   iters: int = 4) -> tuple[Attribution, Any]:
     fn(*args)  # warm-up
     marker = LineMarker(code, code_objects(module))
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
-        for i in range(iters):
-            h = ENTER(f"oplens.iter:{i}", None)
-            with marker:
-                fn(*args)
-            EXIT(h)
-    result = attribute(events.from_profiler(prof), iters, code.co_firstlineno, "cpu")
-    return result, prof
+    with ProfiledCalls(CpuBackend(), Path(tempfile.gettempdir()), marker, iters, DEFAULT_PROFILER_WARMUP) as calls:
+        while not calls.done:
+            calls.call(lambda: fn(*args))
+    target, _ = resolve(Path(code.co_filename), code.co_qualname, None)
+    return profiling.process(calls.prof, None, iters, target).attribution, calls.prof
 
 
 def key_averages_self_cpu_us(prof: Any) -> float:
-    return sum(e.self_cpu_time_total for e in prof.key_averages() if not e.key.startswith("oplens."))
+    """key_averages()'s self CPU time, less the ranges that are no op: OpLens's markers and the
+    schedule's own `ProfilerStep*` (the step's time outside every op, which no line owns)."""
+    return sum(e.self_cpu_time_total for e in prof.key_averages() if not e.key.startswith(("oplens.", "ProfilerStep")))
 
 
 @pytest.fixture(scope="module")

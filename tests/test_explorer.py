@@ -22,15 +22,12 @@ from typing import Any
 
 import pytest
 
-from conftest import stop_group
+from conftest import STANDINS, stop_group
 from oplens.backends.neuron import explorer
 from oplens.backends.neuron.artifacts import PROFILE_DIR, find_artifacts
 from oplens.engine import runs
 from oplens.records.errors import OpLensError
 from oplens.records.run import BackendInfo, Config, Run, Target, Totals
-
-STANDINS = Path(__file__).resolve().parent / "standins"
-
 
 # --------------------------------------------------------------------------- fixtures
 

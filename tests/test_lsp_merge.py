@@ -22,6 +22,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
+from conftest import plain
 from oplens.records import names
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,17 +83,6 @@ async def client(workspace: Path) -> AsyncIterator[LanguageClient]:
     )
     yield c
     await c.shutdown_session()
-
-
-def plain(value: Any) -> Any:
-    """pygls hands unknown JSON objects over as namedtuples: back to dicts and lists."""
-    if hasattr(value, "_asdict"):
-        return {k: plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
 
 
 async def merge(client: LanguageClient, *args: Any) -> Any:

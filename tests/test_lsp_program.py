@@ -18,6 +18,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
+from conftest import plain
 from oplens.lsp import settings
 from oplens.records import names
 
@@ -116,17 +117,6 @@ async def client(workspace: Path) -> AsyncIterator[LanguageClient]:
 async def profile(client: LanguageClient, arg: dict[str, Any]) -> Any:
     params = lsp.ExecuteCommandParams(command=names.PROFILE_COMMAND, arguments=[arg])
     return await asyncio.wait_for(client.workspace_execute_command_async(params), 60)
-
-
-def plain(value: Any) -> Any:
-    """pygls hands unknown JSON objects over as namedtuples: back to dicts and lists."""
-    if hasattr(value, "_asdict"):
-        return {k: plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
 
 
 def logged(client: LanguageClient) -> list[str]:

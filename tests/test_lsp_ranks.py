@@ -24,6 +24,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
+from conftest import open_doc, plain
 from oplens.records import names
 from oplens.records.format import fmt_roofline_pct, fmt_us_range, fmt_us_span, text_bar
 
@@ -82,24 +83,6 @@ async def client(workspace: Path) -> AsyncIterator[LanguageClient]:
     )
     yield c
     await c.shutdown_session()
-
-
-def plain(value: Any) -> Any:
-    """pygls hands unknown JSON objects over as namedtuples: back to dicts and lists."""
-    if hasattr(value, "_asdict"):
-        return {k: plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
-
-
-def open_doc(client: LanguageClient, path: Path) -> str:
-    uri = path.as_uri()
-    client.text_document_did_open(lsp.DidOpenTextDocumentParams(
-        text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=path.read_text())))  # fmt: skip
-    return uri
 
 
 async def hints(client: LanguageClient, uri: str) -> dict[int, lsp.InlayHint]:

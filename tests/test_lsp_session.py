@@ -17,7 +17,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
-from conftest import EXAMPLE
+from conftest import EXAMPLE, open_doc, plain
 
 SMALL = "make_inputs(2, 64, 256)"
 
@@ -43,16 +43,6 @@ async def start_client(workspace: Path, *extra: str) -> LanguageClient:
         )
     )
     return client
-
-
-def open_doc(client: LanguageClient, path: Path) -> str:
-    uri = path.as_uri()
-    client.text_document_did_open(
-        lsp.DidOpenTextDocumentParams(
-            text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=path.read_text())
-        )
-    )
-    return uri
 
 
 def edit(client: LanguageClient, uri: str, version: int, line: int, text: str) -> None:
@@ -82,17 +72,6 @@ async def hints(client: LanguageClient, uri: str) -> list[lsp.InlayHint]:
 
 async def run_command(client: LanguageClient, command: str, arg: dict[str, Any]) -> Any:
     return await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command=command, arguments=[arg]))
-
-
-def plain(value: Any) -> Any:
-    """pygls hands unknown JSON objects over as namedtuples: back to dicts and lists."""
-    if hasattr(value, "_asdict"):
-        return {k: plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
 
 
 def line_of(path: Path, text: str) -> int:

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import torch
 
+from conftest import STANDINS, oplens_cli
 from oplens.backends import resolve as backends
 from oplens.backends.neuron import checks as neuron_checks
 from oplens.backends.neuron import options as neuron_options
@@ -32,7 +33,6 @@ from oplens.records.errors import OpLensError
 from oplens.records.run import Artifacts, NeffFile, NtffFile
 from oplens.worker import events
 
-STANDINS = Path(__file__).resolve().parent / "standins"
 FAST = ["--warmup", "1", "--iters", "2"]
 TARGET = """\
 import torch
@@ -80,9 +80,7 @@ def calls(record: Path, event: str) -> list[dict[str, Any]]:
 
 
 def oplens(cwd: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NEURON_RT_NUM_CORES") and not k.startswith("STANDIN_")}
-    full.update(env, PYTHONUNBUFFERED="1", CUDA_VISIBLE_DEVICES="")
-    return subprocess.run([sys.executable, "-m", "oplens", *argv], cwd=cwd, env=full, capture_output=True, text=True, timeout=180)
+    return oplens_cli(cwd, *argv, timeout=180, **env)
 
 
 def with_stand_in(**env: str) -> dict[str, str]:
@@ -196,7 +194,7 @@ def test_export_writes_the_documented_layout_and_oplens_finds_it_with_stand_in_t
     assert profile.kind == "system" and profile.dir == art.device_profile_dir and len(profile.ntffs) == 3
     assert all(not Path(f).is_absolute() for f in art.files)
     # PrivateUse1's per-op device time is -1 where an op has none: never negative device time
-    assert all(e.legacy_device_ns >= 0 for e in events.from_profiler(prof, legacy_privateuse1=True))
+    assert all(e.legacy_device_ns >= 0 for e in events.from_profiler(prof, per_op_device_time=True))
 
 
 def test_find_artifacts_pairs_by_hash_in_the_layout_without_a_timestamp_level(tmp_path: Path) -> None:

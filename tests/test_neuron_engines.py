@@ -20,11 +20,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import stop_group
+from conftest import STANDINS, stop_group
 from oplens.backends.neuron import engines
 from oplens.records.run import GraphEngines, LineStat, NtffFile, Run
 
-STANDINS = Path(__file__).resolve().parent / "standins"
 I64, I32, F32, STR = pa.int64(), pa.int32(), pa.float32(), pa.string()
 
 

@@ -6,8 +6,9 @@ Each target's definition was decorated by `wrap(index)` when its file was compil
     calls 1 .. skip                    run untouched (they compile and warm caches); the last one
                                        records input shapes on the CPU, for the insights
     the next profiler_warmup calls     under the started profiler, dropped (its start-up cost)
-    the next `calls`                   profiled as `profile` profiles iterations: an iteration
-                                       range per call, the lines marked, the device synchronised
+    the next `calls`                   profiled by the loop `profile` runs (`worker/calls.py`): an
+                                       iteration range per call, the lines marked, the device
+                                       synchronised after each and before the profiler stops
     after the window                   untouched again
 
 Only the outermost call on the thread that first called a target counts: a recursive call belongs
@@ -15,7 +16,8 @@ to the call around it, other threads and forked children (DataLoader workers) ru
 call met while torch.compile traces the function runs untouched (its lines never run in the compiled
 graph: the graphs that fused them say so, `compiled_graphs`). Targets are captured one after another,
 in the order given, each window its own profiler session. When a window completes, the run is
-processed there and then and sent to the parent; with `stop` the program ends once the last one is.
+processed there and then, as `profile` processes its iterations (`profiling.finish`), and sent to the
+parent; with `stop` the program ends once the last one is.
 """
 
 from __future__ import annotations
@@ -28,22 +30,21 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import torch
 
-from oplens.analysis.stats import ESTIMATORS
 from oplens.backends.device import Backend
-from oplens.records import names
 from oplens.records.job import Ended, Finished, Job, Progress, WorkerMessage
 from oplens.records.run import Capture as CaptureRecord
 from oplens.records.run import Config, Run, Target
 from oplens.worker import profiling
+from oplens.worker.calls import ProfiledCalls, shapes_call
 from oplens.worker.compiled import FusedLines
 from oplens.worker.instrument import ImportHook
-from oplens.worker.linemarks import LineMarker, Range
+from oplens.worker.linemarks import LineMarker
 
 F = TypeVar("F", bound=Callable[..., Any])
 Send = Callable[[WorkerMessage], None]
@@ -78,13 +79,21 @@ class Window:
     seen: int = 0  # counted calls
     elsewhere: int = 0  # calls on other threads (not counted)
     busy: bool = False  # a counted call is running (a nested one is part of it)
-    started: int = 0  # window calls begun (profiler warm-up included)
     done: bool = False
     first_call_us: float = 0.0
-    wall_us: list[float] = field(default_factory=list)  # per profiled call
     shapes_prof: Any = None
-    prof: Any = None
     marker: LineMarker | None = None
+    calls: ProfiledCalls | None = None  # the window's profiled calls, once it opens
+
+    @property
+    def started(self) -> int:
+        """Window calls begun (the profiler's warm-up included)."""
+        return self.calls.started if self.calls is not None else 0
+
+    @property
+    def wall_us(self) -> list[float]:
+        """Per profiled call."""
+        return self.calls.wall_us if self.calls is not None else []
 
 
 class Capturer:
@@ -182,48 +191,26 @@ class Capturer:
         return w.marker
 
     def _shapes_call(self, w: Window, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        marker = self._marker(w, fn)
-        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True, profile_memory=True)
-        prof.start()
-        try:
-            with Range(f"{names.ITER_RANGE}0"), marker:
-                return fn(*args, **kwargs)
-        finally:
-            prof.stop()
-            w.shapes_prof = prof
+        w.shapes_prof, result = shapes_call(self.backend, self._marker(w, fn), lambda: fn(*args, **kwargs))
+        return result
 
     def _window_call(self, w: Window, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        marker = self._marker(w, fn)
-        if w.started == 0:
-            w.prof = self._start_profiler(w)
-        i = w.started - self.warm  # the recorded call's index; negative while the profiler warms up
-        w.started += 1
-        t0 = time.perf_counter_ns()
+        if w.calls is None:
+            w.calls = ProfiledCalls(self.backend, Path(w.stage_dir), self._marker(w, fn), self.calls, self.warm)
+        calls = w.calls
+        recorded = len(calls.wall_us)
         try:
-            with Range(f"{names.ITER_RANGE}{max(i, 0)}"), marker:
-                return fn(*args, **kwargs)
+            return calls.call(lambda: fn(*args, **kwargs))
         finally:  # also when the call raised: it ran, and the program may go on
-            self.backend.synchronize()
-            elapsed_us = (time.perf_counter_ns() - t0) / 1000.0
-            if self.warm > 0:
-                w.prof.step()
-            if i >= 0:
-                w.wall_us.append(elapsed_us)
-                self.send(Progress("capture", i + 1, self.calls))
-            if i + 1 == self.calls:
+            if len(calls.wall_us) > recorded:
+                self.send(Progress("capture", len(calls.wall_us), self.calls))
+            if calls.done:
                 self._complete(w)
-
-    def _start_profiler(self, w: Window) -> Any:
-        options = self.backend.profiler_options(Path(w.stage_dir))
-        if self.warm > 0:
-            options["schedule"] = torch.profiler.schedule(wait=0, warmup=self.warm, active=self.calls, repeat=1)
-        prof = torch.profiler.profile(activities=self.backend.activities(), record_shapes=False, **options)
-        prof.start()
-        return prof
 
     def _complete(self, w: Window) -> None:
         """The window is captured: its run to the parent, the next window opens (or the program ends)."""
-        w.prof.stop()
+        assert w.calls is not None
+        w.calls.stop()
         w.done = True
         self.current += 1
         last = all(x.done for x in self.windows)
@@ -257,8 +244,8 @@ class Capturer:
             threading.Event().wait()  # the stop watcher sends the end and exits the process
         unfinished = [w for w in self.windows if not w.done]
         for w in unfinished:
-            if w.prof is not None:
-                w.prof.stop()
+            if w.calls is not None:
+                w.calls.stop()
             if w.wall_us:
                 ended = "OpLens stopped the program" if exit_code is None else f"the program ended (exit status {exit_code})"
                 reason = f"{ended} after {len(w.wall_us)} of {self.calls} profiled calls"
@@ -283,25 +270,20 @@ class Capturer:
         self.send(Finished(self.describe(w, partial, stopped)))
         # The program goes on at its own speed: the profiles' events (hundreds of thousands of
         # objects) must not stay alive for the collector to walk on every full collection.
-        w.prof = w.shapes_prof = w.marker = None
+        if w.calls is not None:
+            w.calls.release()  # its counts stay: what the end of the program reports reads them
+        w.shapes_prof = w.marker = None
         gc.collect()
 
     def describe(self, w: Window, partial: str, stopped: bool) -> Run:
-        """The window's Run, as `profile` describes its iterations, with the capture's record."""
+        """The window's Run, as `profile` finishes its iterations, with the capture's record."""
+        assert w.calls is not None
         job = dataclasses.replace(self.job, target=w.target, stage_dir=w.stage_dir, more_targets=[])
-        iters = len(w.wall_us)
-        assert w.marker is not None
-        graph_work = self.fused.work()
-        result = profiling.process(
-            w.prof, w.shapes_prof, iters, w.target.def_line, self.backend.device_time, self.fused.regions,
-            legacy_privateuse1=self.backend.name == "neuron", graphs=graph_work,
-        )  # fmt: skip
-        found = profiling.find_insights(result, self.backend, iters, capture=True)
-        prepared = profiling.Prepared(job, self.backend, lambda: None, (), w.marker)
         first = [w.first_call_us] if w.first_call_us else []
-        measured = profiling.Measured(w.prof, w.shapes_prof, w.wall_us, first, self.fused.regions, self.fused.graphs, graph_work)
-        run = profiling.describe(prepared, measured, result, found)
-        profiling.roof(run, self.backend)
+        measured = profiling.Measured(w.calls.prof, w.shapes_prof, w.wall_us, first, self.fused.regions,
+                                      self.fused.graphs, self.fused.work())  # fmt: skip
+        run = profiling.finish(job, self.backend, measured, capture=True)
+        iters = len(w.wall_us)
         # The parent named the staging directory by the run's id (a rank writes into its ranks/<R>/).
         stage = Path(w.stage_dir)
         run.run_id = stage.parent.parent.name if stage.parent.name == "ranks" else stage.name
@@ -315,7 +297,7 @@ class Capturer:
             cwd=program.cwd,
             calls_seen=w.seen,
             calls_skipped=min(w.seen, self.skip),
-            calls_profiler_warmup=min(max(w.started, 0), self.warm),
+            calls_profiler_warmup=min(w.started, self.warm),
             calls_profiled=iters,
             compiled_graphs=len(self.compiled_graphs(w)),
             partial=bool(partial),
@@ -324,6 +306,4 @@ class Capturer:
         )
         if partial:
             run.backend.warnings.append(f"partial capture: {partial}; the figures are over those calls only")
-        profiling.export_trace(prepared, measured, run)
-        run.estimators = dict(ESTIMATORS)
         return run

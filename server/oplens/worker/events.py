@@ -14,8 +14,9 @@ from torch._C._autograd import DeviceType
 from oplens.analysis.attribution import RawEvent
 
 
-def from_profiler(prof: Any, legacy_privateuse1: bool = False) -> list[RawEvent]:
-    """The events of a stopped `torch.profiler.profile`."""
+def from_profiler(prof: Any, per_op_device_time: bool = False) -> list[RawEvent]:
+    """The events of a stopped `torch.profiler.profile`; `per_op_device_time` (the backend's fact):
+    read the device time a PrivateUse1 device reports on the CPU op itself too."""
     results = prof.profiler.kineto_results
     cpu = DeviceType.CPU
     out: list[RawEvent] = []
@@ -25,7 +26,7 @@ def from_profiler(prof: Any, legacy_privateuse1: bool = False) -> list[RawEvent]
         start = k.start_ns()
         is_async = k.is_async() or k.start_thread_id() != k.end_thread_id()
         legacy = 0
-        if legacy_privateuse1 and not on_device and not is_async:
+        if per_op_device_time and not on_device and not is_async:
             # -1 where the op has no device time of its own: count only positive times, as key_averages does
             legacy = max(0, int(k.privateuse1_elapsed_us() * 1000))
         name = k.name()

@@ -1,6 +1,7 @@
 """One profile inside the worker, as named steps: prepare (backend, module, function, arguments),
-warm up, profile the iterations with line markers, process (events → per-line attribution →
-insights), and describe the run. `run` chains them; `bench/` calls the same steps.
+warm up, profile the iterations (`calls.py`: the loop the capture runs too), then `finish`: process
+(events → per-line attribution → insights), describe the run, set it against the device's ceilings,
+export the trace. `run` chains them; the capture ends in the same `finish`; `bench/` calls the same steps.
 
 Runs only in the worker process (imports torch and the user's code). Errors come out as
 `OpLensError`s whose messages name the problem and the fix.
@@ -16,22 +17,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import torch
-
-from oplens.analysis import insights, memory, roofline, work
-from oplens.analysis.attribution import Attribution, attribute, line_memory, line_work
+from oplens.analysis import work
+from oplens.analysis.derive import Derived, Inputs, derive
 from oplens.analysis.stats import ESTIMATORS, spread
 from oplens.backends.device import Backend
+from oplens.backends.facts import CPU, BackendFacts
 from oplens.backends.registry import get as backend_spec
 from oplens.backends.resolve import BackendUnavailable, backend_class, resolve
-from oplens.records import names
 from oplens.records.errors import OpLensError
 from oplens.records.job import Job
-from oplens.records.run import Compile, Config, DeviceRoof, Insight, Run, SourceRef
+from oplens.records.run import Compile, Config, DeviceRoof, Run, SourceRef, Target
 from oplens.records.run import from_dict as record_from_dict
 from oplens.worker import calibrate, events
+from oplens.worker.calls import ProfiledCalls, shapes_call
 from oplens.worker.compiled import FusedLines
-from oplens.worker.linemarks import LineMarker, Range, code_objects
+from oplens.worker.linemarks import LineMarker, code_objects
 from oplens.worker.usercode import build_args, call, find_callable, find_code, load_module
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -67,16 +67,21 @@ def run(job: Job, progress: Progress) -> Run:
     clock.lap("import_ms")
     measured = measure(prepared, progress, clock)
     progress("processing", 0, 1)
-    backend = prepared.backend
-    result = process(
-        measured.prof, measured.shapes_prof, job.iters, job.target.def_line,
-        backend.device_time, measured.fused, legacy_privateuse1=backend.name == "neuron", graphs=measured.graph_work,
-    )  # fmt: skip
-    found = find_insights(result, backend, job.iters)
+    return finish(job, prepared.backend, measured, clock)
+
+
+def finish(job: Job, backend: Backend[Any], measured: Measured, clock: _Clock | None = None, capture: bool = False) -> Run:
+    """The measured calls as a Run: processed (the chain of derived views, analysis/derive.py),
+    described, the trace exported. `profile` and the capture's windows both end here."""
+    clock = clock or _Clock()
+    warnings: list[str] = []
+    derived = process(measured.prof, measured.shapes_prof, len(measured.wall_us), job.target, backend.facts,
+                      measured.fused, graphs=measured.graph_work, ceilings=lambda: ceilings(backend, warnings),
+                      capture=capture)  # fmt: skip
     clock.lap("processing_ms")
-    run = describe(prepared, measured, result, found)
-    roof(run, backend)
-    export_trace(prepared, measured, run)
+    run = describe(job, backend, measured, derived)
+    run.backend.warnings += warnings
+    export_trace(job, backend, measured.prof, run)
     clock.lap("export_ms")
     run.timings_ms = clock.laps
     run.estimators = dict(ESTIMATORS)
@@ -117,7 +122,8 @@ def prepare_backend(job: Job) -> Backend[Any]:
 
 
 def measure(p: Prepared, progress: Progress, clock: _Clock | None = None) -> Measured:
-    """Warm-up calls (unprofiled: the first ones compile), then the profiled iterations.
+    """Warm-up calls (unprofiled: the first ones compile), then the profiled iterations
+    (`worker/calls.py`, the loop the capture runs too).
 
     Input shapes (for the insights) come from one call of their own, profiled on the CPU:
     recording them costs as much as a small op, so the timed iterations go without. That call
@@ -153,89 +159,67 @@ def timed_call(p: Prepared) -> float:
 
 
 def record_shapes(p: Prepared) -> Any:
-    """One more call, on the CPU activity only, with input shapes and memory: what the insights and
-    each line's work and memory read."""
-    cpu = [torch.profiler.ProfilerActivity.CPU]
-    with torch.profiler.profile(activities=cpu, record_shapes=True, profile_memory=True) as prof:
-        with Range(f"{names.ITER_RANGE}0"), p.marker:
-            result = call(p.fn, p.args, p.job.target)
-        p.backend.synchronize()
-    del result  # freed after the profile: what the function returns is its caller's, not a temporary
+    """One more call with input shapes and memory (`calls.shapes_call`); its result freed after the profile."""
+    prof, _ = shapes_call(p.backend, p.marker, lambda: call(p.fn, p.args, p.job.target))
     return prof
 
 
 def profile_iterations(p: Prepared, iters: int, progress: Progress) -> tuple[Any, list[float]]:
-    """The timed iterations under the backend's profiler, each in its own iteration range, the
-    target's lines marked. The device is synchronised after each call, outside its range (so the
-    wait is no line's).
-
-    The profiler's own start-up lands on the first iterations it records (0.3-4 ms on the CPU, on
-    the function's first op), so a `schedule` runs `profiler_warmup` iterations under the started
-    profiler first and records only the `iters` after them (torch.profiler's documented way, and
-    `schedule` is supported with NeuronConfig). Their wall times are not kept either."""
-    stage = Path(p.job.stage_dir)
-    warm = p.job.profiler_warmup
-    wall: list[float] = []
-    options = p.backend.profiler_options(stage)
-    if warm > 0:
-        options["schedule"] = torch.profiler.schedule(wait=0, warmup=warm, active=iters, repeat=1)
-    with torch.profiler.profile(activities=p.backend.activities(), record_shapes=False, **options) as prof:
-        for step in range(warm + iters):
-            i = step - warm  # the recorded iteration's index; negative while the profiler warms up
-            t0 = time.perf_counter_ns()
-            with Range(f"{names.ITER_RANGE}{max(i, 0)}"), p.marker:
-                call(p.fn, p.args, p.job.target)
-            p.backend.synchronize()
-            elapsed_us = (time.perf_counter_ns() - t0) / 1000.0  # before step(): the last one stops the trace
-            if warm > 0:
-                prof.step()
-            if i >= 0:
-                wall.append(elapsed_us)
-                progress("profile", i + 1, iters)
-    return prof, wall
+    """The timed iterations: `profiler_warmup` dropped ones, then `iters` recorded (`ProfiledCalls`)."""
+    with ProfiledCalls(p.backend, Path(p.job.stage_dir), p.marker, iters, p.job.profiler_warmup) as calls:
+        while not calls.done:
+            calls.call(lambda: call(p.fn, p.args, p.job.target))
+            if calls.wall_us and calls.started > calls.warm:
+                progress("profile", len(calls.wall_us), iters)
+    return calls.prof, calls.wall_us
 
 
 def process(
     prof: Any,
     shapes_prof: Any,
     iters: int,
-    def_line: int,
-    device_time: str = "cpu",
+    target: Target,
+    facts: BackendFacts = CPU,
     fused: dict[str, list[SourceRef]] | None = None,
-    legacy_privateuse1: bool = False,
     laps: dict[str, float] | None = None,
     graphs: dict[str, work.LineWork] | None = None,
-) -> Attribution:
-    """The profiles' events attributed to lines (analysis/attribution.py), with each line's op
-    sequence, work and memory from the shapes call (`graphs`: compiled regions' work, counted from
-    their graphs). `laps`, where given, gets each part's time in ms."""
-    clock = _Clock()
+    ceilings: Callable[[], DeviceRoof | None] = lambda: None,
+    capture: bool = False,
+) -> Derived:
+    """The profiles' events read (worker/events.py) and the chain of derived views run on them
+    (analysis/derive.py: attribution, each line's work and memory from the shapes call, insights,
+    roofline). `laps`, where given, gets each part's time in ms."""
+    t0 = time.perf_counter()
     gc.disable()  # tens of thousands of small records: the collector alone took ~40 % of this step
     try:
-        raw = events.from_profiler(prof, legacy_privateuse1=legacy_privateuse1)
-        clock.lap("read_ms")
-        result = attribute(raw, iters, def_line, device_time, fused or {})
-        clock.lap("attribute_ms")
-        if shapes_prof is not None:  # a capture that skipped no call has none
-            shape_events = events.from_profiler(shapes_prof)
-            result.sequence = attribute(shape_events, 1, def_line).sequence
-            work.assign(result.lines, result.totals, line_work(shape_events, def_line, graphs))
-            work.assign_memory(result.lines, result.totals, line_memory(shape_events, def_line))
-        clock.lap("shapes_ms")
+        raw = events.from_profiler(prof, per_op_device_time=facts.per_op_device_time)
+        # None: a capture that skipped no call has no shapes call
+        shape_events = events.from_profiler(shapes_prof) if shapes_prof is not None else None
+        if laps is not None:
+            laps["read_ms"] = (time.perf_counter() - t0) * 1000.0
+        inputs = Inputs(raw, iters, target, facts, fused or {}, shape_events, graphs, ceilings=ceilings, capture=capture)
+        return derive(inputs, laps)
     finally:
         gc.enable()
-    if laps is not None:
-        laps.update(clock.laps)
-    return result
 
 
-def find_insights(result: Attribution, backend: Backend[Any], iters: int, capture: bool = False) -> list[Insight]:
-    return insights.find_insights(result, backend.device_label, backend.device().type != "cpu", iters, capture)
+def ceilings(backend: Backend[Any], warnings: list[str]) -> DeviceRoof | None:
+    """The device's ceilings for the roofline: calibrated once per host and device (worker/calibrate.py;
+    ~2 s the first time, cached), the vendor's figures beside them. A failed calibration must not lose
+    the run: it is a warning."""
+    try:
+        c = calibrate.ceilings(backend).ceilings
+    except Exception as e:
+        warnings.append(f"no roofline: calibrating the device failed ({type(e).__name__}: {e}); "
+                        "oplens calibrate --again tells more")  # fmt: skip
+        return None
+    return DeviceRoof(name=c.name, dtype_peaks=dict(c.dtype_peaks), bytes_per_s=c.bytes_per_s,
+                      source=c.source, measured_at=c.measured_at)  # fmt: skip
 
 
-def describe(p: Prepared, m: Measured, result: Attribution, found: list[Insight]) -> Run:
+def describe(job: Job, backend: Backend[Any], m: Measured, derived: Derived) -> Run:
     """The Run record (without its id and directory, which the parent gives it)."""
-    job, backend = p.job, p.backend
+    result = derived.attribution
     result.totals.wall_us = spread(m.wall_us)
     first = m.warmup_wall_us[0] if m.warmup_wall_us else 0.0
     info = backend.info()
@@ -249,37 +233,21 @@ def describe(p: Prepared, m: Measured, result: Attribution, found: list[Insight]
         totals=result.totals,
         lines=result.lines,
         ops=result.ops,
-        insights=sorted(found + memory.temporary_insights(result.lines, result.totals, job.target), key=lambda i: i.line),
+        insights=derived.insights,
         artifacts=backend.artifacts(Path(job.stage_dir)),
         compile=Compile(
             first_call_us=first,
             compile_us=max(0.0, first - result.totals.wall_us.median) if m.graphs else 0.0,
             graphs=m.graphs,
         ),
+        device=derived.device,
     )
 
 
-def roof(run: Run, backend: Backend[Any]) -> None:
-    """Each line against the device's ceilings (analysis/roofline.py): calibrated once per host and
-    device (worker/calibrate.py; ~2 s the first time, cached), the vendor's figures beside them."""
-    if run.totals.flops is None:
-        return  # no call recorded input shapes: no work to set against the ceilings
-    try:
-        c = calibrate.ceilings(backend).ceilings
-    except Exception as e:  # the roofline is extra: a failed calibration must not lose the run
-        run.backend.warnings.append(f"no roofline: calibrating the device failed ({type(e).__name__}: {e}); "
-                                    "oplens calibrate --again tells more")  # fmt: skip
-        return
-    run.device = DeviceRoof(name=c.name, dtype_peaks=dict(c.dtype_peaks), bytes_per_s=c.bytes_per_s,
-                            source=c.source, measured_at=c.measured_at)  # fmt: skip
-    roofline.assign(run.lines, run.totals, run.device, on_device=backend.device().type != "cpu")
-    run.insights = sorted(run.insights + roofline.headroom_insights(run.lines, run.totals), key=lambda i: i.line)
-
-
-def export_trace(p: Prepared, m: Measured, run: Run) -> None:
+def export_trace(job: Job, backend: Backend[Any], prof: Any, run: Run) -> None:
     """The framework trace.json, where the backend's own export wrote none."""
-    if not p.backend.writes_own_trace() or not run.artifacts.trace_json:
-        m.prof.export_chrome_trace(str(Path(p.job.stage_dir) / "trace.json"))
+    if not backend.writes_own_trace() or not run.artifacts.trace_json:
+        prof.export_chrome_trace(str(Path(job.stage_dir) / "trace.json"))
         run.artifacts.trace_json = "trace.json"
 
 

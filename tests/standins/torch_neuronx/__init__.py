@@ -4,6 +4,12 @@ Environment (set by the test):
   STANDIN_PYPI_STUB=1       import fails with ImportError, as the PyPI placeholder package does
   STANDIN_NEURON_CORES=N    NeuronCores torch.neuron reports (default 1; 0: none visible)
   STANDIN_RECORD=PATH       append every call OpLens makes (JSON lines) to PATH
+  STANDIN_DEVICE_WORK_ON_SYNC=1
+                            the device's work completes only when torch.neuron.synchronize() waits for
+                            it (execution is asynchronous: DESIGN.md's Neuron facts, the docs' examples
+                            synchronise after each step): each synchronize runs a small op inside a
+                            `standin.device_work:<n>` range, n counting the synchronize calls, so a
+                            test sees which call's device work a trace holds
 """
 
 from __future__ import annotations
@@ -35,8 +41,16 @@ def _cores() -> int:
     return int(os.environ.get("STANDIN_NEURON_CORES", "1"))
 
 
+_synced = 0
+
+
 def _synchronize(device: Any = None) -> None:
+    global _synced
     record("synchronize")
+    if os.environ.get("STANDIN_DEVICE_WORK_ON_SYNC") == "1":
+        with torch.profiler.record_function(f"standin.device_work:{_synced}"):
+            torch.ones(8).sum()
+    _synced += 1
 
 
 # What the worker set before importing us (it must be there before anything compiles).

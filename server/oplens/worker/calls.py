@@ -1,0 +1,119 @@
+"""The profiled calls: the one loop that `profile`'s iterations and the capture's window both run.
+
+`ProfiledCalls` owns one profiler session over a target's calls, call by call:
+
+    the first call          starts torch.profiler with the backend's activities and options
+    every call              in its own iteration range (`oplens.iter:<i>`), the target's lines marked,
+                            then the device synchronised, outside the range (the wait is no line's),
+                            then `step()`
+    the first `warm` calls  fall on the schedule's warm-up (torch.profiler's documented way to keep
+                            its own start-up, 0.3-4 ms on the first op, out of the recorded calls)
+    `stop()`                synchronises once more, then stops the profiler (idempotent)
+
+`profile` drives it from a loop (`worker/profiling.py`); the capture from the decorated target,
+one call of the user's program at a time (`worker/capture.py`). Neither writes its own.
+
+`shapes_call` is the one call recorded with input shapes and memory on the CPU activity, what the
+insights and each line's work and memory read (recording them costs as much as a small op, so the
+timed calls go without).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import torch
+
+from oplens.backends.device import Backend
+from oplens.records import names
+from oplens.worker.linemarks import LineMarker, Range
+
+T = TypeVar("T")
+
+
+class ProfiledCalls:
+    """`calls` recorded calls after `warm` dropped ones, under one profiler session."""
+
+    def __init__(self, backend: Backend[Any], stage_dir: Path, marker: LineMarker, calls: int, warm: int) -> None:
+        self.backend, self.stage_dir, self.marker = backend, stage_dir, marker
+        self.calls, self.warm = calls, warm
+        self.prof: Any = None  # the torch.profiler.profile, once started
+        self.started = 0  # calls begun (the profiler's warm-up included)
+        self.wall_us: list[float] = []  # per recorded call, synchronised
+        self._running = False
+
+    @property
+    def done(self) -> bool:
+        """Every recorded call has run."""
+        return len(self.wall_us) >= self.calls
+
+    def call(self, fn: Callable[[], T]) -> T:
+        """One call of the target, profiled. Also when it raises, it counts (it ran; a program may go
+        on), and the device is synchronised and the profiler stepped."""
+        if self.prof is None:
+            self.prof = self._start()
+        i = self.started - self.warm  # the recorded call's index; negative while the profiler warms up
+        self.started += 1
+        t0 = time.perf_counter_ns()
+        try:
+            with Range(f"{names.ITER_RANGE}{max(i, 0)}"), self.marker:
+                return fn()
+        finally:
+            self.backend.synchronize()
+            elapsed_us = (time.perf_counter_ns() - t0) / 1000.0  # before step(): the last one ends the trace
+            if self.warm > 0:
+                self.prof.step()
+            if i >= 0:
+                self.wall_us.append(elapsed_us)
+
+    def stop(self) -> Any:
+        """The device synchronised (its queued work inside the trace), then the profiler stopped; the
+        profile (None where no call started it)."""
+        if self._running:
+            self._running = False
+            try:
+                self.backend.synchronize()
+            finally:
+                self.prof.stop()
+        return self.prof
+
+    def release(self) -> None:
+        """Drop the profile (hundreds of thousands of event objects once processed), keeping the counts."""
+        self.stop()
+        self.prof = None
+
+    def _start(self) -> Any:
+        options = self.backend.profiler_options(self.stage_dir)
+        if self.warm > 0:
+            options["schedule"] = torch.profiler.schedule(wait=0, warmup=self.warm, active=self.calls, repeat=1)
+        prof = torch.profiler.profile(activities=self.backend.activities(), record_shapes=False, **options)
+        prof.start()
+        self._running = True
+        return prof
+
+    def __enter__(self) -> ProfiledCalls:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def shapes_call(backend: Backend[Any], marker: LineMarker, fn: Callable[[], T]) -> tuple[Any, T]:
+    """One call on the CPU activity with input shapes and memory, the device synchronised before the
+    profiler stops: (the profile, what the call returned). What it returns is freed by its caller,
+    after the profile: it is the caller's, not a temporary of the call."""
+    cpu = [torch.profiler.ProfilerActivity.CPU]
+    prof = torch.profiler.profile(activities=cpu, record_shapes=True, profile_memory=True)
+    prof.start()
+    try:
+        with Range(f"{names.ITER_RANGE}0"), marker:
+            result = fn()
+    finally:
+        try:
+            backend.synchronize()
+        finally:
+            prof.stop()
+    return prof, result
