@@ -65,7 +65,7 @@ def settings_ts() -> str:
         constant("SERVER_SETTINGS", server, [
             "The settings the server reads too (its `initializationOptions`, `oplens.lsp.settings.Settings`), by",
             "their key under `oplens.`: JSON Schema's type, the default, the bounds. package.json states them",
-            "again (a test compares); `core/settings.ts` reads them with these.",
+            "again (a test compares); `src/settings/settings.ts` reads them with these.",
         ]),
         constant("NEURON_MODES", list(MODES), ["The Neuron profile modes (`oplens.backends.neuron.options.MODES`)."]),
         constant("NEURON_DEFAULT_MODES", list(DEFAULT_MODES), ["The modes profiled where the settings name none."]),

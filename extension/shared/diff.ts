@@ -1,7 +1,7 @@
 /**
  * The `oplens.diff` answer (server/oplens/engine/diff.py through lsp/views.py `diff_answer`):
  * one function's run against an earlier run of it, line by line, and the function's earlier runs.
- * The extension builds it from the wire with `parseDiffResponse` (extension/src/core/parseDiff.ts).
+ * The extension builds it from the wire with `parseDiffResponse` (extension/src/diff/parseDiff.ts).
  * Times are microseconds per iteration, self device time (self CPU on the CPU).
  */
 

@@ -11,7 +11,7 @@ import type { CompareRow, RankInfo, Run } from './run';
 
 /** What the results panel shows for one run. */
 export interface RunView {
-  /** The run, each line's ops cut to its top few (core/runView.ts). */
+  /** The run, each line's ops cut to its top few (src/results/runView.ts). */
   run: Run;
   /** For each op name, the profiled line where it spends the most time (row clicks jump there). */
   opLines: Record<string, number>;
@@ -53,7 +53,7 @@ export interface CompareView {
   failed: { variant: string; message: string }[];
 }
 
-/** One line of the "vs previous run" table, ready to draw (core/diffView.ts). */
+/** One line of the "vs previous run" table, ready to draw (src/diff/diffView.ts). */
 export interface DiffRow {
   /** The line as the earlier run profiled it; null for a new line. */
   beforeLine: number | null;

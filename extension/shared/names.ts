@@ -4,7 +4,7 @@
  * the same identifiers as there, and with the manifest (`package.json`). The rest of the
  * extension and the webviews import these instead of writing the strings.
  *
- * `extension/test/names.test.ts` checks this file against `extension/test/fixtures/names.json`,
+ * `extension/shared/names.test.ts` checks this file against `extension/test/fixtures/names.json`,
  * which `make_fixtures.py` writes from the Python modules (and `tests/test_extension_fixtures.py`
  * fails when that file drifts from them), and against package.json.
  */

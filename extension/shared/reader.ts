@@ -7,7 +7,7 @@
  * never a half-built record that fails later in the heat gutter or the panel.
  *
  * The records' readers (`generated/run.ts`) are generated from the Python dataclasses with these;
- * hand-written readers of other answers (`core/parseDiff.ts`, `core/doctor.ts`) use them too.
+ * hand-written readers of other answers (`src/diff/parseDiff.ts`, `src/doctor/doctor.ts`) use them too.
  */
 
 export class RunParseError extends Error {

@@ -3,7 +3,7 @@
  * the webview. The records are generated from `server/oplens/records/run.py` (dataclass `Run`) into
  * `generated/run.ts`, field for field with each field's default (`make generate`; a test fails while
  * it is stale); the extension builds them from the wire with `parseRun`
- * (extension/src/core/parseRun.ts). All times are microseconds per iteration.
+ * (extension/src/runs/parseRun.ts). All times are microseconds per iteration.
  *
  * What is written here by hand is what the server does not keep as a record.
  */

@@ -1,35 +1,38 @@
 /**
- * OpLens for VS Code: wiring only. Each concern lives in its own module: settings (config.ts),
- * interpreter choice (python.ts), the server's life (server.ts), what the server knows of each
- * document (documents.ts), profiling (profiling.ts; in a program: programPicker.ts, programLens.ts), comparison (compare.ts), heat
- * (heatDecorations.ts), the results panel (resultsPanel.ts), the trace viewer (traceViewer.ts),
- * Neuron Explorer (explorer.ts), the status bar (statusBar.ts), Check Setup (checkSetup.ts), merging the runs of
- * several hosts (mergeRuns.ts).
+ * OpLens for VS Code: wiring only. Each feature is a folder of extension/src, its pure model and its
+ * VS Code glue side by side (a file's header says which it is) and its unit tests beside them:
+ * settings/ (the `oplens.*` settings), server/ (the server's life, interpreter, WebSocket,
+ * protocol, path mappings), problems/ (what went wrong and the notification of it), status/ (the
+ * status bar), documents/ (what the server knows of each document), runs/ (the runs seen, read off
+ * the wire), profile/ (Profile Function, argument memory), program/ (Profile Function in Program…),
+ * compare/, results/ (the results panel and the webviews' HTML), heat/ (the gutter), diff/ ("vs
+ * previous run"), ranks/ (merging the runs of several hosts, a rank's part), doctor/ (Check
+ * Setup), trace/ (the trace viewer), neuron/ (Neuron Explorer). VS Code glue: imports `vscode`.
  */
 
 import * as vscode from 'vscode';
 import { CLEAR_COMMAND, EXTENSION_COMMANDS, RESULTS_VIEW_TYPE, STATUS_MENU_COMMAND, type ExtensionCommand } from '../shared/names';
-import { checkSetup } from './checkSetup';
-import { Comparer } from './compare';
-import { SettingsSource } from './config';
-import { ArgumentMemory } from './core/argMemory';
-import { parseResultNotification } from './core/parseRun';
-import { ProgramMemory } from './core/program';
-import { RunStore } from './core/runStore';
-import { Documents } from './documents';
-import { EarlierRuns } from './earlierRuns';
-import { ExplorerOpener } from './neuron/explorer';
-import { HeatDecorations } from './heatDecorations';
-import { RunMerger } from './mergeRuns';
-import { Notifier } from './notify';
-import { Profiler } from './profiling';
-import { ProgramLenses } from './programLens';
-import { ProgramPicker } from './programPicker';
-import { InterpreterChooser } from './python';
-import { ResultsPanel } from './resultsPanel';
-import { OpLensServer } from './server';
-import { StatusBar, statusMenu } from './statusBar';
-import { TraceViewer } from './traceViewer';
+import { Comparer } from './compare/compare';
+import { checkSetup } from './doctor/checkSetup';
+import { Documents } from './documents/documents';
+import { HeatDecorations } from './heat/decorations';
+import { ExplorerOpener } from './neuron/explorerOpener';
+import { Notifier } from './problems/notify';
+import { ArgumentMemory } from './profile/argMemory';
+import { Profiler } from './profile/profiler';
+import { ProgramLenses } from './program/lens';
+import { ProgramPicker } from './program/picker';
+import { ProgramMemory } from './program/program';
+import { RunMerger } from './ranks/mergeCommand';
+import { ResultsPanel } from './results/panel';
+import { EarlierRuns } from './runs/earlierRuns';
+import { parseResultNotification } from './runs/parseRun';
+import { RunStore } from './runs/runStore';
+import { InterpreterChooser } from './server/interpreter';
+import { OpLensServer } from './server/server';
+import { SettingsSource } from './settings/source';
+import { StatusBar, statusMenu } from './status/statusBar';
+import { TraceViewer } from './trace/viewer';
 
 let server: OpLensServer | undefined;
 

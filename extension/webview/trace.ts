@@ -1,6 +1,6 @@
 /**
  * The built-in trace viewer (browser side): a canvas timeline of a trace.json laid out by the
- * extension (core/trace.ts). One row per nesting level of each process/thread lane; only events in
+ * extension (src/trace/trace.ts). One row per nesting level of each process/thread lane; only events in
  * view are drawn, and events narrower than a pixel are merged, so traces of hundreds of thousands
  * of events pan and zoom smoothly. Works offline: nothing is fetched.
  *

@@ -4,7 +4,7 @@
 /**
  * The settings the server reads too (its `initializationOptions`, `oplens.lsp.settings.Settings`), by
  * their key under `oplens.`: JSON Schema's type, the default, the bounds. package.json states them
- * again (a test compares); `core/settings.ts` reads them with these.
+ * again (a test compares); `src/settings/settings.ts` reads them with these.
  */
 export const SERVER_SETTINGS = {
   pathMappings: { type: 'array', default: [] },

@@ -1,154 +1,98 @@
 /**
- * Open in Neuron Explorer: the server (on the Trainium host) ingests the run's device profile and
- * starts `neuron-explorer view` if needed (`oplens.openExplorer`, answering with the profile's URL
- * and ports); the extension then makes the page reachable from the user's browser:
+ * Neuron Explorer: what the server's `oplens.openExplorer` returns, checked, and the
+ * tunnel a user needs to reach it.
  *
- * - extension on the host (Remote-SSH, or local): `vscode.env.asExternalUri` for the UI *and* the
- *   API port, so VS Code forwards both (the page calls the API from the browser), then opens it;
- * - WebSocket mode (the server is elsewhere): the exact `ssh -L ui:localhost:ui -L api:localhost:api
- *   HOST` command, shown and copied, then the page once the tunnel is up.
+ * Neuron Explorer serves its UI on one port (3001) and its API on another (3002); the page calls
+ * the API at `localhost:<api port>` from the browser, so *both* ports must be forwarded to the same
+ * local port numbers, or the page loads empty. Profiles open at `http://localhost:<ui>/profile/<name>`.
  *
- * Where the AWS Neuron Explorer extension is installed, it is offered too.
+ * Pure: imports no `vscode`; unit-tested in explorer.test.ts.
  */
 
-import * as vscode from 'vscode';
 import { OPEN_EXPLORER_COMMAND } from '../../shared/names';
-import type { SettingsSource } from '../config';
-import { explorerUnavailable, parseExplorerRecord, tunnelFor, withPort, type ExplorerRecord } from '../core/neuron/explorer';
-import type { RunStore, StoredRun } from '../core/runStore';
-import type { Notifier } from '../notify';
-import type { Profiler } from '../profiling';
-import type { OpLensServer } from '../server';
+import type { Run } from '../../shared/run';
 
-export const AWS_EXPLORER_EXTENSION = 'AmazonWebServices.neuron-explorer';
+export interface ExplorerRecord {
+  /** The profile's page, as the host sees it (http://localhost:3001/profile/<name>). */
+  profileUrl: string;
+  uiPort: number;
+  apiPort: number;
+  displayName: string;
+  /** The server's own tunnel command (it knows its host name). */
+  tunnelCommand: string;
+  /** The server host's name. */
+  host: string;
+  /** What the server did or noticed (viewer started, ports already served, ...). */
+  messages: string[];
+}
 
-export class ExplorerOpener {
-  constructor(
-    private readonly server: OpLensServer,
-    private readonly store: RunStore,
-    private readonly settings: SettingsSource,
-    private readonly notifier: Notifier,
-    private readonly profiler: Profiler,
-    private readonly openTrace: (runId: string) => unknown,
-    private readonly log: vscode.LogOutputChannel,
-  ) {}
+function isPort(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0 && v < 65536;
+}
 
-  /** The run to open: `runId` when it is a Neuron run, else the newest Neuron run, else `runId` or the newest run. */
-  private pickRun(runId?: string): StoredRun | undefined {
-    const given = runId ? this.store.get(runId) : undefined;
-    if (given?.run.backend.name === 'neuron') {
-      return given;
-    }
-    return this.store.newest((e) => e.run.backend.name === 'neuron') ?? given ?? this.store.newest();
+/**
+ * The record `oplens.openExplorer` answers with: the server's `ExplorerLink`
+ * (`server/oplens/backends/neuron/explorer.py`: `url`, `tunnel`, `host`, `ui_port`, `api_port`,
+ * `display_name`, `messages`, ...), checked.
+ */
+export function parseExplorerRecord(raw: unknown): ExplorerRecord {
+  if (typeof raw !== 'object' || raw === null) {
+    throw new Error(`the server answered ${OPEN_EXPLORER_COMMAND} with no record`);
   }
-
-  /** `runId`: the run on show (the panel's button, or the palette with the panel open). */
-  async open(runId?: string): Promise<void> {
-    const entry = this.pickRun(runId);
-    if (!entry) {
-      void vscode.window.showInformationMessage('OpLens: no run yet. Profile a function on Trainium (oplens.backend "neuron" or "auto") first.');
-      return;
-    }
-    const run = entry.run;
-    const why = explorerUnavailable(run);
-    if (why) {
-      const canTrace = run.artifacts.trace_json !== '';
-      const choice = await vscode.window.showInformationMessage(`OpLens: ${why}`, ...(canTrace ? ['Open Trace'] : []));
-      if (choice === 'Open Trace') {
-        await this.openTrace(run.run_id);
-      }
-      return;
-    }
-    const { uiPort, apiPort } = this.settings.value.explorer;
-    let record: ExplorerRecord;
-    try {
-      const answer = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: 'OpLens: ingesting the profile into Neuron Explorer…', cancellable: true },
-        (_progress, token) => this.server.execute(OPEN_EXPLORER_COMMAND, { run_id: run.run_id, uiPort, apiPort }, token),
-      );
-      record = parseExplorerRecord(answer);
-    } catch (e) {
-      await this.profiler.reportFailure(e, `Neuron Explorer for ${run.target.qualname}`, run.backend.name);
-      return;
-    }
-    for (const m of record.messages) {
-      this.log.info(`Neuron Explorer: ${m}`);
-    }
-    if (this.server.connection?.kind === 'websocket') {
-      await this.openThroughTunnel(record);
-    } else {
-      await this.openForwarded(record);
-    }
-    await this.offerAwsExtension(record, run.artifacts.device_profile_dir);
+  const o = raw as Record<string, unknown>;
+  const text = (key: string): string => (typeof o[key] === 'string' ? (o[key] as string) : '');
+  if (!text('url')) {
+    throw new Error(`the server answered ${OPEN_EXPLORER_COMMAND} with no profile URL`);
   }
-
-  /** The extension runs on the host: forward both ports through VS Code and open the page. */
-  private async openForwarded(r: ExplorerRecord): Promise<void> {
-    const ui = await vscode.env.asExternalUri(vscode.Uri.parse(`http://localhost:${r.uiPort}`));
-    const api = await vscode.env.asExternalUri(vscode.Uri.parse(`http://localhost:${r.apiPort}`));
-    const uiPort = Number(ui.authority.split(':').pop());
-    const apiPort = Number(api.authority.split(':').pop());
-    const page = vscode.Uri.parse(Number.isInteger(uiPort) && uiPort !== r.uiPort ? withPort(r.profileUrl, uiPort) : r.profileUrl);
-    const external = await vscode.env.asExternalUri(page);
-    if (Number.isInteger(apiPort) && apiPort !== r.apiPort) {
-      void vscode.window.showWarningMessage(
-        `OpLens: Neuron Explorer's API port ${r.apiPort} was forwarded to local port ${apiPort}; the page expects ${r.apiPort} and may load empty. ` +
-          `Free local port ${r.apiPort}, or forward both ports yourself: ${tunnelFor(r)}`,
-      );
-    }
-    const opened = await vscode.env.openExternal(external);
-    if (!opened) {
-      await vscode.env.clipboard.writeText(external.toString());
-      void vscode.window.showInformationMessage(`OpLens: Neuron Explorer is at ${external.toString()} (copied).`);
-    }
+  if (!isPort(o.ui_port) || !isPort(o.api_port)) {
+    throw new Error(`the server answered ${OPEN_EXPLORER_COMMAND} without its ports (ui_port ${String(o.ui_port)}, api_port ${String(o.api_port)})`);
   }
+  return {
+    profileUrl: text('url'),
+    uiPort: o.ui_port,
+    apiPort: o.api_port,
+    displayName: text('display_name'),
+    tunnelCommand: text('tunnel'),
+    host: text('host'),
+    messages: Array.isArray(o.messages) ? o.messages.filter((m): m is string => typeof m === 'string') : [],
+  };
+}
 
-  /** The server is elsewhere: the user forwards both ports with ssh, then opens the page. */
-  private async openThroughTunnel(r: ExplorerRecord): Promise<void> {
-    const command = tunnelFor(r);
-    await vscode.env.clipboard.writeText(command);
-    const choice = await vscode.window.showInformationMessage(
-      `OpLens: Neuron Explorer is ready on the host. Forward both of its ports from this machine (copied to the clipboard): ${command}  — then open ${r.profileUrl}`,
-      { modal: false },
-      'Open in Browser',
-      'Copy Command',
+/** `ssh -L 3001:localhost:3001 -L 3002:localhost:3002 <host>`: both ports, same numbers locally. */
+export function tunnelCommand(uiPort: number, apiPort: number, host: string): string {
+  return `ssh -L ${uiPort}:localhost:${uiPort} -L ${apiPort}:localhost:${apiPort} ${host || '<host>'}`;
+}
+
+/** The record's own tunnel command when it forwards both ports, else one built from the ports. */
+export function tunnelFor(r: ExplorerRecord): string {
+  const own = r.tunnelCommand;
+  if (own && own.includes(String(r.uiPort)) && own.includes(String(r.apiPort))) {
+    return own;
+  }
+  return tunnelCommand(r.uiPort, r.apiPort, r.host);
+}
+
+/** The profile page with its port replaced (where the UI port was forwarded to a different local one). */
+export function withPort(url: string, port: number): string {
+  try {
+    const u = new URL(url);
+    u.port = String(port);
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+/** Why a run cannot be opened in Neuron Explorer, or undefined when it can. */
+export function explorerUnavailable(run: Run): string | undefined {
+  if (run.backend.name !== 'neuron') {
+    return (
+      `this run is on ${run.backend.device_label || run.backend.name}; Neuron Explorer shows Neuron device profiles. ` +
+      'Use Open Trace for CPU and CUDA runs, or profile with oplens.backend "neuron".'
     );
-    if (choice === 'Open in Browser') {
-      await vscode.env.openExternal(vscode.Uri.parse(r.profileUrl));
-    } else if (choice === 'Copy Command') {
-      await vscode.env.clipboard.writeText(command);
-    }
   }
-
-  /** Offer the AWS Neuron Explorer extension, where installed: its own command to open a profile, or its view. */
-  private async offerAwsExtension(r: ExplorerRecord, profileDir: string): Promise<void> {
-    const aws = vscode.extensions.getExtension(AWS_EXPLORER_EXTENSION);
-    if (!aws) {
-      return;
-    }
-    const choice = await vscode.window.showInformationMessage('OpLens: the AWS Neuron Explorer extension is installed. Open this profile there too?', 'Open There');
-    if (!choice) {
-      return;
-    }
-    const contributes = (aws.packageJSON as { contributes?: { commands?: { command: string; title: string }[]; viewsContainers?: Record<string, { id: string }[]> } }).contributes;
-    const open = contributes?.commands?.find((c) => /(open|view|load).*profile/i.test(c.title));
-    await vscode.env.clipboard.writeText(r.profileUrl);
-    try {
-      if (open) {
-        await vscode.commands.executeCommand(open.command, vscode.Uri.file(profileDir));
-        return;
-      }
-      const container = Object.values(contributes?.viewsContainers ?? {}).flat()[0];
-      if (container) {
-        await vscode.commands.executeCommand(`workbench.view.extension.${container.id}`);
-        void vscode.window.showInformationMessage(`OpLens: the profile's URL is copied: ${r.profileUrl}`);
-      }
-    } catch (e) {
-      void this.notifier.show({
-        severity: 'warning',
-        message: `OpLens: the Neuron Explorer extension did not open the profile (${(e as Error).message}); its URL is copied: ${r.profileUrl}`,
-        actions: [],
-      });
-    }
+  if (!run.artifacts.device_profile_dir && !run.artifacts.profile_output_dir) {
+    return 'this Neuron run kept no device profile (no NEFF/NTFF pair was captured); profile it again.';
   }
+  return undefined;
 }

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { repoFile } from '../test/fixtures';
+import { DEFAULTS } from './settings/settings';
+
+interface Manifest {
+  name: string;
+  version: string;
+  main: string;
+  engines: { vscode: string };
+  extensionKind: string[];
+  activationEvents: string[];
+  devDependencies: Record<string, string>;
+  scripts: Record<string, string>;
+  contributes: {
+    commands: { command: string; title: string; category?: string }[];
+    menus: Record<string, { command: string; when?: string }[]>;
+    keybindings: { command: string; key: string; when?: string }[];
+    configuration: { properties: Record<string, { default?: unknown }> };
+  };
+}
+
+const manifest = JSON.parse(repoFile('package.json')) as Manifest;
+const extensionSource = repoFile('extension', 'src', 'extension.ts');
+
+describe('package.json (the manifest)', () => {
+  it('has the commands of the issue, titled as a user reads them', () => {
+    const titles = manifest.contributes.commands.map((c) => `${c.category}: ${c.title}`);
+    for (const title of [
+      'OpLens: Profile Function',
+      'OpLens: Profile Function with Arguments…',
+      'OpLens: Profile Function in Program…',
+      'OpLens: Compare Functions…',
+      'OpLens: Show Results',
+      'OpLens: Open in Neuron Explorer',
+      'OpLens: Clear Annotations',
+      'OpLens: Restart Server',
+      'OpLens: Show Output',
+    ]) {
+      assert.ok(titles.includes(title), title);
+    }
+  });
+
+  it('registers every contributed command (one handler per EXTENSION_COMMANDS entry, checked by the type)', () => {
+    assert.match(extensionSource, /const commands: Record<ExtensionCommand, /);
+    assert.match(extensionSource, /registerCommand\(EXTENSION_COMMANDS\[name as ExtensionCommand\], run\)/);
+    // that the manifest contributes exactly these, and none of the server's: names.test.ts
+  });
+
+  it('puts Profile Function in the editor context menu of Python files', () => {
+    const menu = manifest.contributes.menus['editor/context'] ?? [];
+    for (const command of ['oplens.profileFunction', 'oplens.profileFunctionWithArguments', 'oplens.profileInProgram', 'oplens.compareFunctions']) {
+      const item = menu.find((m) => m.command === command);
+      assert.equal(item?.when, 'editorLangId == python', command);
+    }
+    assert.ok(manifest.contributes.keybindings.some((k) => k.command === 'oplens.profileFunction'));
+  });
+
+  it('runs on the workspace host (Remote-SSH) and activates on Python', () => {
+    assert.deepEqual(manifest.extensionKind, ['workspace']);
+    assert.ok(manifest.activationEvents.includes('onLanguage:python'));
+    assert.equal(manifest.main, './dist/extension.js');
+  });
+
+  it('has every setting of the issue, with the same defaults as the code', () => {
+    const props = manifest.contributes.configuration.properties;
+    const expected: Record<string, unknown> = {
+      'oplens.pythonPath': DEFAULTS.pythonPath,
+      'oplens.backend': DEFAULTS.backend,
+      'oplens.warmup': DEFAULTS.warmup,
+      'oplens.iterations': DEFAULTS.iterations,
+      'oplens.timeoutSeconds': DEFAULTS.timeoutSeconds,
+      'oplens.hintThreshold': DEFAULTS.hintThreshold,
+      'oplens.heat': DEFAULTS.heat,
+      'oplens.heatBy': DEFAULTS.heatBy,
+      'oplens.server.url': DEFAULTS.server.url,
+      'oplens.server.tokenFile': DEFAULTS.server.tokenFile,
+      'oplens.pathMappings': DEFAULTS.pathMappings,
+      'oplens.explorer.uiPort': DEFAULTS.explorer.uiPort,
+      'oplens.explorer.apiPort': DEFAULTS.explorer.apiPort,
+      'oplens.runsDirectory': DEFAULTS.runsDirectory,
+      'oplens.captureSkip': DEFAULTS.capture.skip,
+      'oplens.captureCalls': DEFAULTS.capture.calls,
+      'oplens.captureStop': DEFAULTS.capture.stop,
+      'oplens.program': '',
+    };
+    for (const [key, value] of Object.entries(expected)) {
+      assert.ok(props[key], `${key} is contributed`);
+      assert.deepEqual(props[key]?.default, value, `${key} default`);
+    }
+  });
+
+  it('types the API no newer than the engine it declares', () => {
+    const engine = /(\d+)\.(\d+)/.exec(manifest.engines.vscode);
+    const types = /(\d+)\.(\d+)/.exec(manifest.devDependencies['@types/vscode'] ?? '');
+    assert.ok(engine && types);
+    assert.ok(Number(types[1]) * 1000 + Number(types[2]) <= Number(engine[1]) * 1000 + Number(engine[2]));
+  });
+
+  it('packages with vsce into oplens-<version>.vsix without bundling node_modules', () => {
+    assert.match(manifest.scripts.package ?? '', /vsce package .*--no-dependencies/);
+    assert.equal(manifest.name, 'oplens');
+  });
+
+  it('keeps the .vsix to the bundle: .vscodeignore', () => {
+    const ignore = repoFile('.vscodeignore');
+    assert.match(ignore, /^\*\*$/m, 'everything is excluded first');
+    assert.match(ignore, /^!dist\/\*\*$/m, 'then the bundle is allowed back');
+    assert.doesNotMatch(ignore, /^!node_modules/m);
+  });
+});

@@ -1,0 +1,442 @@
+/**
+ * The **OpLens results** panel: one webview beside the editor showing a run (op table, per-line
+ * bars, insights, artifacts, actions; and its "vs previous run" view, the server's `oplens.diff`
+ * against an earlier run of the function, which the page can pick) or a comparison. The page is its own browser bundle
+ * (extension/webview/results.ts); they talk only in the messages of extension/shared/messages.ts.
+ *
+ * A distributed run's page has a rank selector: All ranks (the merged run) or one rank, whose own
+ * run (its part, `<run_dir>/ranks/<R>/`) the server reads on its host (`oplens.rankPart`,
+ * ranks/rankPart.ts) and which is shown as a run of its own.
+ *
+ * The page is not kept alive while hidden: when it comes back it says `ready` and gets the current
+ * view again, so a hidden panel costs no memory for a large run.
+ *
+ * VS Code glue: imports `vscode`; its models are runView.ts, diff/diffView.ts and ranks/rankPart.ts.
+ */
+
+import * as vscode from 'vscode';
+import { offers } from '../../shared/backends';
+import type { CompareView, FromResultsPanel, ResultsPageState, RunView, ToResultsPanel } from '../../shared/messages';
+import { DIFF_COMMAND, OPEN_EXPLORER_COMMAND, RANK_PART_COMMAND, RESULTS_VIEW_TYPE } from '../../shared/names';
+import { isMerged } from '../../shared/ranks';
+import type { Run } from '../../shared/run';
+import { diffView } from '../diff/diffView';
+import { parseDiffResponse } from '../diff/parseDiff';
+import { isDrawable, physicalLines } from '../documents/documentIndex';
+import type { Documents } from '../documents/documents';
+import type { RpcError } from '../problems/problems';
+import { describeRankPartError, rankPartRequest } from '../ranks/rankPart';
+import { parseResultNotification } from '../runs/parseRun';
+import type { RunStore, StoredRun } from '../runs/runStore';
+import { resolveArtifact } from '../server/pathMap';
+import type { OpLensServer } from '../server/server';
+import { webviewHtml, webviewOptions } from './html';
+import { hottestLineOfOps, trimmedForView } from './runView';
+
+/** What the panel's buttons do (wired in extension.ts). */
+export interface ResultsActions {
+  openExplorer(runId: string): unknown;
+  openTrace(runId: string): unknown;
+  compareWith(runId: string): unknown;
+  rerun(runId: string): unknown;
+  showRun(runId: string): unknown;
+}
+
+/** `rank`: a distributed run's rank on show (its part), null for all ranks. */
+type Showing = { kind: 'run'; runId: string; rank: number | null } | { kind: 'compare'; view: CompareView } | undefined;
+
+/** A rank's part as read: the merged run it belongs to, and the part as a run of its own. */
+interface Part {
+  mergedId: string;
+  rank: number;
+  run: Run;
+}
+
+const PARTS_KEPT = 16;
+
+export class ResultsPanel implements vscode.Disposable {
+  private panel: vscode.WebviewPanel | undefined;
+  private showing: Showing;
+  private busyMessage: string | null = null;
+  private actions: ResultsActions | undefined;
+  /** Rank parts read, by the part's run id (newest last). */
+  private readonly parts = new Map<string, Part>();
+  private readonly subscriptions: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly store: RunStore,
+    private readonly documents: Documents,
+    private readonly server: OpLensServer,
+    private readonly log: vscode.LogOutputChannel,
+  ) {
+    this.subscriptions.push(
+      store.onDidChange((change) => {
+        // a newer run of the function on show replaces it
+        if (change.kind !== 'added' || !this.panel || this.showing?.kind !== 'run') {
+          return;
+        }
+        const shown = this.store.get(this.showing.runId);
+        const added = change.entry;
+        if (shown && shown.uri === added.uri && shown.run.target.qualname === added.run.target.qualname && added.run.run_id !== this.showing.runId) {
+          void this.showRun(added.run.run_id, false);
+        }
+      }),
+    );
+  }
+
+  setActions(actions: ResultsActions): void {
+    this.actions = actions;
+  }
+
+  /** After a window reload: VS Code hands back the panel and the page's state (the run on show). */
+  readonly serializer: vscode.WebviewPanelSerializer<ResultsPageState> = {
+    deserializeWebviewPanel: async (panel, state) => {
+      if (this.panel) {
+        panel.dispose(); // one results panel
+        return;
+      }
+      this.showing = typeof state?.runId === 'string' ? { kind: 'run', runId: state.runId, rank: typeof state.rank === 'number' ? state.rank : null } : undefined;
+      this.adopt(panel);
+    },
+  };
+
+  /** The run on show, if the panel shows one. */
+  get currentRunId(): string | undefined {
+    return this.showing?.kind === 'run' ? this.showing.runId : undefined;
+  }
+
+  get visible(): boolean {
+    return this.panel?.visible ?? false;
+  }
+
+  private ensurePanel(reveal: boolean): vscode.WebviewPanel {
+    if (this.panel) {
+      if (reveal) {
+        this.panel.reveal(this.panel.viewColumn ?? vscode.ViewColumn.Beside, true);
+      }
+      return this.panel;
+    }
+    const panel = vscode.window.createWebviewPanel(
+      RESULTS_VIEW_TYPE,
+      'OpLens results',
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      webviewOptions(this.extensionUri),
+    );
+    return this.adopt(panel);
+  }
+
+  /** Give `panel` (new, or restored after a reload) the page and its message handling. */
+  private adopt(panel: vscode.WebviewPanel): vscode.WebviewPanel {
+    panel.webview.options = webviewOptions(this.extensionUri);
+    panel.webview.html = webviewHtml(panel.webview, this.extensionUri, 'results', 'OpLens results');
+    const listening = panel.webview.onDidReceiveMessage((m: FromResultsPanel) => void this.onMessage(m));
+    panel.onDidDispose(() => {
+      listening.dispose();
+      if (this.panel === panel) {
+        this.panel = undefined;
+      }
+    });
+    this.panel = panel;
+    return panel;
+  }
+
+  private post(message: ToResultsPanel): void {
+    void this.panel?.webview.postMessage(message);
+  }
+
+  /**
+   * A run the panel knows by id: one in the store, or a rank's part it read (under the uri of its
+   * merged run), for the page's actions on what it shows.
+   */
+  lookup(runId: string): StoredRun | undefined {
+    const stored = this.store.get(runId);
+    if (stored) {
+      return stored;
+    }
+    const part = this.parts.get(runId);
+    const merged = part ? this.store.get(part.mergedId) : undefined;
+    return part && merged ? { uri: merged.uri, run: part.run } : undefined;
+  }
+
+  /** The run in the store that `runId` is, or is a part of (where its lines are placed, what is diffed and run again). */
+  private storedFor(runId: string): StoredRun | undefined {
+    return this.store.get(runId) ?? this.store.get(this.parts.get(runId)?.mergedId ?? '');
+  }
+
+  /** Show run `runId` (it must be in the store), or rank `rank`'s part of it; `reveal` brings the panel forward. */
+  async showRun(runId: string, reveal: boolean, rank: number | null = null): Promise<void> {
+    const view = await this.runView(runId, rank);
+    if (!view) {
+      return;
+    }
+    this.showing = { kind: 'run', runId, rank: view.ranks?.shown ?? null };
+    const panel = this.ensurePanel(reveal);
+    panel.title = `OpLens: ${view.run.target.qualname}`;
+    this.post({ type: 'run', view });
+    void this.sendDiff(runId);
+  }
+
+  /** The shown run `after` against `before` (default: the function's previous run), for the page's "vs previous run" view. */
+  private async sendDiff(after: string, before?: string): Promise<void> {
+    let message: ToResultsPanel;
+    try {
+      const view = diffView(parseDiffResponse(await this.server.execute(DIFF_COMMAND, before === undefined ? { after } : { after, before })));
+      message = 'message' in view ? { type: 'noDiff', runId: after, message: view.message } : { type: 'diff', runId: after, view };
+    } catch (e) {
+      this.log.warn(`results panel: diff of run ${after}${before ? ` against ${before}` : ''}: ${(e as Error).message}`);
+      message = { type: 'noDiff', runId: after, message: `No comparison with an earlier run: ${(e as Error).message}` };
+    }
+    if (this.currentRunId === after) {
+      this.post(message);
+    }
+  }
+
+  showCompare(view: CompareView): void {
+    this.showing = { kind: 'compare', view };
+    const panel = this.ensurePanel(true);
+    panel.title = 'OpLens: comparison';
+    this.post({ type: 'compare', view });
+  }
+
+  /** Show Results: the panel with what it showed last, else the newest run. */
+  async reveal(): Promise<void> {
+    if (!this.showing) {
+      const newest = this.store.newest();
+      if (newest) {
+        await this.showRun(newest.run.run_id, true);
+        return;
+      }
+    }
+    this.ensurePanel(true);
+    await this.resend();
+  }
+
+  /** A profile is running (`message`) or no longer (`null`): a banner on the panel, if open. */
+  busy(message: string | null): void {
+    this.busyMessage = message;
+    this.post({ type: 'busy', message });
+  }
+
+  private async resend(): Promise<void> {
+    if (this.showing?.kind === 'run' && !this.store.has(this.showing.runId)) {
+      // restored after a reload: the server still has the run on disk
+      const { runId, rank } = this.showing;
+      try {
+        await this.actions?.showRun(runId);
+        if (rank !== null && this.store.has(runId)) {
+          await this.showRun(runId, false, rank); // the rank that was on show
+        }
+      } catch (e) {
+        this.log.warn(`results panel: run ${runId}: ${(e as Error).message}`);
+      }
+      if (!this.store.has(runId)) {
+        this.showing = undefined;
+        this.post({ type: 'empty', message: `Run ${runId} is no longer available. Profile a function to see its results here.` });
+      }
+      return;
+    }
+    if (this.showing?.kind === 'run') {
+      const view = await this.runView(this.showing.runId, this.showing.rank);
+      if (view) {
+        this.post({ type: 'run', view });
+        void this.sendDiff(this.showing.runId);
+      }
+    } else if (this.showing?.kind === 'compare') {
+      this.post({ type: 'compare', view: this.showing.view });
+    } else {
+      this.post({ type: 'empty', message: 'Right-click inside a Python function → OpLens: Profile Function. Its results appear here.' });
+    }
+    this.post({ type: 'busy', message: this.busyMessage });
+  }
+
+  private async document(uri: string): Promise<vscode.TextDocument | undefined> {
+    try {
+      return await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Where run lines are now (the server says): the shift to add, or undefined when the function changed or is gone. */
+  private async placement(entry: StoredRun): Promise<{ doc?: vscode.TextDocument; shift?: number }> {
+    const doc = await this.document(entry.uri);
+    if (!doc) {
+      return {};
+    }
+    const placed = await this.documents.place(doc.uri.toString(), entry.run);
+    return { doc, shift: isDrawable(placed) ? placed.shift : undefined };
+  }
+
+  /** Rank `rank`'s part of the stored run `entry`, as the server reads it on its host (kept once read). */
+  private async readPart(entry: StoredRun, rank: number): Promise<Run> {
+    const merged = entry.run;
+    const known = [...this.parts.values()].find((p) => p.mergedId === merged.run_id && p.rank === rank);
+    if (known) {
+      return known.run;
+    }
+    let answer: unknown;
+    try {
+      answer = await this.server.execute(RANK_PART_COMMAND, rankPartRequest(merged.run_id, rank));
+    } catch (e) {
+      throw new Error(describeRankPartError(e as RpcError));
+    }
+    const part = parseResultNotification(answer).run;
+    this.parts.delete(part.run_id);
+    this.parts.set(part.run_id, { mergedId: merged.run_id, rank, run: part });
+    for (const id of this.parts.keys()) {
+      if (this.parts.size <= PARTS_KEPT) {
+        break;
+      }
+      this.parts.delete(id);
+    }
+    return part;
+  }
+
+  private async runView(runId: string, rank: number | null = null): Promise<RunView | undefined> {
+    const entry = this.store.get(runId);
+    if (!entry) {
+      this.log.warn(`results panel: run ${runId} is not loaded`);
+      return undefined;
+    }
+    const merged = isMerged(entry.run);
+    let run = entry.run;
+    let problem: string | undefined;
+    if (merged && rank !== null) {
+      try {
+        run = await this.readPart(entry, rank);
+      } catch (e) {
+        problem = `Rank ${rank} cannot be shown: ${(e as Error).message}. All ranks are shown instead.`;
+        this.log.warn(`results panel: run ${runId}: ${problem}`);
+      }
+    }
+    const shown = run === entry.run ? null : rank;
+    // the lines of a part are the merged run's: placed as it is
+    const { doc, shift } = await this.placement(entry);
+    const source: Record<number, string> = {};
+    if (doc) {
+      const lines = physicalLines(doc.getText());
+      for (const stat of run.lines) {
+        const text = lines[stat.line + (shift ?? 0) - 1];
+        if (text !== undefined) {
+          source[stat.line] = text;
+        }
+      }
+    }
+    return {
+      run: trimmedForView(run),
+      opLines: hottestLineOfOps(run),
+      uri: entry.uri,
+      fileLabel: vscode.workspace.asRelativePath(vscode.Uri.parse(entry.uri), false),
+      source,
+      stale: shift === undefined,
+      actions: {
+        explorer: offers(run, OPEN_EXPLORER_COMMAND) && (run.artifacts.device_profile_dir !== '' || run.artifacts.profile_output_dir !== ''),
+        trace: run.artifacts.trace_json !== '',
+      },
+      ...(merged ? { ranks: { runId: entry.run.run_id, shown, ranks: entry.run.ranks, ...(problem ? { problem } : {}) } } : {}),
+    };
+  }
+
+  private async onMessage(m: FromResultsPanel): Promise<void> {
+    switch (m.type) {
+      case 'ready':
+        await this.resend();
+        return;
+      case 'revealLine':
+        await this.revealLine(m.runId, m.line);
+        return;
+      case 'showRun':
+        await this.actions?.showRun(m.runId);
+        return;
+      case 'showRank':
+        await this.showRun(m.runId, false, m.rank);
+        return;
+      case 'diff':
+        await this.sendDiff(m.after, m.before);
+        return;
+      case 'openExplorer':
+        await this.actions?.openExplorer(this.storedFor(m.runId)?.run.run_id ?? m.runId);
+        return;
+      case 'openTrace':
+        await this.actions?.openTrace(m.runId); // a part's own trace (the trace viewer looks it up here)
+        return;
+      case 'compareWith':
+        await this.actions?.compareWith(this.storedFor(m.runId)?.run.run_id ?? m.runId);
+        return;
+      case 'rerun':
+        await this.actions?.rerun(this.storedFor(m.runId)?.run.run_id ?? m.runId);
+        return;
+      case 'openArtifact':
+        await this.openArtifact(m.runId, m.path);
+        return;
+    }
+  }
+
+  /** Jump to profiled line `line` of the run's function, where it is now. */
+  async revealLine(runId: string, line: number): Promise<void> {
+    const entry = this.storedFor(runId);
+    if (!entry) {
+      return;
+    }
+    const { doc, shift } = await this.placement(entry);
+    if (!doc) {
+      void vscode.window.showWarningMessage(`OpLens: cannot open ${entry.uri}`);
+      return;
+    }
+    if (shift === undefined) {
+      vscode.window.setStatusBarMessage(`OpLens: ${entry.run.target.qualname} changed since it was profiled; the line may have moved`, 6000);
+    }
+    const n = Math.max(0, Math.min(line + (shift ?? 0) - 1, doc.lineCount - 1));
+    const range = doc.lineAt(n).range;
+    const existing = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === doc.uri.toString());
+    const editor = await vscode.window.showTextDocument(doc, {
+      viewColumn: existing?.viewColumn ?? vscode.ViewColumn.One,
+      selection: new vscode.Range(range.start, range.start),
+      preserveFocus: false,
+    });
+    editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  }
+
+  private async openArtifact(runId: string, artifact: string): Promise<void> {
+    const entry = this.lookup(runId);
+    if (!entry) {
+      return;
+    }
+    const hostPath = resolveArtifact(entry.run.run_dir, artifact);
+    const local = this.server.pathMap.toLocal(hostPath);
+    const uri = vscode.Uri.file(local);
+    let stat: vscode.FileStat;
+    try {
+      stat = await vscode.workspace.fs.stat(uri);
+    } catch {
+      const choice = await vscode.window.showWarningMessage(
+        `OpLens: ${local} is not on this machine${hostPath !== local ? ` (host path ${hostPath})` : ''}. Add a path mapping (oplens.pathMappings) or open it on the host.`,
+        'Copy Path',
+      );
+      if (choice) {
+        await vscode.env.clipboard.writeText(hostPath);
+      }
+      return;
+    }
+    if (stat.type & vscode.FileType.Directory) {
+      const inWorkspace = vscode.workspace.getWorkspaceFolder(uri) !== undefined;
+      await vscode.commands.executeCommand(inWorkspace ? 'revealInExplorer' : 'revealFileInOS', uri);
+      return;
+    }
+    if (artifact === entry.run.artifacts.trace_json) {
+      await this.actions?.openTrace(runId);
+      return;
+    }
+    if (/\.(neff|ntff|pb)$/.test(local)) {
+      await vscode.commands.executeCommand('revealInExplorer', uri);
+      return;
+    }
+    await vscode.window.showTextDocument(uri, { preview: true, viewColumn: vscode.ViewColumn.One });
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+    this.subscriptions.forEach((d) => d.dispose());
+  }
+}

@@ -1,0 +1,520 @@
+/**
+ * The language server's life: start (`python -m oplens serve --stdio` with the chosen interpreter,
+ * after a quick check that it has oplens and torch; or a WebSocket connection to
+ * `oplens serve --ws`), stop, restart (debounced), and what to tell the user when it fails or dies.
+ *
+ * Lenses, inlay hints, hovers, diagnostics and progress are vscode-languageclient's standard
+ * features. Two of the server's commands are routed back into the extension (see `middleware`):
+ * a click on the "▶ Profile" lens goes through the extension's profile flow (argument prompt and
+ * memory), and a click on the totals lens opens the results panel. Hints and hovers are drawn as
+ * the server writes them (a distributed run's too: the median across ranks, a row per rank, from
+ * the server's lsp/views.py, as every LSP client gets them). The server's two notifications
+ * (`oplens/result`, `oplens/document`) go to the hooks. A server that announces another OpLens
+ * protocol in `serverInfo` (protocol.ts) is stopped with a message saying what to install.
+ *
+ * VS Code glue: imports `vscode`; its models are protocol.ts, websocket.ts and pathMap.ts.
+ */
+
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  ErrorAction,
+  ExecuteCommandRequest,
+  LanguageClient,
+  RevealOutputChannelOn,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
+import { DOCUMENT_NOTIFICATION, PROFILE_COMMAND, RESULT_NOTIFICATION, SHOW_RUN_COMMAND } from '../../shared/names';
+import type { Notifier } from '../problems/notify';
+import { describeServerExit, describeWsFailure, diagnosePreflight, PREFLIGHT_SCRIPT, type InstallHints, type PreflightOutcome } from '../problems/problems';
+import { initializationOptions, serverArgs } from '../settings/settings';
+import { expandPath, workspaceRoot, type SettingsSource } from '../settings/source';
+import type { ServerState } from '../status/status';
+import type { Interpreter, InterpreterChooser } from './interpreter';
+import { PathMap } from './pathMap';
+import { checkServerProtocol } from './protocol';
+import { connectWebSocket, WsConnectError } from './websocket';
+
+const TOKEN_SECRET = 'oplens.server.token';
+const STDERR_TAIL = 8_000;
+
+/** What the server's own commands do when VS Code runs them (lens clicks). */
+export interface ServerHooks {
+  onResult(params: unknown): void;
+  onDocument(params: unknown): void;
+  profileFromLens(arg: unknown): Promise<unknown>;
+  showRunFromLens(arg: unknown): Promise<unknown>;
+}
+
+export type Connection = { kind: 'stdio'; interpreter: Interpreter; cwd: string } | { kind: 'websocket'; url: string };
+
+/** The server is not there: a message for the user, and whether a restart might help. */
+export class ServerUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ServerUnavailable';
+  }
+}
+
+export class OpLensServer implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private child: ChildProcess | undefined;
+  private childExit: Promise<{ code: number | null; signal: string | null }> | undefined;
+  private stderrTail = '';
+  private stopping = false;
+  /** The current start's failure was already shown (the close handler and start() both see it). */
+  private failureReported = false;
+  private starting: Promise<void> | undefined;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private busyCount = 0;
+  private _state: ServerState = 'stopped';
+  private _connection: Connection | undefined;
+  private hints: InstallHints | undefined;
+  private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
+  private readonly subscriptions: vscode.Disposable[] = [];
+
+  readonly onDidChangeState = this.stateEmitter.event;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly log: vscode.LogOutputChannel,
+    private readonly settings: SettingsSource,
+    private readonly interpreters: InterpreterChooser,
+    private readonly notifier: Notifier,
+    private readonly hooks: ServerHooks,
+  ) {
+    this.subscriptions.push(
+      settings.onDidChangeRestartSettings(() => this.restart()),
+      interpreters.onDidChange(() => {
+        if (!this.settings.value.pythonPath && !this.settings.value.server.url) {
+          this.log.info('the Python extension selected another interpreter: restarting the server');
+          this.restart();
+        }
+      }),
+    );
+  }
+
+  get state(): ServerState {
+    return this._state;
+  }
+
+  /** Started, and speaking this extension's protocol: requests may go out. */
+  get isReady(): boolean {
+    return this._state === 'ready' || this._state === 'busy';
+  }
+
+  get connection(): Connection | undefined {
+    return this._connection;
+  }
+
+  /** The commands the running server registers (`executeCommandProvider.commands`); undefined while none runs. */
+  get serverCommands(): readonly string[] | undefined {
+    const client = this.client;
+    return client?.isRunning() ? (client.initializeResult?.capabilities.executeCommandProvider?.commands ?? []) : undefined;
+  }
+
+  /** The running server's `serverInfo.version` (`0.1.0+protocol.3`). */
+  get serverVersion(): string | undefined {
+    return this.client?.initializeResult?.serverInfo?.version;
+  }
+
+  /** Path mappings for paths inside results (the server maps document URIs itself). */
+  get pathMap(): PathMap {
+    return new PathMap(this.settings.value.pathMappings);
+  }
+
+  private setState(state: ServerState): void {
+    const shown: ServerState = state === 'ready' && this.busyCount > 0 ? 'busy' : state;
+    if (shown !== this._state) {
+      this._state = shown;
+      this.stateEmitter.fire(shown);
+    }
+  }
+
+  /** Count a profile in flight (the status bar says "profiling…"); returns the matching release. */
+  busy(): () => void {
+    this.busyCount += 1;
+    if (this._state === 'ready') {
+      this.setState('busy');
+    }
+    let released = false;
+    return () => {
+      if (!released) {
+        released = true;
+        this.busyCount -= 1;
+        if (this._state === 'busy' && this.busyCount === 0) {
+          this._state = 'ready';
+          this.stateEmitter.fire('ready');
+        }
+      }
+    };
+  }
+
+  start(): Promise<void> {
+    this.starting ??= this.doStart().finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  private async doStart(): Promise<void> {
+    this.setState('starting');
+    this.stopping = false;
+    this.failureReported = false;
+    this.stderrTail = '';
+    const s = this.settings.value;
+    let serverOptions: ServerOptions;
+    try {
+      if (s.server.url) {
+        this._connection = { kind: 'websocket', url: s.server.url };
+        serverOptions = await this.websocketOptions(s.server.url);
+      } else {
+        const resource = vscode.window.activeTextEditor?.document.uri;
+        const interpreter = await this.interpreters.choose(s.pythonPath, resource);
+        const cwd = workspaceRoot()?.uri.fsPath ?? (resource?.scheme === 'file' ? path.dirname(resource.fsPath) : os.homedir());
+        this._connection = { kind: 'stdio', interpreter, cwd };
+        this.hints = await this.installHints(interpreter);
+        if (!(await this.preflight(interpreter, cwd, this.hints))) {
+          this.setState('failed');
+          return;
+        }
+        serverOptions = () => Promise.resolve(this.spawnServer(interpreter, cwd));
+      }
+    } catch (e) {
+      this.setState('failed');
+      await this.reportStartFailure(e);
+      return;
+    }
+
+    const client = new LanguageClient('oplens', 'OpLens', serverOptions, this.clientOptions());
+    client.onNotification(RESULT_NOTIFICATION, (params: unknown) => this.hooks.onResult(params));
+    client.onNotification(DOCUMENT_NOTIFICATION, (params: unknown) => this.hooks.onDocument(params));
+    this.client = client;
+    try {
+      await client.start();
+      if (!(await this.checkProtocol(client))) {
+        return;
+      }
+      this.log.info(`server ready (${this.describeConnection()}, ${client.initializeResult?.serverInfo?.version ?? '?'})`);
+      this.setState('ready');
+    } catch (e) {
+      this.log.error(`the server did not start: ${(e as Error).message}`);
+      this.setState('failed');
+      await this.reportStartFailure(e);
+    }
+  }
+
+  /** A server of another OpLens protocol is stopped, with a message naming both versions; whether it may be used. */
+  private async checkProtocol(client: LanguageClient): Promise<boolean> {
+    const version = String((this.context.extension.packageJSON as { version?: unknown }).version ?? '?');
+    const serverInfo = client.initializeResult?.serverInfo;
+    const problem = checkServerProtocol(serverInfo, version, this._connection?.kind === 'stdio' ? this.hints : undefined);
+    if (!problem) {
+      return true;
+    }
+    this.log.error(`${problem.message} (${problem.detail ?? ''})`);
+    this.failureReported = true; // the close handler must not report a crash
+    await this.stop();
+    this.setState('failed');
+    void this.notifier.show(problem, { restartServer: () => this.restart(0) });
+    return false;
+  }
+
+  private clientOptions(): LanguageClientOptions {
+    return {
+      documentSelector: [{ scheme: 'file', language: 'python' }],
+      outputChannel: this.log,
+      traceOutputChannel: this.log,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      diagnosticCollectionName: 'oplens',
+      initializationOptions: initializationOptions(this.settings.value),
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue, handled: true }),
+        closed: () => {
+          void this.onClosed();
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+      middleware: {
+        executeCommand: async (command, args, next) => {
+          if (command === PROFILE_COMMAND) {
+            return this.hooks.profileFromLens(args[0]);
+          }
+          if (command === SHOW_RUN_COMMAND) {
+            return this.hooks.showRunFromLens(args[0]);
+          }
+          return next(command, args);
+        },
+      },
+    };
+  }
+
+  // ---- stdio ------------------------------------------------------------------------------
+
+  private async installHints(interpreter: Interpreter): Promise<InstallHints> {
+    const root = workspaceRoot()?.uri.fsPath;
+    let sourceTree: string | undefined;
+    if (root) {
+      try {
+        const pyproject = await fs.readFile(path.join(root, 'pyproject.toml'), 'utf8');
+        if (/^name\s*=\s*"oplens"/m.test(pyproject)) {
+          sourceTree = root;
+        }
+      } catch {
+        // not the OpLens source tree
+      }
+    }
+    return { python: interpreter.command, origin: interpreter.origin, pythonExtension: interpreter.pythonExtension, sourceTree };
+  }
+
+  /** Can this interpreter run the server (oplens) and its worker (torch)? Says what to do when not. */
+  private async preflight(interpreter: Interpreter, cwd: string, hints: InstallHints): Promise<boolean> {
+    const outcome = await new Promise<PreflightOutcome>((resolve) => {
+      execFile(interpreter.command, ['-c', PREFLIGHT_SCRIPT], { cwd, timeout: 30_000, windowsHide: true }, (error, stdout, stderr) => {
+        const err = error as (NodeJS.ErrnoException & { killed?: boolean; code?: string | number }) | null;
+        if (err && typeof err.code === 'string') {
+          resolve({ spawnError: err.code, exitCode: null, stdout, stderr });
+        } else {
+          resolve({ exitCode: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr, timedOut: err?.killed === true });
+        }
+      });
+    });
+    const verdict = diagnosePreflight(outcome, hints);
+    if (verdict.report) {
+      this.log.info(
+        `interpreter ${interpreter.command} (${interpreter.origin}): Python ${verdict.report.python}, ` +
+          `oplens ${verdict.report.oplens ?? 'missing'}, torch ${verdict.report.torch ?? 'missing'}`,
+      );
+    }
+    if (verdict.problem) {
+      void this.notifier.show(verdict.problem, { restartServer: () => this.restart(0) });
+    }
+    return !verdict.fatal;
+  }
+
+  private spawnServer(interpreter: Interpreter, cwd: string): ChildProcess {
+    const args = serverArgs(this.settings.value);
+    const runs = this.settings.value.runsDirectory;
+    if (runs) {
+      args[args.indexOf('--out') + 1] = expandPath(runs);
+    }
+    this.log.info(`starting ${interpreter.command} ${args.join(' ')} in ${cwd}`);
+    const child = spawn(interpreter.command, args, {
+      cwd,
+      env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONIOENCODING: 'utf-8' },
+      stdio: 'pipe',
+      windowsHide: true,
+    });
+    this.child = child;
+    this.childExit = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    child.stderr?.on('data', (data: Buffer) => {
+      this.stderrTail = (this.stderrTail + data.toString('utf8')).slice(-STDERR_TAIL);
+    });
+    child.once('error', (e) => this.log.error(`server process: ${e.message}`));
+    return child;
+  }
+
+  // ---- WebSocket --------------------------------------------------------------------------
+
+  private async token(): Promise<{ token: string | undefined; source: string }> {
+    const file = this.settings.value.server.tokenFile;
+    if (file) {
+      const where = expandPath(file);
+      try {
+        return { token: (await fs.readFile(where, 'utf8')).trim(), source: `token file ${where}` };
+      } catch (e) {
+        throw new Error(`cannot read the token file ${where} (oplens.server.tokenFile): ${(e as Error).message}`);
+      }
+    }
+    const stored = await this.context.secrets.get(TOKEN_SECRET);
+    if (stored) {
+      return { token: stored, source: 'the token stored with "OpLens: Set WebSocket Server Token…"' };
+    }
+    return { token: undefined, source: 'no token given: set one with "OpLens: Set WebSocket Server Token…" or oplens.server.tokenFile' };
+  }
+
+  private async websocketOptions(url: string): Promise<ServerOptions> {
+    const { token, source } = await this.token();
+    return async () => {
+      try {
+        const transports = await connectWebSocket(url, token);
+        this.log.info(`connected to ${url}`);
+        return transports;
+      } catch (e) {
+        if (e instanceof WsConnectError) {
+          this.failureReported = true;
+          this.setState('failed');
+          void this.notifier.show(describeWsFailure(url, e.failure, source), { restartServer: () => this.restart(0) });
+          throw new ServerUnavailable(`cannot connect to ${url}`);
+        }
+        throw e;
+      }
+    };
+  }
+
+  /** Ask for the WebSocket server's token and keep it in VS Code's secret storage. */
+  async setToken(): Promise<void> {
+    const token = await vscode.window.showInputBox({
+      title: 'OpLens WebSocket server token',
+      prompt: 'The token `oplens serve --ws` printed at start (also in ~/.oplens/ws-token on its host)',
+      password: true,
+      ignoreFocusOut: true,
+    });
+    if (token === undefined) {
+      return;
+    }
+    if (token.trim()) {
+      await this.context.secrets.store(TOKEN_SECRET, token.trim());
+    } else {
+      await this.context.secrets.delete(TOKEN_SECRET);
+    }
+    if (this.settings.value.server.url) {
+      await this.restart(0);
+    }
+  }
+
+  // ---- failures ---------------------------------------------------------------------------
+
+  private async onClosed(): Promise<void> {
+    if (this.stopping || this.failureReported) {
+      return;
+    }
+    this.failureReported = true;
+    this.setState('failed');
+    const connection = this._connection;
+    if (connection?.kind === 'websocket') {
+      void this.notifier.show(
+        {
+          severity: 'error',
+          message: `OpLens: the connection to ${connection.url} closed (the server stopped, or the tunnel went down). Results are kept on the host.`,
+          actions: [
+            { kind: 'restartServer', title: 'Reconnect' },
+            { kind: 'showOutput', title: 'Show Output' },
+          ],
+        },
+        { restartServer: () => this.restart(0) },
+      );
+      return;
+    }
+    const exit = await Promise.race([
+      this.childExit ?? Promise.resolve({ code: null, signal: null }),
+      new Promise<{ code: null; signal: null }>((resolve) => setTimeout(() => resolve({ code: null, signal: null }), 1500)),
+    ]);
+    void this.notifier.show(describeServerExit(exit.code, exit.signal, this.stderrTail, this.hints), { restartServer: () => this.restart(0) });
+  }
+
+  private async reportStartFailure(e: unknown): Promise<void> {
+    if (e instanceof ServerUnavailable || this.failureReported) {
+      return; // already explained (a refused WebSocket, or the close handler)
+    }
+    this.failureReported = true;
+    const message = (e as Error).message ?? String(e);
+    if (this._connection?.kind === 'stdio') {
+      const exit = await Promise.race([
+        this.childExit ?? Promise.resolve({ code: null, signal: null }),
+        new Promise<{ code: null; signal: null }>((resolve) => setTimeout(() => resolve({ code: null, signal: null }), 1500)),
+      ]);
+      const problem = describeServerExit(exit.code, exit.signal, this.stderrTail || message, this.hints);
+      void this.notifier.show(problem, { restartServer: () => this.restart(0) });
+      return;
+    }
+    void this.notifier.show(
+      {
+        severity: 'error',
+        message: `OpLens: the server could not start: ${message}`,
+        actions: [
+          { kind: 'restartServer', title: 'Retry' },
+          { kind: 'openSettings', title: 'Open Settings', setting: 'oplens.server' },
+        ],
+      },
+      { restartServer: () => this.restart(0) },
+    );
+  }
+
+  // ---- stop and restart -------------------------------------------------------------------
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const client = this.client;
+    const child = this.child;
+    this.client = undefined;
+    this.child = undefined;
+    if (client) {
+      try {
+        if (client.isRunning()) {
+          await client.stop(3000);
+        }
+      } catch (e) {
+        this.log.warn(`stopping the server: ${(e as Error).message}`);
+      }
+      try {
+        await client.dispose(1000);
+      } catch {
+        // already stopped
+      }
+    }
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+      child.once('exit', () => clearTimeout(timer));
+    }
+    this.setState('stopped');
+  }
+
+  /** Restart after `delayMs` (changes in quick succession restart once). */
+  restart(delayMs = 400): Promise<void> {
+    if (this.restartTimer) {
+      clearTimeout(this.restartTimer);
+    }
+    return new Promise((resolve) => {
+      this.restartTimer = setTimeout(() => {
+        this.restartTimer = undefined;
+        void (async () => {
+          await this.starting?.catch(() => undefined);
+          await this.stop();
+          await this.start();
+          resolve();
+        })();
+      }, delayMs);
+    });
+  }
+
+  // ---- requests ---------------------------------------------------------------------------
+
+  /** The running client; waits for a start in progress. */
+  async ready(): Promise<LanguageClient> {
+    if (this.starting) {
+      await this.starting;
+    }
+    if (this.client && this.client.isRunning()) {
+      return this.client;
+    }
+    throw new ServerUnavailable('the OpLens server is not running');
+  }
+
+  /** `workspace/executeCommand` on the server (not through VS Code's command registry). */
+  async execute(command: string, arg: unknown, token?: vscode.CancellationToken): Promise<unknown> {
+    const client = await this.ready();
+    return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] }, token);
+  }
+
+  describeConnection(): string {
+    const c = this._connection;
+    if (!c) {
+      return 'not started';
+    }
+    return c.kind === 'websocket' ? c.url : `stdio, ${c.interpreter.command}`;
+  }
+
+  dispose(): void {
+    if (this.restartTimer) {
+      clearTimeout(this.restartTimer);
+    }
+    void this.stop();
+    this.subscriptions.forEach((d) => d.dispose());
+    this.stateEmitter.dispose();
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * The status-bar item: the backend (`NEURON`, `CUDA`, `CPU`, or what `auto` chose last) and the
+ * server's state; a click opens the OpLens actions.
+ *
+ * VS Code glue: imports `vscode`; its model is status.ts.
+ */
+
+import * as vscode from 'vscode';
+import { EXTENSION_COMMANDS, SETTINGS_SECTION, STATUS_MENU_COMMAND } from '../../shared/names';
+import type { RunStore } from '../runs/runStore';
+import type { OpLensServer } from '../server/server';
+import type { SettingsSource } from '../settings/source';
+import { statusView } from './status';
+
+export class StatusBar implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem('oplens.status', vscode.StatusBarAlignment.Left, 50);
+  private readonly subscriptions: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly server: OpLensServer,
+    private readonly settings: SettingsSource,
+    private readonly store: RunStore,
+  ) {
+    this.item.name = 'OpLens';
+    this.item.command = STATUS_MENU_COMMAND;
+    this.subscriptions.push(
+      server.onDidChangeState(() => this.update()),
+      settings.onDidChange(() => this.update()),
+      store.onDidChange(() => this.update()),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.update()),
+    );
+    this.update();
+  }
+
+  update(): void {
+    const connection = this.server.connection;
+    const view = statusView({
+      state: this.server.state,
+      backend: this.settings.value.backend,
+      lastDevice: this.store.newest()?.run.backend.device_label,
+      connection: this.server.describeConnection(),
+      interpreter: connection?.kind === 'stdio' ? `${connection.interpreter.command} (${connection.interpreter.origin})` : undefined,
+    });
+    this.item.text = view.text;
+    this.item.tooltip = view.tooltip;
+    this.item.backgroundColor = view.error ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+    const python = vscode.window.visibleTextEditors.some((e) => e.document.languageId === 'python');
+    if (python || view.error || this.server.state === 'busy') {
+      this.item.show();
+    } else {
+      this.item.hide();
+    }
+  }
+
+  dispose(): void {
+    this.item.dispose();
+    this.subscriptions.forEach((d) => d.dispose());
+  }
+}
+
+/** The actions a click on the status item offers. */
+export async function statusMenu(): Promise<void> {
+  const items: (vscode.QuickPickItem & { command: string; args?: unknown[] })[] = [
+    { label: '$(flame) Profile Function', command: EXTENSION_COMMANDS.profileFunction },
+    { label: '$(preview) Show Results', command: EXTENSION_COMMANDS.showResults },
+    { label: '$(git-compare) Compare Functions…', command: EXTENSION_COMMANDS.compareFunctions },
+    { label: '$(chip) Change Backend…', command: 'workbench.action.openSettings', args: [`${SETTINGS_SECTION}.backend`] },
+    { label: '$(clear-all) Clear Annotations', command: EXTENSION_COMMANDS.clearAnnotations },
+    { label: '$(debug-restart) Restart Server', command: EXTENSION_COMMANDS.restartServer },
+    { label: '$(output) Show Output', command: EXTENSION_COMMANDS.showOutput },
+  ];
+  const picked = await vscode.window.showQuickPick(items, { placeHolder: 'OpLens' });
+  if (picked) {
+    await vscode.commands.executeCommand(picked.command, ...(picked.args ?? []));
+  }
+}
