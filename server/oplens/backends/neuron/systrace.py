@@ -1,0 +1,427 @@
+"""Each line's device time per iteration from the Neuron Runtime's *system trace*, as Neuron Explorer
+processes it into Parquet (parent side, no torch): issue 20, source (b).
+
+Why this source. TorchNeuron's Kineto session returns no device activities: "NRT writes directly to
+`profile_output_dir` rather than returning a buffer we post-process" (TorchNeuron's early source,
+`torch_neuronx/csrc/profiler/README.md`). Users who measured device time on trn2 read the runtime's
+system trace instead (`Deep-Learning-Profiling-Tools/Tilebench`, `tilebench/core/nki_timer.py`):
+
+- the session is ingested with `neuron-explorer view -d SESSION --ingest-only --data-path DP
+  --display-name N --ignore-instruction-trace --ignore-dma-trace --ignore-event-trace` ("Only the system
+  trace is needed for timing ... identical execution table") and read from
+  `DP/profiles/global/N@latest/SystemProfileEvents.parquet` (`engines.processed_dir`);
+- the trace holds "one `nc_exec_running` hardware event per execution", read as the columns
+  `name, start_ts, end_ts, flow_id, pcore_idx, extra_attributes_json` (`model_id` in the JSON); "LNC>1 emits
+  one `nc_exec_running` row per physical core; they are merged into `[min start, max end]`", and
+  since "flow ids are small per-model counters: key by model too" (`tilebench/neuron_diag/native_device.py`)
+  the merge key here is (model id, flow id);
+- "no wall-clock is ever compared against the trace's timebase": executions are ordered by device start
+  and sliced per iteration, and "every window covers the SAME multiset of model_ids (a differing pattern
+  means dropped trace events or a graph structure that changes between calls — either way no single
+  number describes the operator)".
+
+The AWS docs (`aws-neuron/aws-neuron-sdk`, `tools/neuron-explorer/profile-schema-reference.rst`, schema
+7.4.0): `SystemProfileEvents {id, name, start_ts, end_ts, duration_ns (ns), trace_event_source ("neuron_rt"
+means Neuron Runtime running on CPU produced this event ... "neuron_hw" means a Neuron Device produced
+this event ... "framework" means the Python application or framework code produced this event),
+instance_id, process_id, thread_id, nc_idx, pcore_idx, worker_gid, flow_id ("array of string ... Only
+present on events that participate in a flow (e.g. linking a framework dispatch event to the
+corresponding runtime execution event)"), framework_stream_id, extra_attributes_json}`, and
+`Flow {in_id, out_id, in_table, out_table, dependency_type, gap_time}` ("dependency information for rows
+in different or same table"). `overview-system-profiles.rst`: "When you click a system profile event
+containing a `flow-id`, the viewer draws arrows indicating the dependency relationship between events
+... between framework events (from PyTorch profiler), `neuron_rt`, and `neuron_hw` events".
+
+The rules here, in order:
+1. **flow**: an execution is linked through the events that share one of its flow ids (or a `Flow` edge
+   between `SystemProfileEvents` ids) to the framework dispatch or `neuron_rt` event that launched it
+   (same model id where that event names one); the framework op enclosing that event on its thread
+   (else the line running on the profiled thread then) is the launching op, and its `oplens.iter:<k>` /
+   `oplens.line:<n>` ranges give the iteration and line. Used when every execution links to one
+   iteration and line, and every link's time falls inside the framework's iterations (same clock).
+2. **order** (clock-free, Tilebench's): executions sorted by device start, matched one to one to the
+   launching ops in launch order per iteration (the framework's runtime calls where its trace has them,
+   else each iteration's top-level ops), refused with the reason where the numbers differ or the
+   multiset of model ids differs between iterations.
+Where neither holds, the record says why, per rule, and holds no per-line figures.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from oplens.analysis import attribution
+from oplens.analysis.attribution import Node, RawEvent
+from oplens.backends.neuron.engines import PARQUET_HINT, Columns, parquet_reader, read_table
+
+TABLE = "SystemProfileEvents"
+FLOW_TABLE = "Flow"
+HW_EXEC_EVENT = "nc_exec_running"  # Tilebench: "one per execution in the system trace"
+HW, RT, FRAMEWORK = "neuron_hw", "neuron_rt", "framework"
+COLUMNS = ("id", "name", "start_ts", "end_ts", "trace_event_source", "thread_id", "nc_idx", "pcore_idx",
+           "flow_id", "extra_attributes_json")  # fmt: skip
+REQUIRED = ("name", "start_ts", "end_ts")  # without these no execution can be timed
+RULE_FLOW, RULE_ORDER = "flow", "order"
+
+
+@dataclass
+class Execution:
+    """One device execution: its per-physical-core `nc_exec_running` rows merged (ns, trace timebase)."""
+
+    model_id: str
+    flow_ids: tuple[str, ...]
+    start_ns: int
+    end_ns: int
+    pcores: int = 1
+    nc_idx: int | None = None
+
+    @property
+    def duration_ns(self) -> int:
+        return self.end_ns - self.start_ns
+
+
+@dataclass
+class SysTraceTime:
+    """What the system trace says about each line's device time (µs per iteration)."""
+
+    source: str  # the processed profile's folder
+    rule: str = ""  # RULE_FLOW, RULE_ORDER, or "" (no per-line figures)
+    iterations: int = 0
+    executions: int = 0  # merged executions in the trace
+    pcores_per_execution: int = 0  # the most physical-core rows one execution had (2 at LNC=2)
+    per_iteration_us: list[float] = field(default_factory=list)  # device time of each iteration
+    per_line_us: dict[int, list[float]] = field(default_factory=dict)  # line -> µs in each iteration
+    per_op_us: dict[str, list[float]] = field(default_factory=dict)  # launching op -> µs in each iteration
+    outside_us: float = 0.0  # executions linked to no profiled iteration (warm-up, OpLens's own sync)
+    problems: list[str] = field(default_factory=list)  # why a rule was refused; missing tables / columns
+
+    def line_mean_us(self, line: int) -> float:
+        per = self.per_line_us.get(line, [])
+        return sum(per) / len(per) if per else 0.0
+
+    def total_mean_us(self) -> float:
+        return sum(self.per_iteration_us) / len(self.per_iteration_us) if self.per_iteration_us else 0.0
+
+
+# ---------------------------------------------------------------------------- reading the tables
+
+
+def read_events(folder: Path) -> tuple[Columns | None, list[str]]:
+    """SystemProfileEvents' columns, or None and a message naming the table or column missing."""
+    if not parquet_reader():
+        return None, [
+            f"{folder}: the processed system profile is Parquet, and the Parquet reader is not installed: {PARQUET_HINT}"
+        ]
+    if not folder.is_dir():
+        return None, [
+            f"{folder}: no processed system profile (no such folder); ingest the session with neuron-explorer view --ingest-only"
+        ]
+    import pyarrow.parquet as pq
+
+    files = sorted(folder.glob(f"{TABLE}.parquet")) + sorted(folder.glob(f"{TABLE}_[0-9]*.parquet"))
+    if not files:
+        return None, [f"{folder}: no {TABLE} table ({TABLE}.parquet): the profile holds no system trace (was RUNTIME mode on?)"]
+    present = set(pq.read_schema(files[0]).names)
+    missing = [c for c in REQUIRED if c not in present]
+    if missing:
+        return None, [f"{folder}: table {TABLE} has no column {', '.join(missing)}: no execution can be timed"]
+    problems = [f"table {TABLE} has no column {c}: {why}" for c, why in (
+        ("flow_id", "the per-core rows are merged by overlap, and no execution links to its launch"),
+        ("extra_attributes_json", "executions carry no model_id: graphs cannot be told apart"),
+    ) if c not in present]  # fmt: skip
+    return read_table(folder, TABLE, COLUMNS), problems
+
+
+def _attrs(raw: Any) -> dict[str, Any]:
+    try:
+        value = json.loads(raw) if raw else {}
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _flows(raw: Any) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if isinstance(raw, str):
+        return (raw,)
+    return tuple(str(v) for v in raw)
+
+
+def _rows(cols: Columns) -> list[dict[str, Any]]:
+    names = list(cols)
+    return [dict(zip(names, values, strict=True)) for values in zip(*cols.values(), strict=True)]
+
+
+def is_execution(row: dict[str, Any]) -> bool:
+    return row["name"] == HW_EXEC_EVENT and row.get("trace_event_source") in (None, HW)
+
+
+def executions(rows: list[dict[str, Any]]) -> list[Execution]:
+    """The `nc_exec_running` rows merged per execution by (model id, flow id), sorted by device start.
+    Rows without flow ids are merged with the overlapping rows of the same model on the same core."""
+    by_key: dict[tuple[str, tuple[str, ...]], Execution] = {}
+    loose: list[Execution] = []
+    for r in rows:
+        if not is_execution(r) or r["start_ts"] is None or r["end_ts"] is None:
+            continue
+        model, flows = str(_attrs(r.get("extra_attributes_json")).get("model_id", "")), _flows(r.get("flow_id"))
+        nc = r.get("nc_idx")
+        if not flows:
+            loose.append(Execution(model, (), int(r["start_ts"]), int(r["end_ts"]), 1, nc))
+            continue
+        e = by_key.get((model, flows))
+        if e is None:
+            by_key[(model, flows)] = Execution(model, flows, int(r["start_ts"]), int(r["end_ts"]), 1, nc)
+        else:
+            e.start_ns, e.end_ns, e.pcores = min(e.start_ns, int(r["start_ts"])), max(e.end_ns, int(r["end_ts"])), e.pcores + 1
+    merged: list[Execution] = []
+    for e in sorted(loose, key=lambda x: (x.model_id, x.nc_idx if x.nc_idx is not None else -1, x.start_ns)):
+        last = merged[-1] if merged else None
+        if last is not None and (last.model_id, last.nc_idx) == (e.model_id, e.nc_idx) and e.start_ns < last.end_ns:
+            last.end_ns, last.pcores = max(last.end_ns, e.end_ns), last.pcores + 1
+        else:
+            merged.append(e)
+    return sorted([*by_key.values(), *merged], key=lambda x: (x.start_ns, x.end_ns))
+
+
+def framework_events(rows: list[dict[str, Any]]) -> list[RawEvent]:
+    """The table's own framework rows (`trace_event_source` = framework) as OpLens's raw events."""
+    out = []
+    for r in rows:
+        if r.get("trace_event_source") == FRAMEWORK and r["start_ts"] is not None and r["end_ts"] is not None:
+            thread = r.get("thread_id")
+            out.append(RawEvent(str(r["name"]), int(thread) if thread is not None else 0, int(r["start_ts"]), int(r["end_ts"])))
+    return out
+
+
+# ---------------------------------------------------------------------------- the framework side
+
+
+@dataclass
+class _Framework:
+    nodes: list[Node]
+    locate: attribution.Locator
+    iterations: int
+    iter_spans: list[tuple[int, int]]
+    def_line: int
+    by_thread: dict[int, tuple[list[int], list[Node]]] = field(default_factory=dict)
+
+    def ctx_at(self, thread: int | None, t: int) -> tuple[int, int, str]:
+        """(iteration, line, op) of the innermost framework op on `thread` running at `t`, else of the
+        line running on the profiled thread then."""
+        if not self.by_thread:
+            for n in sorted((n for n in self.nodes if not n.is_marker), key=lambda n: n.ev.start_ns):
+                starts, nodes = self.by_thread.setdefault(n.ev.thread, ([], []))
+                starts.append(n.ev.start_ns)
+                nodes.append(n)
+        starts, nodes = self.by_thread.get(thread if thread is not None else 0, ([], []))
+        best: Node | None = None
+        for i in range(bisect.bisect_right(starts, t) - 1, -1, -1):  # the latest start that still runs: the innermost
+            if t < max(nodes[i].ev.end_ns, nodes[i].ev.start_ns + 1):
+                best = nodes[i]
+                break
+        op = ""
+        ctx = self.locate(t)
+        if best is not None:
+            top = best
+            while top.parent is not None and not top.parent.is_marker:
+                top = top.parent
+            op, ctx = top.ev.name, (best.ctx if best.ctx[0] >= 0 else ctx)
+        return ctx[0], ctx[1] or self.def_line, op
+
+    def launches(self) -> tuple[list[list[tuple[int, str]]], str]:
+        """Per iteration, the (line, op) of each launch in launch order, and what a launch was."""
+        runtime = [n for n in self.nodes if n.ev.linked_correlation_id and n.ev.correlation_id]
+        is_runtime = bool(runtime)
+        chosen, what = (
+            (runtime, "the framework's runtime calls")
+            if runtime
+            else ([n for n in self.nodes if n.top_level and n.ev.name not in attribution.NOT_OPERATOR_CALLS], "the top-level ops")
+        )
+        per: list[list[tuple[int, int, str]]] = [[] for _ in range(self.iterations)]
+        ops = {n.ev.correlation_id: n for n in self.nodes if not n.ev.linked_correlation_id and n.ev.correlation_id}
+        for n in chosen:
+            it = n.ctx[0]
+            if 0 <= it < self.iterations:
+                op = ops.get(n.ev.linked_correlation_id, n) if is_runtime else n
+                while op.parent is not None and not op.parent.is_marker:
+                    op = op.parent
+                per[it].append((n.ev.start_ns, n.ctx[1] or self.def_line, op.ev.name))
+        return [[(line, op) for _, line, op in sorted(p)] for p in per], what
+
+
+def _framework(events: list[RawEvent], def_line: int) -> _Framework:
+    nodes, locate = attribution.nest(events, def_line)
+    iters = sorted((n for n in nodes if n.is_marker and n.ev.name.startswith(attribution.ITER)), key=lambda n: n.ctx[0])
+    count = max((n.ctx[0] for n in iters), default=-1) + 1
+    return _Framework(nodes, locate, count, [(n.ev.start_ns, n.ev.end_ns) for n in iters], def_line)
+
+
+# ---------------------------------------------------------------------------- the rules
+
+
+def _link_points(
+    rows: list[dict[str, Any]], execs: list[Execution], flow_edges: list[tuple[int, int]]
+) -> list[list[dict[str, Any]]]:
+    """Per execution, the framework / neuron_rt events it is linked to (shared flow id, or a Flow edge)."""
+    by_flow: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_id: dict[int, dict[str, Any]] = {}
+    for r in rows:
+        if r.get("trace_event_source") in (RT, FRAMEWORK) or (r.get("trace_event_source") is None and r["name"] != HW_EXEC_EVENT):
+            for f in _flows(r.get("flow_id")):
+                by_flow[f].append(r)
+        if r.get("id") is not None:
+            by_id[int(r["id"])] = r
+    exec_ids: dict[tuple[str, tuple[str, ...]], set[int]] = defaultdict(set)
+    for r in rows:
+        if is_execution(r) and r.get("id") is not None:
+            exec_ids[(str(_attrs(r.get("extra_attributes_json")).get("model_id", "")), _flows(r.get("flow_id")))].add(
+                int(r["id"])
+            )
+    neighbours: dict[int, set[int]] = defaultdict(set)
+    for a, b in flow_edges:
+        neighbours[a].add(b)
+        neighbours[b].add(a)
+    out = []
+    for e in execs:
+        linked = [r for f in e.flow_ids for r in by_flow.get(f, [])]
+        for i in exec_ids.get((e.model_id, e.flow_ids), set()):
+            linked += [by_id[j] for j in neighbours.get(i, set()) if j in by_id and not is_execution(by_id[j])]
+        same_model = [r for r in linked if str(_attrs(r.get("extra_attributes_json")).get("model_id", e.model_id)) == e.model_id]
+        out.append(same_model)
+    return out
+
+
+def _by_flow(result: SysTraceTime, rows: list[dict[str, Any]], execs: list[Execution], fw: _Framework,
+             edges: list[tuple[int, int]]) -> bool:  # fmt: skip
+    links = _link_points(rows, execs, edges)
+    unlinked = sum(1 for ls in links if not ls)
+    if unlinked:
+        result.problems.append(
+            f"rule flow: {unlinked} of {len(execs)} executions have no flow link to a framework or neuron_rt event"
+        )
+        return False
+    placed: list[tuple[Execution, tuple[int, int, str]]] = []
+    for e, ls in zip(execs, links, strict=True):
+        fw_rows = [r for r in ls if r.get("trace_event_source") == FRAMEWORK] or ls  # the dispatch inside the op first
+        ctxs = {fw.ctx_at(r.get("thread_id"), int(r["start_ts"])) for r in fw_rows if r["start_ts"] is not None}
+        if len({(it, line) for it, line, _ in ctxs}) != 1:
+            result.problems.append(
+                f"rule flow: an execution of model {e.model_id!r} links to {len(ctxs)} different places: not chosen"
+            )
+            return False
+        placed.append((e, next(iter(ctxs))))
+    if fw.iterations and all(it < 0 for _, (it, _, _) in placed):
+        result.problems.append(
+            "rule flow: no linked runtime event falls inside the framework's oplens.iter ranges "
+            "(the framework events are on another clock than the system trace's): not used"
+        )
+        return False
+    for e, (it, line, op) in placed:
+        if not 0 <= it < fw.iterations:
+            result.outside_us += e.duration_ns / 1e3
+            continue
+        _add(result, it, line, op, e.duration_ns)
+    result.rule = RULE_FLOW
+    return True
+
+
+def _by_order(result: SysTraceTime, execs: list[Execution], fw: _Framework) -> bool:
+    """Tilebench's clock-free rule: executions by device start, sliced by each iteration's launches."""
+    launches, what = fw.launches()
+    counts = [len(p) for p in launches]
+    if sum(counts) != len(execs):
+        result.problems.append(
+            f"rule order: {len(execs)} executions in the system trace, but {sum(counts)} launches ({what}) "
+            f"in {fw.iterations} iteration(s) ({counts}): they cannot be matched one to one"
+        )
+        return False
+    windows, start = [], 0
+    for c in counts:
+        windows.append(execs[start : start + c])
+        start += c
+    patterns = [Counter(e.model_id for e in w) for w in windows]
+    if any(p != patterns[0] for p in patterns):
+        k = next(i for i, p in enumerate(patterns) if p != patterns[0])
+        result.problems.append(
+            f"rule order refused: the multiset of executed graphs (model ids) differs between iterations "
+            f"(iteration 0: {dict(sorted(patterns[0].items()))}, iteration {k}: {dict(sorted(patterns[k].items()))}): "
+            "trace events dropped (raise NEURON_RT_INSPECT_SYS_TRACE_MAX_EVENTS_PER_NC) or a graph that changes between "
+            "calls; no per-line figure is given"
+        )
+        return False
+    for it, (window, launch) in enumerate(zip(windows, launches, strict=True)):
+        for e, (line, op) in zip(window, launch, strict=True):
+            _add(result, it, line, op, e.duration_ns)
+    result.rule = RULE_ORDER
+    return True
+
+
+def _add(result: SysTraceTime, it: int, line: int, op: str, ns: int) -> None:
+    n = result.iterations
+    result.per_line_us.setdefault(line, [0.0] * n)[it] += ns / 1e3
+    result.per_op_us.setdefault(op, [0.0] * n)[it] += ns / 1e3
+    result.per_iteration_us[it] += ns / 1e3
+
+
+def _flow_edges(folder: Path) -> list[tuple[int, int]]:
+    """`Flow` rows that join two system-profile events (a table name naming the system profile, or none)."""
+    flow = read_table(folder, FLOW_TABLE, ["in_id", "out_id", "in_table", "out_table"])
+    if flow is None:
+        return []
+    edges = []
+    for a, b, ta, tb in zip(flow["in_id"], flow["out_id"], flow["in_table"], flow["out_table"], strict=True):
+        if a is not None and b is not None and all(t is None or "system" in str(t).lower() for t in (ta, tb)):
+            edges.append((int(a), int(b)))
+    return edges
+
+
+# ---------------------------------------------------------------------------- the entry point
+
+
+def line_device_time(folder: Path, def_line: int, framework: list[RawEvent] | None = None) -> SysTraceTime:
+    """Each line's device time per iteration from the processed system profile in `folder`
+    (`engines.processed_dir(DP, N)`). `framework`: the run's framework events (its trace.json through
+    `oplens.analysis.chrome_trace.read_events`); None: the table's own framework rows."""
+    result = SysTraceTime(source=str(folder))
+    cols, problems = read_events(folder)
+    result.problems += problems
+    if cols is None:
+        return result
+    try:
+        rows = _rows(cols)
+        edges = _flow_edges(folder)
+    except Exception as e:  # a table that is not the documented Parquet (pyarrow raises its own errors)
+        result.problems.append(
+            f"{folder}: table {TABLE} or {FLOW_TABLE} does not read as the documented schema ({type(e).__name__}: {e})"
+        )
+        return result
+    execs = executions(rows)
+    result.executions = len(execs)
+    result.pcores_per_execution = max((e.pcores for e in execs), default=0)
+    if not execs:
+        result.problems.append(
+            f"table {TABLE} holds no {HW_EXEC_EVENT} rows (trace_event_source {HW}): no device execution was traced"
+        )
+        return result
+    events = framework if framework is not None else framework_events(rows)
+    fw = _framework(events, def_line)
+    if fw.iterations == 0:
+        where = "the framework events given" if framework is not None else f"table {TABLE}'s framework rows"
+        result.problems.append(f"{where} hold no {attribution.ITER}<k> range: executions cannot be given to iterations or lines")
+        return result
+    result.iterations = fw.iterations
+    result.per_iteration_us = [0.0] * fw.iterations
+    if not _by_flow(result, rows, execs, fw, edges):
+        result.per_line_us, result.per_op_us, result.outside_us = {}, {}, 0.0
+        result.per_iteration_us = [0.0] * fw.iterations
+        if not _by_order(result, execs, fw):
+            result.per_line_us, result.per_op_us = {}, {}
+            result.per_iteration_us = []
+    return result
