@@ -65,7 +65,11 @@ def artifact_warnings(artifacts: Artifacts, run_dir: Path, options: NeuronOption
     """Traps read from the profile's NEFF and NTFF lists (not from pairs: session captures, PyTorch's
     default, need no 1:1 pairing)."""
     found: list[str] = []
-    ntffs, neffs = artifacts.ntffs, artifacts.neffs
+    ntffs = artifacts.ntffs
+    # The graphs the run compiled, each once: a NEFF in the run's own cache (artifacts.py, form "cache")
+    # is a copy of one the runtime also wrote beside the trace, or the only copy where it wrote none.
+    beside = [n for n in artifacts.neffs if n.form != "cache"]
+    neffs = beside or artifacts.neffs
     if "DEVICE" in options.modes:
         if not ntffs:
             found.append(
@@ -74,8 +78,9 @@ def artifact_warnings(artifacts: Artifacts, run_dir: Path, options: NeuronOption
             )
         elif not neffs:
             found.append(
-                f"{len(ntffs)} NTFF(s) but no NEFF: the compiled graphs stayed in the compiler's cache; give "
-                "--neff-cache-dir DIR so each NEFF is kept beside its NTFF (Neuron Explorer needs both)"
+                f"{len(ntffs)} NTFF(s) but no NEFF: the compiled graphs stayed in a compiler cache OpLens did not "
+                "see (TorchNeuron ignored the run's own cache?); give --neff-cache-dir DIR so each NEFF is kept "
+                "beside its NTFF (Neuron Explorer needs both)"
             )
     empty = [t for t in ntffs if t.bytes == 0 and (run_dir / t.path).is_file()]
     if ntffs and len(empty) == len(ntffs):
@@ -94,8 +99,7 @@ def artifact_warnings(artifacts: Artifacts, run_dir: Path, options: NeuronOption
         found.append(
             f"{len(neffs)} NEFFs: in eager mode every op compiles to its own NEFF, so the device "
             "profile is split into one small graph per op; compile the function "
-            '(torch.compile(backend="neuron")) to see it as one graph, and give --neff-cache-dir so that '
-            "every NEFF is kept"
+            '(torch.compile(backend="neuron")) to see it as one graph'
         )
     return found
 
