@@ -1,12 +1,15 @@
 """`analysis.roofline` on the stored rmsnorm_naive profile (its work counted from the trace's own input
-shapes) against stated ceilings, and each bound's rule on lines of known work and time."""
+shapes) against stated ceilings, and each bound's rule on lines of known work and time; a line above a
+ceiling (marked, never over 100 %); the vendor's NeuronCore figures per logical core (`analysis.peaks`)."""
 
 from __future__ import annotations
 
 import pytest
 
 from conftest import stored_attribution, stored_events
-from oplens.analysis import roofline, work
+from oplens.analysis import peaks, roofline, work
+from oplens.lsp import views
+from oplens.records.format import fmt_above, fmt_bound_cell
 from oplens.records.run import DeviceRoof, LineStat, Totals
 
 CEILINGS = DeviceRoof(name="a stated device", dtype_peaks={"float32": 1e11, "bfloat16": 4e11}, bytes_per_s=2e10)
@@ -71,3 +74,118 @@ def test_the_ceiling_of_the_lines_dtype_and_float32s_where_it_has_none() -> None
     bf16 = line(1, 2.0 * 1024**3, 1.0, 30_000.0, dtype="bfloat16")
     roofline.assign([bf16], Totals(0.0, 0.0, 0.0), CEILINGS, on_device=False)
     assert bf16.floor_us == pytest.approx(1e6 * 2.0 * 1024**3 / 4e11)
+
+
+# ---------------------------------------------------------------------------- a line above a ceiling
+
+
+def test_a_line_above_the_memory_ceiling_is_marked_and_never_over_100_percent() -> None:
+    # x * 2.0 on a 128 KiB float32 tensor (read and written) in 1 µs: 262 GB/s against a 20 GB/s
+    # memory ceiling measured on arrays past the caches: its data stays in cache
+    cached = line(1, 32768.0, 2 * 131072.0, 1.0)
+    roofline.assign([cached], Totals(0.0, 0.0, 0.0), CEILINGS, on_device=False)
+    assert cached.bound == "memory" and cached.above_ceiling == "memory"
+    assert cached.roofline_pct is None  # no % of a roofline it beats
+    assert cached.floor_us == 1.0 and cached.headroom_us == 0.0
+    assert cached.bytes_per_s == pytest.approx(2 * 131072 / 1e-6)  # what it achieved is still recorded
+    assert views.bound_sentence(cached) == ("**memory-bound** · above the memory roofline: its data stays in cache · "
+                                            "floor 1.0 µs, 0.0 µs to win")  # fmt: skip
+    assert fmt_bound_cell(cached.bound, cached.roofline_pct, cached.above_ceiling) == "memory, in cache"
+    # within ABOVE_NOISE of its floor: timing noise, at the roofline (100 %), not above it
+    at = line(1, 32768.0, 2 * 131072.0, 0.95 * 1e6 * 2 * 131072.0 / CEILINGS.bytes_per_s)
+    roofline.assign([at], Totals(0.0, 0.0, 0.0), CEILINGS, on_device=False)
+    assert at.above_ceiling == "" and at.roofline_pct == pytest.approx(100.0) and at.headroom_us == 0.0
+    assert at.floor_us == at.self_device_us
+    # a line under its ceiling is not marked
+    under = line(1, 32768.0, 2 * 131072.0, 100.0)
+    roofline.assign([under], Totals(0.0, 0.0, 0.0), CEILINGS, on_device=False)
+    assert under.above_ceiling == "" and under.roofline_pct == pytest.approx(100 * 13.1072 / 100.0)
+
+
+def test_a_line_above_its_dtypes_compute_ceiling() -> None:
+    mm = 2.0 * 1024**3  # 21.5 ms at the float32 ceiling of 1e11 FLOP/s; run in 5 ms (on tensor cores, say)
+    fast = line(1, mm, 3 * 4 * 1024**2, 5_000.0)
+    roofline.assign([fast], Totals(0.0, 0.0, 0.0), CEILINGS, on_device=False)
+    assert fast.bound == "compute" and fast.above_ceiling == "compute" and fast.roofline_pct is None
+    assert fast.floor_us == 5_000.0 and fast.headroom_us == 0.0
+    assert views.bound_sentence(fast) == ("**compute-bound** · above the float32 ceiling: another dtype or engine · "
+                                          "floor 5.00 ms, 0.0 µs to win")  # fmt: skip
+    assert fmt_above("compute", "bfloat16") == "above the bfloat16 ceiling: another dtype or engine"
+    # on a device, a line whose CPU time dwarfs its device time is still host-bound, and still marked
+    host = line(1, mm, 3 * 4 * 1024**2, 5_000.0, cpu_us=50_000.0)
+    roofline.assign([host], Totals(0.0, 0.0, 0.0), CEILINGS, on_device=True)
+    assert host.bound == "host" and host.above_ceiling == "compute" and host.roofline_pct is None
+
+
+def test_the_stored_profile_against_a_ceiling_it_beats_everywhere() -> None:
+    # the stored run against a memory ceiling a hundredth of the calibration's: every line beats it
+    slow = DeviceRoof(name="a slow device", dtype_peaks={"float32": 1e11}, bytes_per_s=2e7)
+    a = stored_attribution()
+    work.assign(a.lines, a.totals, work.line_work(stored_events(shapes=True), def_line=23))
+    roofline.assign(a.lines, a.totals, slow, on_device=False)
+    for s in a.lines:
+        assert s.above_ceiling == "memory" and s.bound == "memory" and s.roofline_pct is None
+        assert s.floor_us == s.self_device_us and s.headroom_us == 0.0
+    assert a.totals.headroom_us == 0.0
+    assert a.totals.floor_us == pytest.approx(sum(s.self_device_us for s in a.lines))  # never above the time
+    found = roofline.headroom_insights(a.lines, a.totals)
+    assert {i.kind for i in found} == {"above-ceiling"} and [i.line for i in found] == [25, 26, 29]  # a tenth of the time
+    assert found[0].message == ("memory-bound, above the memory roofline: its data stays in cache — "
+                                f"{roofline.WHY_ABOVE['memory']}")  # fmt: skip
+    assert found[0].evidence.startswith("768.0 KiB and 65.54 kFLOP in 9.04 ms per call: ")
+    assert found[0].evidence.endswith(" GB/s, above the run's ceiling")
+
+
+def test_every_line_of_the_stored_profile_has_headroom_at_least_zero_and_at_most_100_percent() -> None:
+    for bytes_per_s in (2e7, 2e8, 2e9, 2e10, 2e12):
+        device = DeviceRoof(name="d", dtype_peaks={"float32": 1e9}, bytes_per_s=bytes_per_s)
+        a = stored_attribution()
+        work.assign(a.lines, a.totals, work.line_work(stored_events(shapes=True), def_line=23))
+        roofline.assign(a.lines, a.totals, device, on_device=False)
+        for s in a.lines:
+            assert s.headroom_us is not None and s.headroom_us >= 0.0
+            assert s.floor_us is not None and s.floor_us <= s.self_device_us
+            assert s.roofline_pct is None or 0.0 <= s.roofline_pct <= 100.0
+            assert (s.roofline_pct is None) == bool(s.above_ceiling)
+        assert (a.totals.floor_us or 0.0) <= sum(s.self_device_us for s in a.lines)
+
+
+# ---------------------------------------------------------------------------- logical NeuronCores
+
+
+def test_neuroncore_figures_are_per_logical_core() -> None:
+    # NEURON_LOGICAL_NC_CONFIG unset: Trn2's documented default, LNC=2 (two NeuronCore-v3 per logical core)
+    core = peaks.spec("trn2", env={})
+    assert core is not None and core.logical_cores == 2 and core.unit == "logical NeuronCore (LNC=2)"
+    assert core.name == "2 × NeuronCore-v3" and core.dtype_peaks["bfloat16"] == 2 * 79e12
+    assert core.dtype_peaks["float8"] == 2 * 158e12 and core.bytes_per_s is None
+    assert "NEURON_LOGICAL_NC_CONFIG unset" in core.logical_cores_from
+    assert "logical-neuroncore-config.rst" in core.logical_cores_from
+    assert core.logical_cores_from in core.notes
+    one = peaks.spec("trn2", env={peaks.LNC_ENV: "1"})
+    assert one is not None and one.logical_cores == 1 and one.dtype_peaks["bfloat16"] == 79e12
+    assert one.name == "NeuronCore-v3" and "from NEURON_LOGICAL_NC_CONFIG=1" in one.logical_cores_from
+    two = peaks.spec("Trainium3", env={peaks.LNC_ENV: " 2 "})
+    assert two is not None and two.logical_cores == 2 and two.dtype_peaks["float32"] == 2 * 20e12
+    bad = peaks.spec("trn3", env={peaks.LNC_ENV: "4"})  # "LNC can only be set to 1 or 2": the default, said so
+    assert bad is not None and bad.logical_cores == 2 and "'4' is not 1 or 2" in bad.logical_cores_from
+    assert "EVRF066.rst" in bad.logical_cores_from
+    # Trn1 is LNC=1 only: the variable does not apply
+    trn1 = peaks.spec("trn1", env={peaks.LNC_ENV: "2"})
+    assert trn1 is not None and trn1.logical_cores == 1 and trn1.dtype_peaks["bfloat16"] == 90e12
+    assert "does not apply" in trn1.logical_cores_from
+    # a chip's figures and a GPU's are not per NeuronCore: as published
+    chip = peaks.spec("trn2", unit="chip", env={})
+    assert chip is not None and chip.logical_cores == 0 and chip.dtype_peaks["bfloat16"] == 667e12
+    gpu = peaks.spec("h100", env={peaks.LNC_ENV: "1"})
+    assert gpu is not None and gpu.logical_cores == 0 and gpu.unit == "GPU"
+    # the table itself keeps the physical core's figures
+    assert peaks.find("trn2").figures_for().dtype_peaks["bfloat16"] == 79e12  # type: ignore[union-attr]
+
+
+def test_the_logical_core_degree_is_read_from_the_environment_the_worker_gets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(peaks.LNC_ENV, "1")
+    assert peaks.spec("trn2").logical_cores == 1  # type: ignore[union-attr]
+    monkeypatch.delenv(peaks.LNC_ENV)
+    assert peaks.spec("trn2").logical_cores == 2  # type: ignore[union-attr]
+    assert peaks.logical_cores(peaks.find("h200"), {peaks.LNC_ENV: "2"}) == (0, "")  # type: ignore[arg-type]

@@ -72,8 +72,9 @@ def test_gpu_figures_are_dense_and_sourced() -> None:
 
 
 def test_trainium_figures_per_neuroncore_and_chip() -> None:
-    core = peaks.spec("Trainium2")  # a calibration runs on a NeuronCore: its figures first
-    assert core is not None and core.unit == "NeuronCore"
+    # a calibration runs on a (logical) NeuronCore: its figures first, per logical core (LNC=1 here: the physical one's)
+    core = peaks.spec("Trainium2", env={"NEURON_LOGICAL_NC_CONFIG": "1"})
+    assert core is not None and core.unit == "logical NeuronCore (LNC=1)" and core.logical_cores == 1
     assert core.dtype_peaks["bfloat16"] == 79e12
     assert "float32" not in core.dtype_peaks  # the docs give no FP32 figure per NeuronCore-v3
     assert core.bytes_per_s is None  # nor a bandwidth per NeuronCore
@@ -84,13 +85,13 @@ def test_trainium_figures_per_neuroncore_and_chip() -> None:
     assert chip.source_url_or_doc.endswith("about-neuron/arch/neuron-hardware/trainium2.rst")
     trn1 = peaks.spec("trn1", unit="chip")
     assert trn1 is not None and trn1.bytes_per_s == 820 * 2**30 and trn1.dtype_peaks["float32"] == 47.5e12
-    v4 = peaks.spec("NeuronCore-v4")
-    assert v4 is not None and v4.dtype_peaks["float32"] == 20e12
+    v4 = peaks.spec("NeuronCore-v4", env={})  # unset: LNC=2, the documented default
+    assert v4 is not None and v4.dtype_peaks["float32"] == 2 * 20e12
     trn3 = peaks.spec("Trainium3", unit="chip")
     assert trn3 is not None and trn3.bytes_per_s == 4.9e12 and trn3.dtype_peaks["bfloat16"] == 671e12
     # a copy each time: a caller's change does not reach the table
     core.dtype_peaks["bfloat16"] = 1.0
-    assert peaks.spec("Trainium2").dtype_peaks["bfloat16"] == 79e12  # type: ignore[union-attr]
+    assert peaks.spec("Trainium2", env={"NEURON_LOGICAL_NC_CONFIG": "1"}).dtype_peaks["bfloat16"] == 79e12  # type: ignore[union-attr]
 
 
 def test_ceilings_from_spec() -> None:
@@ -246,7 +247,7 @@ def test_cli_reuses_the_workers_cache_and_measures_again(
     text = oplens(["calibrate", "--spec", "trn2"], cache_env)
     assert text.returncode == 0, text.stderr
     for expected in ("float32 matmul", "bfloat16 matmul", "memory, triad", "read from the cache", str(done.cache),
-                     "NeuronCore-v3, per NeuronCore", "neuron-core-v3.rst"):  # fmt: skip
+                     "NeuronCore-v3, per logical NeuronCore (LNC=", "neuron-core-v3.rst"):  # fmt: skip
         assert expected in text.stdout, text.stdout
     fresh = oplens(["calibrate", "--again", "--json", "-"], cache_env)
     assert fresh.returncode == 0, fresh.stderr

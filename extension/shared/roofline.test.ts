@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseRun } from '../src/runs/parseRun';
 import { jsonFixture } from '../test/fixtures';
-import { boundCell, boundPhrase, fmtBytes, fmtFlops, fmtRooflinePct, memoryCell, memoryTitle, roofline, type RooflineChart } from './roofline';
+import { boundCell, boundPhrase, fmtAbove, fmtBoundCell, fmtBytes, fmtFlops, fmtRooflinePct, memoryCell, memoryTitle, roofline, type RooflineChart } from './roofline';
 import type { DeviceRoof, LineStat, Run } from './run';
 
 const base = parseRun(jsonFixture('rmsnorm_naive.cpu.result.json'));
@@ -118,6 +118,27 @@ describe('the roofline chart', () => {
     assert.ok(Math.abs(slope.y1 + t * (slope.y2 - slope.y1) - dot.cy) < 0.5);
   });
 
+  it('a dot above the roofline is marked and the chart says why (its data stays in cache), with no % over 100', () => {
+    const intensity = 0.125;
+    const time = 1; // µs: 128 KiB read and written in a µs, far above the 24 GB/s memory ceiling
+    const bytes = 2 * 131072;
+    const above = { self_device_us: time, flops: bytes * intensity, bytes, intensity, bound: 'memory', above_ceiling: 'memory', roofline_pct: null, floor_us: time, headroom_us: 0, flop_per_s: (bytes * intensity) / (time * 1e-6) };
+    const c = chartOf(withWork(DEVICE, { ...WORK, 27: above }));
+    const dot = c.dots.find((d) => d.line === 27);
+    const slope = c.ceilings.find((l) => l.kind === 'memory');
+    assert.ok(dot && slope && dot.above === 'memory');
+    const t = (dot.cx - slope.x1) / (slope.x2 - slope.x1);
+    assert.ok(dot.cy < slope.y1 + t * (slope.y2 - slope.y1), 'the dot is above the slope');
+    assert.match(dot.title, /memory-bound · above the memory roofline: its data stays in cache · floor 1\.0 µs, 0\.0 µs to win/);
+    assert.doesNotMatch(dot.title, /of the roofline/);
+    assert.deepEqual(c.above.length, 1);
+    assert.match(c.above[0] ?? '', /^Line 27 is above the memory roofline: .*their data stays in cache, so no roofline % is shown\.$/);
+    assert.equal(c.dots.filter((d) => d.above !== '').length, 1);
+    assert.deepEqual(chartOf(withWork()).above, []); // none above: nothing to explain
+    const compute = chartOf(withWork(DEVICE, { ...WORK, 25: { ...WORK[25], bound: 'compute', above_ceiling: 'compute', roofline_pct: null } }));
+    assert.match(compute.above[0] ?? '', /^Line 25 is above the compute ceiling: .*float32; another dtype or engine ran them/);
+  });
+
   it('ticks are decades, labelled for people; a spec device says whose figures', () => {
     const c = chartOf(withWork({ ...DEVICE, source: 'spec', name: 'H100 SXM' }));
     assert.deepEqual(c.xTicks.map((t) => t.label), ['0.01', '0.1', '1', '10']);
@@ -166,6 +187,21 @@ describe('the lines’ memory and bound cells', () => {
     }
   });
 
+  it('write a line above a ceiling as the server does (format.fmt_above, fmt_bound_cell, through format.expected.json)', () => {
+    const expected = jsonFixture<{
+      fmt_above: { above: string; dtype: string; text: string }[];
+      fmt_bound_cell: { bound: string; roofline_pct: number | null; above: string; text: string }[];
+    }>('format.expected.json');
+    assert.ok(expected.fmt_above.length > 0 && expected.fmt_bound_cell.length > 0);
+    for (const v of expected.fmt_above) {
+      assert.equal(fmtAbove(v.above, v.dtype), v.text, JSON.stringify(v));
+    }
+    for (const v of expected.fmt_bound_cell) {
+      assert.equal(fmtBoundCell(v.bound, v.roofline_pct, v.above), v.text, JSON.stringify(v));
+      assert.equal(boundCell({ bound: v.bound, roofline_pct: v.roofline_pct, above_ceiling: v.above }), v.text);
+    }
+  });
+
   it('bound and memory, or nothing where the run has none', () => {
     const l = { bound: 'memory', roofline_pct: 12.32, floor_us: 2092.3, headroom_us: 14887.9, alloc_bytes: 16777216, freed_bytes: 0, peak_bytes: 33603584 };
     assert.equal(boundCell(l), 'memory 12 %');
@@ -174,6 +210,9 @@ describe('the lines’ memory and bound cells', () => {
     assert.equal(boundCell({ ...l, bound: 'host', roofline_pct: null }), 'host');
     assert.equal(boundPhrase(l), 'memory-bound · 12 % of the roofline · floor 2.09 ms, 14.89 ms to win');
     assert.equal(boundPhrase({ ...l, bound: 'unknown', roofline_pct: null, floor_us: null }), 'bound unknown');
+    assert.equal(boundCell({ ...l, above_ceiling: 'memory', roofline_pct: null }), 'memory, in cache');
+    assert.equal(boundPhrase({ ...l, bound: 'compute', above_ceiling: 'compute', dtype: 'bfloat16', roofline_pct: null, floor_us: 5, headroom_us: 0 }),
+      'compute-bound · above the bfloat16 ceiling: another dtype or engine · floor 5.0 µs, 0.0 µs to win');
     assert.equal(memoryCell(l), '16.0 MiB / 32.0 MiB');
     assert.equal(memoryCell({ alloc_bytes: 0, peak_bytes: 0 }), '');
     assert.equal(memoryTitle(l, 'device'), 'device memory in one call: allocated 16.0 MiB, freed 0 B, peak 32.0 MiB');

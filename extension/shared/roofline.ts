@@ -57,21 +57,57 @@ export function fmtRooflinePct(pct: number): string {
   return pct >= 10 ? `${pct.toFixed(0)} %` : `${pct.toFixed(1)} %`;
 }
 
-/** The bound as a short word for a table cell: `memory`, `compute`, ...; '' where the run had no ceilings. */
-export function boundCell(l: Pick<LineStat, 'bound' | 'roofline_pct'>): string {
-  if (!l.bound) {
-    return '';
+const ABOVE_SHORT: Record<string, string> = { memory: 'in cache', compute: 'above peak' };
+
+/**
+ * What a line that beats a ceiling is (`LineStat.above_ceiling`), as `format.fmt_above` says it
+ * (checked through format.expected.json): `above the memory roofline: its data stays in cache`,
+ * `above the float32 ceiling: another dtype or engine`; '' for a line under its ceilings.
+ */
+export function fmtAbove(above: string, dtype = ''): string {
+  if (above === 'memory') {
+    return 'above the memory roofline: its data stays in cache';
   }
-  return l.roofline_pct === null ? l.bound : `${l.bound} ${fmtRooflinePct(l.roofline_pct)}`;
+  if (above === 'compute') {
+    return `above the ${dtype || 'float32'} ceiling: another dtype or engine`;
+  }
+  return '';
 }
 
-/** `memory-bound · 12 % of the roofline · floor 2.09 ms, 14.89 ms to win`, as the hover says it; '' without ceilings. */
-export function boundPhrase(l: Pick<LineStat, 'bound' | 'roofline_pct' | 'floor_us' | 'headroom_us'>): string {
+/**
+ * The bound cell, as `format.fmt_bound_cell`: `memory 12 %`; a line above a ceiling `memory, in cache` /
+ * `compute, above peak` (never a % over 100); '' where the run had no ceilings.
+ */
+export function fmtBoundCell(bound: string, rooflinePct: number | null, above = ''): string {
+  if (!bound) {
+    return '';
+  }
+  const short = ABOVE_SHORT[above];
+  if (short !== undefined) {
+    return `${bound}, ${short}`;
+  }
+  return rooflinePct === null ? bound : `${bound} ${fmtRooflinePct(rooflinePct)}`;
+}
+
+/** The bound as a short word for a table cell: `memory 12 %`, `memory, in cache`, ...; '' where the run had no ceilings. */
+export function boundCell(l: Pick<LineStat, 'bound' | 'roofline_pct'> & Partial<Pick<LineStat, 'above_ceiling'>>): string {
+  return fmtBoundCell(l.bound, l.roofline_pct, l.above_ceiling ?? '');
+}
+
+/**
+ * `memory-bound · 12 % of the roofline · floor 2.09 ms, 14.89 ms to win`, as the hover says it; a line above
+ * a ceiling says which instead of a %; '' without ceilings.
+ */
+export function boundPhrase(
+  l: Pick<LineStat, 'bound' | 'roofline_pct' | 'floor_us' | 'headroom_us'> & Partial<Pick<LineStat, 'above_ceiling' | 'dtype'>>,
+): string {
   if (!l.bound) {
     return '';
   }
   const parts = [l.bound === 'unknown' ? 'bound unknown' : `${l.bound}-bound`];
-  if (l.roofline_pct !== null) {
+  if (l.above_ceiling) {
+    parts.push(fmtAbove(l.above_ceiling, l.dtype ?? ''));
+  } else if (l.roofline_pct !== null) {
     parts.push(`${fmtRooflinePct(l.roofline_pct)} of the roofline`);
   }
   if (l.floor_us !== null) {
@@ -126,8 +162,10 @@ export interface Dot {
   bound: string;
   intensity: number;
   flopsPerS: number;
-  /** The hover text: line, code, bound, roofline %, the figures. */
+  /** The hover text: line, code, bound, roofline % (or the ceiling it beats, and why), the figures. */
   title: string;
+  /** The ceiling the dot is above (`LineStat.above_ceiling`: 'memory' | 'compute'), '' under the roofline. */
+  above: string;
 }
 
 export interface RooflineChart {
@@ -143,6 +181,11 @@ export interface RooflineChart {
   source: string;
   /** Lines with work that could not be placed (no bytes, no time): how many. */
   unplaced: number;
+  /**
+   * Why some dots sit above the roofline, one sentence per ceiling they beat (the memory ceiling is device
+   * memory's: a tensor read from cache beats it); empty where none does.
+   */
+  above: string[];
 }
 
 export type Roofline = { chart: RooflineChart } | { note: string };
@@ -301,6 +344,7 @@ export function roofline(run: RooflineInput, source: Record<number, string> = {}
         intensity: l.intensity as number,
         flopsPerS: rate,
         title,
+        above: l.above_ceiling ?? '',
       };
     })
     .sort((a, b) => b.r - a.r); // small dots drawn last, on top of large ones
@@ -317,6 +361,25 @@ export function roofline(run: RooflineInput, source: Record<number, string> = {}
       dots,
       source: d.source === 'spec' ? `the vendor’s figures for ${d.name}` : `measured on ${d.name || 'this host'}${when}`,
       unplaced: withWork.length - placed.length,
+      above: aboveNotes(placed),
     },
   };
+}
+
+/** One sentence per ceiling some placed line beats: which lines, and why their dots are above the roofline. */
+function aboveNotes(placed: readonly LineStat[]): string[] {
+  const notes: string[] = [];
+  for (const kind of ['memory', 'compute']) {
+    const lines = placed.filter((l) => l.above_ceiling === kind);
+    if (lines.length === 0) {
+      continue;
+    }
+    const which = `${lines.length === 1 ? 'Line' : 'Lines'} ${lines.map((l) => l.line).join(', ')}`;
+    const why =
+      kind === 'memory'
+        ? 'the memory ceiling is the device memory’s bandwidth, measured on arrays well past the caches; their data stays in cache'
+        : `the compute ceiling is the best matmul measured in ${[...new Set(lines.map((l) => l.dtype || 'float32'))].join(', ')}; another dtype or engine ran them`;
+    notes.push(`${which} ${lines.length === 1 ? 'is' : 'are'} above the ${kind === 'memory' ? 'memory roofline' : 'compute ceiling'}: ${why}, so no roofline % is shown.`);
+  }
+  return notes;
 }

@@ -462,6 +462,8 @@ function rooflineSection(view: RunView): HTMLElement {
     title,
     h('div', { class: 'roofline-wrap' }, rooflineSvg(c, run.run_id, readout)),
     readout,
+    // a dot above the roofline is never left unexplained (the line beats a ceiling: its data stays in cache, ...)
+    ...c.above.map((why) => h('p', { class: 'muted small roofline-above' }, `▲ ${why}`)),
     h(
       'p',
       { class: 'muted small roofline-key' },
@@ -498,7 +500,7 @@ function rooflineSvg(c: RooflineChart, runId: string, readout: HTMLElement): SVG
   }
   const dots = s('g', { class: 'dots' });
   for (const d of c.dots) {
-    const dot = s('circle', { class: `dot bound-${d.bound}`, cx: d.cx, cy: d.cy, r: d.r, tabindex: 0, role: 'button', 'aria-label': d.title.split('\n').join('; ') }, s('title', {}, d.title));
+    const dot = s('circle', { class: `dot bound-${d.bound}${d.above ? ' above' : ''}`, cx: d.cx, cy: d.cy, r: d.r, tabindex: 0, role: 'button', 'aria-label': d.title.split('\n').join('; ') }, s('title', {}, d.title));
     const show = (): void => {
       readout.textContent = d.title.split('\n').join(' · ');
     };

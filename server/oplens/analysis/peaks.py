@@ -20,14 +20,26 @@ AWS Trainium (the AWS Neuron documentation, github.com/aws-neuron/aws-neuron-sdk
 and FP32 TFLOPS and the HBM bandwidth; per NeuronCore: the Tensor Engine's BF16/FP16(/TF32) and FP8
 TFLOPS, and FP32 only for NeuronCore-v4. They give no HBM bandwidth per NeuronCore. Where two pages
 differ, the architecture page of the chip is used and the other named in `notes`. A calibration runs
-on one (logical) NeuronCore, so it is compared with the NeuronCore's figures; on Trn2/Trn3 a logical
-NeuronCore of LNC=2 is two physical ones (twice these figures).
+on one (logical) NeuronCore, so it is compared with the NeuronCore's figures per *logical* core:
+`spec` multiplies the physical core's by the LNC degree (`logical_cores`) and says where that came from.
+
+Logical NeuronCores (about-neuron/arch/neuron-features/logical-neuroncore-config.rst, read at commit
+732f514f063dbf6ee5f48fc2aeea236695828af3): "The ``NEURON_LOGICAL_NC_CONFIG`` runtime environment
+variable controls how many physical NeuronCores are grouped to make up a logical NeuronCore"; "LNC can
+only be set to **1** or **2** ... On Trn2, each chip has 8 physical NeuronCores. With LNC=2 (default),
+these are grouped into 4 Logical NeuronCores ... LNC applies only to Trn2 and Trn3 instances". The
+compiler error page compiler/error-codes/EVRF066.rst: "neuronx-cc defaults to LNC=2 on Trn2 and later";
+EARG001.rst: "On trn1, only lnc=1 is supported". So: the variable where it is 1 or 2, else 2 on
+Trn2/Trn3, and always 1 on Trn1. The variable is read from the environment the worker gets (the
+parent's, which the worker inherits); no torch is needed.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from oplens.records.ceilings import BFLOAT16, FLOAT8, FLOAT16, FLOAT32, SPEC, TF32, DeviceCeilings, SpecCeilings
@@ -39,6 +51,10 @@ GIB = 2**30
 
 NEURON_DOCS = "aws-neuron/aws-neuron-sdk: "
 NEURON_COMMIT = "81ce03ae261e12925e53437a0f690478e6366155"
+
+LNC_ENV = "NEURON_LOGICAL_NC_CONFIG"  # the runtime's LNC degree: physical NeuronCores per logical one
+LNC_DOC = NEURON_DOCS + "about-neuron/arch/neuron-features/logical-neuroncore-config.rst"
+LNC_VALUES = (1, 2)  # "LNC can only be set to 1 or 2"
 
 CHIP = "chip"
 GPU = "GPU"
@@ -53,6 +69,9 @@ class KnownDevice:
     exclude: str = ""  # a regular expression that, found, rules the device out (another board of the same GPU)
     figures: tuple[SpecCeilings, ...] = ()  # per unit; the first is what a calibration is compared with
     aliases: tuple[str, ...] = ()  # short names a user may give (`oplens calibrate --spec a100`)
+    default_lnc: int = 0  # Trainium: the LNC degree where NEURON_LOGICAL_NC_CONFIG does not set one (0: no NeuronCores)
+    lnc_settable: bool = False  # whether the runtime's variable applies (Trn2 and Trn3; Trn1 is LNC=1 only)
+    lnc_doc: str = ""  # where the default is written
 
     def matches(self, name: str) -> bool:
         text = name.strip().lower()
@@ -129,6 +148,8 @@ KNOWN: tuple[KnownDevice, ...] = (
         "trn1",
         "AWS Trainium (Trn1, NeuronCore-v2)",
         match=r"\btrainium1\b|\btrainium\b(?![ -]?\d)|\btrn1[a-z]*\b|neuroncore[ -]?v2\b",
+        default_lnc=1,  # "On trn1, only lnc=1 is supported"
+        lnc_doc=NEURON_DOCS + "compiler/error-codes/EARG001.rst",
         figures=(
             SpecCeilings(
                 # Per NeuronCore-v2 the docs give only the Tensor Engine's "over 90 TFLOPS of FP16/BF16";
@@ -155,6 +176,9 @@ KNOWN: tuple[KnownDevice, ...] = (
         "trn2",
         "AWS Trainium2 (Trn2, NeuronCore-v3)",
         match=r"\btrainium[ -]?2\b|\btrn2[a-z]*\b|neuroncore[ -]?v3\b",
+        default_lnc=2,  # "On Trn2, each chip has 8 physical NeuronCores. With LNC=2 (default), ..."
+        lnc_settable=True,
+        lnc_doc=LNC_DOC,
         figures=(
             SpecCeilings(
                 # Per NeuronCore-v3 the docs give the Tensor Engine's BF16/FP16/TF32 and cFP8 figures; no FP32
@@ -166,7 +190,7 @@ KNOWN: tuple[KnownDevice, ...] = (
                 bytes_per_s=None,
                 source_url_or_doc=NEURON_DOCS + "about-neuron/arch/neuron-hardware/neuron-core-v3.rst",
                 notes="'158 cFP8 TFLOPS, and 79 BF16/FP16/TF32 TFLOPS' (float8: cFP8); no FP32 figure and no "
-                "bandwidth per NeuronCore; a logical NeuronCore of LNC=2 is two of these",
+                "bandwidth per NeuronCore; these per physical core",
             ),
             SpecCeilings(
                 name="Trainium2 (8 × NeuronCore-v3)",
@@ -183,6 +207,9 @@ KNOWN: tuple[KnownDevice, ...] = (
         "trn3",
         "AWS Trainium3 (Trn3, NeuronCore-v4)",
         match=r"\btrainium[ -]?3\b|\btrn3[a-z]*\b|neuroncore[ -]?v4\b",
+        default_lnc=2,  # "neuronx-cc defaults to LNC=2 on Trn2 and later"
+        lnc_settable=True,
+        lnc_doc=NEURON_DOCS + "compiler/error-codes/EVRF066.rst",
         figures=(
             SpecCeilings(
                 name="NeuronCore-v4",
@@ -191,7 +218,7 @@ KNOWN: tuple[KnownDevice, ...] = (
                 bytes_per_s=None,
                 source_url_or_doc=NEURON_DOCS + "about-neuron/arch/neuron-hardware/neuron-core-v4.rst",
                 notes="'315 MXFP8/MXFP4 TFLOPS', '79 BF16/FP16/TF32 and 20 FP32 TFLOPS' (float8: MXFP8); no "
-                "bandwidth per NeuronCore; a logical NeuronCore of LNC=2 is two of these",
+                "bandwidth per NeuronCore; these per physical core",
             ),
             SpecCeilings(
                 name="Trainium3 (8 × NeuronCore-v4)",
@@ -219,17 +246,50 @@ def find(name: str) -> KnownDevice | None:
     return next((d for d in KNOWN if d.matches(name)), None)
 
 
-def spec(name: str, unit: str | None = None) -> SpecCeilings | None:
+def logical_cores(device: KnownDevice, env: Mapping[str, str] | None = None) -> tuple[int, str]:
+    """The LNC degree on `device` (physical NeuronCores per logical one) and where it came from:
+    `NEURON_LOGICAL_NC_CONFIG` in `env` (default: this process's, which the worker inherits) where it
+    is 1 or 2 on a device it applies to, else the documented default. (0, "") for a device without
+    NeuronCores."""
+    if not device.default_lnc:
+        return 0, ""
+    env = os.environ if env is None else env
+    raw = env.get(LNC_ENV, "").strip()
+    if not device.lnc_settable:
+        return device.default_lnc, f"LNC={device.default_lnc}, the only degree {device.title} supports ({device.lnc_doc})" + (
+            f"; {LNC_ENV}={raw} does not apply" if raw else "")  # fmt: skip
+    if raw.isdigit() and int(raw) in LNC_VALUES:
+        return int(raw), f"LNC={int(raw)} from {LNC_ENV}={raw} in the worker's environment"
+    why = f"{LNC_ENV}={raw!r} is not 1 or 2, so" if raw else f"{LNC_ENV} unset:"
+    return device.default_lnc, f"LNC={device.default_lnc}, {why} the documented default ({device.lnc_doc})"
+
+
+def spec(name: str, unit: str | None = None, env: Mapping[str, str] | None = None) -> SpecCeilings | None:
     """The vendor's figures for `name` (a copy): per `unit` ("GPU", "chip", "NeuronCore"), or by
-    default those a calibration on it is compared with (a GPU's; a NeuronCore's on Trainium)."""
+    default those a calibration on it is compared with (a GPU's; a NeuronCore's on Trainium). A
+    NeuronCore's are per *logical* core: the physical core's times the LNC degree that
+    `logical_cores` finds in `env`, named in `logical_cores_from` and the notes."""
     device = find(name)
-    return device.figures_for(unit) if device is not None else None
+    found = device.figures_for(unit) if device is not None else None
+    if device is None or found is None or found.unit != NEURONCORE:
+        return found
+    lnc, source = logical_cores(device, env)
+    return dataclasses.replace(
+        found,
+        name=found.name if lnc == 1 else f"{lnc} × {found.name}",
+        unit=f"logical {NEURONCORE} (LNC={lnc})",
+        dtype_peaks={k: v * lnc for k, v in found.dtype_peaks.items()},
+        bytes_per_s=found.bytes_per_s * lnc if found.bytes_per_s else found.bytes_per_s,
+        notes=f"{found.notes}; per logical NeuronCore: {source}",
+        logical_cores=lnc,
+        logical_cores_from=source,
+    )
 
 
-def ceilings_from_spec(name: str, unit: str | None = None) -> DeviceCeilings | None:
+def ceilings_from_spec(name: str, unit: str | None = None, env: Mapping[str, str] | None = None) -> DeviceCeilings | None:
     """The vendor's figures as the device's ceilings (`source: "spec"`), where nothing was measured;
     None for a device without published figures or without a bandwidth for that unit."""
-    found = spec(name, unit)
+    found = spec(name, unit, env)
     if found is None or not found.bytes_per_s or not found.dtype_peaks:
         return None
     return DeviceCeilings(name=name, dtype_peaks=dict(found.dtype_peaks), bytes_per_s=found.bytes_per_s, source=SPEC, spec=found)

@@ -5,7 +5,7 @@ For a line with F FLOPs and B bytes in one call taking t (its self device time p
 device whose ceilings are P FLOP/s (for the line's dtype) and W bytes/s:
 
     achieved   F / t FLOP/s and B / t bytes/s
-    floor      max(F / P, B / W): the time at the roofline
+    floor      min(t, max(F / P, B / W)): the time at the roofline
     roofline   floor / t, in %
     headroom   t - floor
     bound      host      the device waits on the host: its time is mostly the CPU's (device backends)
@@ -17,22 +17,33 @@ device whose ceilings are P FLOP/s (for the line's dtype) and W bytes/s:
                compute   F / P >= B / W (an intensity above the ridge F/B = P/W)
                memory    otherwise
                unknown   no work counted (ops with no rule), or no shapes recorded
+    above      the ceiling a line beats: more than ABOVE_NOISE faster than max(F / P, B / W) (up to
+               that, timing noise: 100 %). "memory" where its bytes/s exceed W (measured on arrays
+               well past the caches: its data stays in cache), "compute" where its FLOP/s exceed
+               its dtype's P (another dtype or engine ran it). Its bound is still what the larger
+               term says; it has no roofline % (the level it ran from has no ceiling here).
+    The floor is never above t (a line at or above the roofline has nothing left to win): no line
+    is over 100 % of a roofline, no headroom is negative, the function's floor never exceeds its time.
     A line of views and bookkeeping only (no FLOPs, no bytes, no op without a rule) is overhead; a
     line with work but no device time has no bound (""). The function's floor and headroom are the
     lines' sums. `headroom_insights` names a line whose headroom is at least HEADROOM_MIN_SHARE of
-    the function's time, with what usually closes the gap for its bound.
+    the function's time, with what usually closes the gap for its bound, and a line of that share
+    above a ceiling, with why.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from oplens.records.format import fmt_us
+from oplens.records.format import fmt_above, fmt_bytes, fmt_flops, fmt_us
 from oplens.records.run import DeviceRoof, Insight, LineStat, Totals
 
 OVERHEAD_FLOOR_US = 1.0  # an op whose time at the roofline is under this costs more to dispatch than to run
 OVERHEAD_PCT = 10.0  # ... and the line is this far below the roofline
 HOST_RATIO = 2.0  # on a device backend: CPU time this many times the device time
+# A line up to this much faster than its floor is at the roofline (100 %: the calibration's best
+# repeat against a line's median is noise); beyond it, it beats the ceiling (`above_ceiling`).
+ABOVE_NOISE = 0.10
 
 
 def peak_for(device: DeviceRoof, dtype: str) -> float:
@@ -45,6 +56,7 @@ def assign(lines: Sequence[LineStat], totals: Totals, device: DeviceRoof, on_dev
     floor_total = headroom_total = 0.0
     for s in lines:
         t = s.self_device_us
+        s.above_ceiling = ""
         if s.flops is None or t <= 0:
             s.bound = "unknown" if s.flops is None else ""
             continue
@@ -52,9 +64,12 @@ def assign(lines: Sequence[LineStat], totals: Totals, device: DeviceRoof, on_dev
         compute_s = s.flops / peak if peak > 0 and s.flops else 0.0
         memory_s = (s.bytes or 0.0) / device.bytes_per_s if device.bytes_per_s > 0 else 0.0
         floor_us = max(compute_s, memory_s) * 1e6
+        beats = floor_us > (1.0 + ABOVE_NOISE) * t
+        s.above_ceiling = ("compute" if compute_s >= memory_s else "memory") if beats else ""
+        floor_us = min(floor_us, t)  # at or above the roofline: nothing to win against it
         s.floor_us = floor_us
         s.headroom_us = max(0.0, t - floor_us)
-        s.roofline_pct = 100.0 * floor_us / t
+        s.roofline_pct = None if s.above_ceiling else 100.0 * floor_us / t
         s.flop_per_s, s.bytes_per_s = s.flops / (t * 1e-6), (s.bytes or 0.0) / (t * 1e-6)
         floor_total += floor_us
         headroom_total += s.headroom_us
@@ -62,7 +77,12 @@ def assign(lines: Sequence[LineStat], totals: Totals, device: DeviceRoof, on_dev
             s.bound = "host"
         elif not s.flops and not s.bytes:
             s.bound = "unknown" if s.work_unknown else "overhead"  # only views and bookkeeping: dispatch
-        elif s.op_calls > 0 and floor_us / s.op_calls < OVERHEAD_FLOOR_US and s.roofline_pct < OVERHEAD_PCT:
+        elif (
+            s.roofline_pct is not None
+            and s.op_calls > 0
+            and floor_us / s.op_calls < OVERHEAD_FLOOR_US
+            and s.roofline_pct < OVERHEAD_PCT
+        ):
             s.bound = "overhead"
         else:
             s.bound = "compute" if compute_s >= memory_s else "memory"
@@ -79,11 +99,31 @@ WHAT_CLOSES_IT = {
 }
 
 
+WHY_ABOVE = {
+    "memory": "the memory ceiling is the device memory's bandwidth (`oplens calibrate`'s copy and triad on "
+              "arrays well past the caches); this line's data is read from cache, so its roofline % is not shown",
+    "compute": "the ceiling is the best matmul of its dtype that `oplens calibrate` measured; a faster line ran on "
+               "another engine or in another dtype than its inputs', so its roofline % is not shown",
+}  # fmt: skip
+
+
 def headroom_insights(lines: Sequence[LineStat], totals: Totals) -> list[Insight]:
-    """A line far from the roofline, with what usually closes the gap for its bound."""
+    """A line far from the roofline, with what usually closes the gap for its bound; a line of the
+    same share of the time above a ceiling, with why."""
     total = sum(s.self_device_us for s in lines)
     found = []
     for s in lines:
+        if s.above_ceiling in WHY_ABOVE and total > 0 and s.self_device_us >= HEADROOM_MIN_SHARE * total:
+            achieved = (f"{(s.bytes_per_s or 0.0) / 1e9:,.1f} GB/s" if s.above_ceiling == "memory"
+                        else f"{fmt_flops(s.flop_per_s or 0.0)}/s")  # fmt: skip
+            found.append(Insight(
+                line=s.line,
+                kind="above-ceiling",
+                message=f"{s.bound}-bound, {fmt_above(s.above_ceiling, s.dtype)} — {WHY_ABOVE[s.above_ceiling]}",
+                evidence=(f"{fmt_bytes(s.bytes or 0.0)} and {fmt_flops(s.flops or 0.0)} in {fmt_us(s.self_device_us)} "
+                          f"per call: {achieved}, above the run's ceiling"),
+            ))  # fmt: skip
+            continue
         if s.headroom_us is None or s.bound not in WHAT_CLOSES_IT or total <= 0:
             continue
         if s.headroom_us < HEADROOM_MIN_SHARE * total:

@@ -14,7 +14,7 @@ from rich.text import Text
 from oplens.backends import registry
 from oplens.engine.diff import FunctionDiff
 from oplens.records.errors import OpLensError
-from oplens.records.format import fmt_bytes, fmt_flops, fmt_roofline_pct, fmt_us
+from oplens.records.format import fmt_above, fmt_bound_cell, fmt_bytes, fmt_flops, fmt_us
 from oplens.records.run import LineStat, Run
 
 BAR_WIDTH = 20
@@ -234,17 +234,24 @@ def bound_table(run: Run) -> Table:
 
     def cells(s: LineStat) -> list[str]:
         if not s.bound:
-            return [fmt_us(s.self_device_us), "", "", "", "", "", ""]
-        pct = fmt_roofline_pct(s.roofline_pct) if s.roofline_pct is not None else ""
+            return [fmt_us(s.self_device_us), "", "", "", "", ""]
+        # the bound with its % of the roofline, or the ceiling it beats (never over 100 %)
+        bound = fmt_bound_cell(s.bound, s.roofline_pct, s.above_ceiling)
         floor = fmt_us(s.floor_us) if s.floor_us is not None else ""
         headroom = fmt_us(s.headroom_us) if s.headroom_us is not None else ""
         intensity = f"{s.intensity:.2f}" if s.intensity is not None else ""
         achieved = (f"{fmt_flops(s.flop_per_s)}/s · {s.bytes_per_s / 1e9:,.2f} GB/s"
                     if s.flop_per_s is not None and s.bytes_per_s is not None else "")  # fmt: skip
-        return [fmt_us(s.self_device_us), s.bound, pct, floor, headroom, intensity, achieved]
+        return [fmt_us(s.self_device_us), bound, floor, headroom, intensity, achieved]
 
-    columns = [f"Self {label}", "Bound", "Roofline", "Floor", "Headroom", "FLOP/B", "Achieved"]
-    return _source_table(run, columns, cells)
+    columns = [f"Self {label}", "Bound · roofline", "Floor", "Headroom", "FLOP/B", "Achieved"]
+    table = _source_table(run, columns, cells)
+    # a line above a ceiling has no roofline %: the caption says why
+    above = sorted({(s.bound, s.above_ceiling, s.dtype) for s in run.lines if s.above_ceiling})
+    if above:
+        table.caption = "; ".join(f"{fmt_bound_cell(b, None, a)} — {fmt_above(a, dtype)}" for b, a, dtype in above)
+        table.caption_justify = "left"
+    return table
 
 
 def _rank_cell(s: LineStat, straggler: int | None) -> Text:

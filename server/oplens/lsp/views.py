@@ -31,6 +31,7 @@ from oplens.engine.diff import FunctionDiff, LineChange, TotalsChange
 from oplens.engine.targets import FunctionDef, list_functions, source_sha256
 from oplens.records.errors import OpLensError
 from oplens.records.format import (
+    fmt_above,
     fmt_bytes,
     fmt_change,
     fmt_flops,
@@ -259,11 +260,14 @@ def line_markdown(run: Run, stat: LineStat, change: LineChange | None = None) ->
 
 def bound_sentence(stat: LineStat) -> str:
     """The line against the device's ceilings: `memory-bound · 23 % of the roofline · floor 12.1 µs,
-    40.2 µs to win`; '' where the run had no ceilings."""
+    40.2 µs to win`; a line above a ceiling says so instead of a % (`memory-bound · above the memory
+    roofline: its data stays in cache · floor 1.2 µs, 0.0 µs to win`); '' where the run had no ceilings."""
     if not stat.bound:
         return ""
     parts = ["bound unknown" if stat.bound == "unknown" else f"**{stat.bound}-bound**"]
-    if stat.roofline_pct is not None:
+    if stat.above_ceiling:
+        parts.append(fmt_above(stat.above_ceiling, stat.dtype))  # no % of a roofline it beats
+    elif stat.roofline_pct is not None:
         parts.append(f"{fmt_roofline_pct(stat.roofline_pct)} of the roofline")
     if stat.floor_us is not None:
         parts.append(f"floor {fmt_us(stat.floor_us)}"

@@ -63,6 +63,10 @@ class SpecCeilings:
     bytes_per_s: float | None = None  # device memory bandwidth; None where the source gives none for `unit`
     source_url_or_doc: str = ""  # the datasheet's name, or the doc's path in its repository
     notes: str = ""  # how a figure was read (sparsity halved, "over 90 TFLOPS", ...)
+    # Trainium: the physical NeuronCores in the logical one these figures are for (LNC; 0: not a
+    # NeuronCore's figures), and where that came from (the runtime's variable, or the documented default).
+    logical_cores: int = 0
+    logical_cores_from: str = ""
 
 
 @dataclass

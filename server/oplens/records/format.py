@@ -92,3 +92,28 @@ def text_bar(fraction: float, width: int = 12) -> str:
 def fmt_roofline_pct(pct: float) -> str:
     """A line's share of the roofline (its floor over its time): `12.3` → `12 %`, `0.42` → `0.4 %`."""
     return f"{pct:.0f} %" if pct >= 10 else f"{pct:.1f} %"
+
+
+# What a line that beats a ceiling is (LineStat.above_ceiling), in words: the hover, `--view bound`,
+# the insight and the results page (shared/roofline.ts, checked against these through format.expected.json).
+_ABOVE_SHORT = {"memory": "in cache", "compute": "above peak"}
+
+
+def fmt_above(above: str, dtype: str = "") -> str:
+    """`"memory"` → `above the memory roofline: its data stays in cache`; `"compute", "float32"` →
+    `above the float32 ceiling: another dtype or engine`; '' for a line under its ceilings."""
+    if above == "memory":
+        return "above the memory roofline: its data stays in cache"
+    if above == "compute":
+        return f"above the {dtype or 'float32'} ceiling: another dtype or engine"
+    return ""
+
+
+def fmt_bound_cell(bound: str, roofline_pct: float | None, above: str = "") -> str:
+    """A table cell: `memory 12 %`; a line above a ceiling `memory, in cache` / `compute, above peak`
+    (never a % over 100); the bound alone where it has no %; '' without ceilings."""
+    if not bound:
+        return ""
+    if above in _ABOVE_SHORT:
+        return f"{bound}, {_ABOVE_SHORT[above]}"
+    return bound if roofline_pct is None else f"{bound} {fmt_roofline_pct(roofline_pct)}"
