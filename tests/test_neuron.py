@@ -431,6 +431,44 @@ def test_profile_end_to_end_with_stand_in_torch_neuronx(tmp_path: Path) -> None:
     assert "open in Neuron Explorer: oplens explorer" in out and "warning: only 1 warm-up run(s)" in out
 
 
+def test_the_runs_own_neff_cache_by_default_and_neffs_from_the_default_cache_with_stand_in_torch_neuronx(
+    tmp_path: Path,
+) -> None:
+    """NEFFs appear in the profile only with a NEFF cache dir (TORCH_NEURONX_NEFF_CACHE_DIR before torch_neuronx
+    is imported, how-to-profile-workload.rst), and TorchNeuron otherwise keeps them in /tmp/neff_cache
+    (torch_neuronx/csrc/core/cache/PersistentCacheBackend.h of the early source): without --neff-cache-dir the
+    run gets its own cache, and NEFFs written to the default cache during the run are copied into it."""
+    (tmp_path / "t.py").write_text(TARGET)
+    default = tmp_path / "default-neff-cache"  # the stand-in's /tmp/neff_cache (never the real one)
+    (default / "00" / "11").mkdir(parents=True)
+    stale = default / "00" / "11" / "0011aabb.neff"  # another process's, from before the run: not copied
+    stale.write_bytes(b"old")
+    os.utime(stale, (1_000_000_000, 1_000_000_000))
+    caches = {"STANDIN_DEFAULT_NEFF_CACHE": str(default), "OPLENS_NEURON_DEFAULT_NEFF_CACHE": str(default),
+              "TORCH_NEURONX_NEFF_CACHE_DIR": "", "STANDIN_NEFF_NEEDS_CACHE": "1"}  # fmt: skip
+    record = tmp_path / "record.jsonl"
+    proc = oplens(tmp_path, "profile", "t.py::fn", "--backend", "neuron", *FAST, "--json", "-",
+                  **with_stand_in(STANDIN_RECORD=str(record), **caches))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    run = json.loads(proc.stdout)
+    (imported,) = calls(record, "import")
+    assert imported["neff_cache_env"].endswith(f".staging/{run['run_id']}/{PROFILE_DIR}/neff_cache")
+    neffs = {(n["form"], Path(n["path"]).name) for n in run["artifacts"]["neffs"]}
+    assert neffs == {("session", "neff_395760075800974_vnc_0.neff"), ("cache", "000167f112bc018e.neff")}
+    assert (Path(run["run_dir"]) / PROFILE_DIR / "neff_cache" / "00" / "01" / "000167f112bc018e.neff").is_file()
+    assert not any("no NEFF" in w for w in run["backend"]["warnings"])
+    # a TorchNeuron that leaves its NEFFs in the default cache: the profile has none, the run copies them
+    proc = oplens(tmp_path, "profile", "t.py::fn", "--backend", "neuron", *FAST, "--json", "-",
+                  **with_stand_in(STANDIN_IGNORE_NEFF_CACHE_ENV="1", **caches))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    run = json.loads(proc.stdout)
+    assert [(n["form"], n["path"]) for n in run["artifacts"]["neffs"]] == [
+        ("cache", f"{PROFILE_DIR}/neff_cache/00/01/000167f112bc018e.neff")]  # fmt: skip
+    assert (Path(run["run_dir"]) / run["artifacts"]["neffs"][0]["path"]).read_bytes() == b"NEFF" * 64
+    assert (default / "00" / "01" / "000167f112bc018e.neff").is_file() and stale.is_file()  # copied, never moved
+    assert not any("no NEFF" in w for w in run["backend"]["warnings"])
+
+
 def test_device_oom_error_carries_the_hbm_hint_with_stand_in_torch_neuronx(tmp_path: Path) -> None:
     (tmp_path / "t.py").write_text(TARGET)
     proc = oplens(tmp_path, "profile", "t.py::oom", "--backend", "neuron", *FAST, **with_stand_in())

@@ -221,6 +221,13 @@ export interface LineStat {
    * @default ''
    */
   bound: string;
+  /**
+   * The ceiling the line beats (it ran faster than its floor): "memory" (its bytes/s above the
+   * device memory's: its data stays in cache) | "compute" (its FLOP/s above its dtype's peak:
+   * another dtype or engine) | "". Then roofline_pct is None, floor_us its time, headroom_us 0.
+   * @default ''
+   */
+  above_ceiling: string;
   /** @default null */
   roofline_pct: number | null;
   /** @default null */
@@ -615,6 +622,30 @@ export interface Capture {
   stopped: boolean;
 }
 
+/**
+ * Where a run's device time came from: each source OpLens measured and the one it used.
+ *
+ * Sources: "kineto_linked" (device activities in Kineto's raw results linked to their launching op
+ * by correlation id, and a PrivateUse1 device's time on the op itself), "op_table" (the self device
+ * time on the profile's FunctionEvents, what `key_averages()` sums as Self <DEVICE>: where the vendor
+ * propagates device time into the table, e.g. NeuronConfig(correlate_device_time=True)),
+ * "system_trace" (the runtime's system trace), "cpu" (no device: device time is CPU time), "none".
+ */
+export interface DeviceTimeSources {
+  /** the one the lines' device time came from */
+  source: string;
+  /**
+   * each source measured: its total, µs per iteration
+   * @default {}
+   */
+  totals_us: Record<string, number>;
+  /**
+   * in words: why that one; where none gave device time, the fix
+   * @default ''
+   */
+  note: string;
+}
+
 export interface Run {
   target: Target;
   backend: BackendInfo;
@@ -669,6 +700,11 @@ export interface Run {
   engine_graphs: GraphEngines[];
   /** @default '' */
   engine_note: string;
+  /**
+   * where device time came from (None: a run older than the record)
+   * @default null
+   */
+  device_time: DeviceTimeSources | null;
 }
 
 // ---- readers ----
@@ -797,6 +833,7 @@ export function readLineStat(r: Reader): LineStat {
     temporary: r.has('temporary') ? r.obj('temporary', readTemporary) : null,
     dtype: r.str('dtype', ''),
     bound: r.str('bound', ''),
+    above_ceiling: r.str('above_ceiling', ''),
     roofline_pct: r.has('roofline_pct') ? r.num('roofline_pct') : null,
     floor_us: r.has('floor_us') ? r.num('floor_us') : null,
     headroom_us: r.has('headroom_us') ? r.num('headroom_us') : null,
@@ -991,6 +1028,15 @@ export function readCapture(r: Reader): Capture {
   };
 }
 
+/** A `DeviceTimeSources` from its JSON: requires source; the rest take their defaults. */
+export function readDeviceTimeSources(r: Reader): DeviceTimeSources {
+  return {
+    source: r.str('source'),
+    totals_us: r.record('totals_us', isNumber),
+    note: r.str('note', ''),
+  };
+}
+
 /** A `Run` from its JSON: requires target, backend, config, totals, lines, ops; the rest take their defaults. */
 export function readRun(r: Reader): Run {
   return {
@@ -1025,5 +1071,6 @@ export function readRun(r: Reader): Run {
     schema: r.str('schema', 'oplens.result/1'),
     engine_graphs: r.list('engine_graphs', readGraphEngines),
     engine_note: r.str('engine_note', ''),
+    device_time: r.has('device_time') ? r.obj('device_time', readDeviceTimeSources) : null,
   };
 }

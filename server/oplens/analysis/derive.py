@@ -22,7 +22,7 @@ from typing import Protocol
 
 from oplens.analysis import insights, memory, roofline, work
 from oplens.analysis.attribution import Attribution, RawEvent, attribute
-from oplens.records.run import DeviceRoof, Insight, LineStat, Run, SourceRef, Target, Totals
+from oplens.records.run import DeviceRoof, DeviceTimeSources, Insight, LineStat, Run, SourceRef, Target, Totals
 
 # The fields of a line and of the totals that the attribution and the roofline give: a stored run
 # derived again gets these anew and keeps every other field as stored (work, memory, engines, ranks,
@@ -33,7 +33,7 @@ ATTRIBUTED_LINE = frozenset({"line", "self_cpu_us", "self_device_us", "pct_devic
                              "cpu_samples_us", "collective_us"})  # fmt: skip
 ATTRIBUTED_TOTALS = frozenset({"self_cpu_us", "self_device_us", "op_calls", "unattributed_device_us",
                                "device_samples_us", "cpu_samples_us", "collective_us"})  # fmt: skip
-ROOFLINE_LINE = frozenset({"bound", "roofline_pct", "floor_us", "headroom_us", "flop_per_s", "bytes_per_s"})
+ROOFLINE_LINE = frozenset({"bound", "above_ceiling", "roofline_pct", "floor_us", "headroom_us", "flop_per_s", "bytes_per_s"})
 ROOFLINE_TOTALS = frozenset({"floor_us", "headroom_us"})
 
 
@@ -68,6 +68,7 @@ class Derived:
     attribution: Attribution  # lines, ops, totals, op sequence
     insights: list[Insight] = field(default_factory=list)
     device: DeviceRoof | None = None  # the ceilings the lines were set against
+    device_time: DeviceTimeSources | None = None  # which events' device time the lines have (worker/profiling.py)
 
 
 def derive(inp: Inputs, laps: dict[str, float] | None = None) -> Derived:

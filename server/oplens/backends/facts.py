@@ -28,8 +28,13 @@ class BackendFacts:
     # The op's own device time as the PrivateUse1 device reports it on the CPU event
     # (`privateuse1_elapsed_us`, what key_averages() sums as Self PRIVATEUSE1), where no linked event is.
     per_op_device_time: bool = False
+    # The vendor may propagate device time into the op table (the FunctionEvents that key_averages() reads)
+    # rather than into Kineto's raw results: after the profile, read it there too and use the larger.
+    op_table_device_time: bool = False
     # Its float32 matmuls may run on TF32 tensor cores: the calibration measures both.
     tf32_matmul: bool = False
+    # What to do where a run found no device time (the run's `device_time.note` ends with it).
+    no_device_time_fix: str = "check that the device is in use and its profiler activity is recorded (oplens doctor)"
 
 
 CPU = BackendFacts(name="cpu", title="CPU", device_label="CPU", on_device=False, device_time="cpu")

@@ -20,6 +20,9 @@ from oplens.records.errors import bad_input
 from oplens.records.run import Run, SourceRef
 
 NOTE = "re-analysed from the stored trace.json (nothing rewritten); intermediate-tensor sizes are not re-derived"
+OP_TABLE = "op_table"  # DeviceTimeSources.source where the device time came from the profiler's op table
+OP_TABLE_NOTE = ("this run's device time came from the op table, which trace.json does not hold: the lines "
+                 "re-derived here carry the trace's device time only (the stored run keeps the op table's)")  # fmt: skip
 
 
 def reanalyze(run: Run) -> Run:
@@ -50,4 +53,6 @@ def reanalyze(run: Run) -> Run:
     again.totals, again.lines, again.ops, again.insights = a.totals, a.lines, a.ops, derived.insights
     again.estimators = dict(ESTIMATORS)
     again.backend.note = (run.backend.note + "; " if run.backend.note else "") + NOTE
+    if run.device_time is not None and run.device_time.source == OP_TABLE:
+        again.backend.note += f"; {OP_TABLE_NOTE}"
     return again

@@ -146,6 +146,9 @@ STOP_GRACE_S = 20.0  # how long the parent waits for that before it kills the wo
 # The environment variable that gives a worker (and, through torchrun, every rank) its parent's pid:
 # a worker whose parent is gone ends itself and the program's processes (worker/parentwatch.py).
 PARENT_ENV = "OPLENS_PARENT_PID"
+# The run's staging folder, set in the worker before the backends' `environment()` is read (Neuron keeps
+# the run's own NEFF cache there).
+RUN_DIR_ENV = "OPLENS_RUN_DIR"
 
 
 @dataclass

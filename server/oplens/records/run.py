@@ -150,6 +150,10 @@ class LineStat:
     # why it takes its time, how close to the roofline, the time at the roofline and what is left.
     dtype: str = ""
     bound: str = ""  # compute | memory | overhead | host | unknown ("": no ceilings)
+    # The ceiling the line beats (it ran faster than its floor): "memory" (its bytes/s above the
+    # device memory's: its data stays in cache) | "compute" (its FLOP/s above its dtype's peak:
+    # another dtype or engine) | "". Then roofline_pct is None, floor_us its time, headroom_us 0.
+    above_ceiling: str = ""
     roofline_pct: float | None = None
     floor_us: float | None = None
     headroom_us: float | None = None
@@ -339,6 +343,21 @@ class Capture:
 
 
 @dataclass
+class DeviceTimeSources:
+    """Where a run's device time came from: each source OpLens measured and the one it used.
+
+    Sources: "kineto_linked" (device activities in Kineto's raw results linked to their launching op
+    by correlation id, and a PrivateUse1 device's time on the op itself), "op_table" (the self device
+    time on the profile's FunctionEvents, what `key_averages()` sums as Self <DEVICE>: where the vendor
+    propagates device time into the table, e.g. NeuronConfig(correlate_device_time=True)),
+    "system_trace" (the runtime's system trace), "cpu" (no device: device time is CPU time), "none"."""
+
+    source: str  # the one the lines' device time came from
+    totals_us: dict[str, float] = field(default_factory=dict)  # each source measured: its total, µs per iteration
+    note: str = ""  # in words: why that one; where none gave device time, the fix
+
+
+@dataclass
 class Run:
     target: Target
     backend: BackendInfo
@@ -362,6 +381,7 @@ class Run:
     # `oplens explorer`, which processes it), and in words why there is none or what is missing.
     engine_graphs: list[GraphEngines] = field(default_factory=list)
     engine_note: str = ""
+    device_time: DeviceTimeSources | None = None  # where device time came from (None: a run older than the record)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -73,3 +73,41 @@ def _addresses(results: Any) -> dict[tuple[int, int], int]:
         return found
     except Exception:
         return {}
+
+
+def from_function_events(prof: Any) -> list[RawEvent]:
+    """The events of a stopped profile as its op table has them: `prof.events()`, the FunctionEvents
+    that `key_averages()` sums. A vendor may put device time there and nowhere in Kineto's raw results
+    (TorchNeuron's `correlate_device_time`); each CPU op carries its `self_device_time_total` (what the
+    table shows as Self <DEVICE>) as one device event linked to it, so `attribute` reads it as it reads
+    kernels. Device events that no op claimed stay device events (unattributed). Slow (50-90 µs an
+    event to build the FunctionEvents): read only where the backend's facts say the table may have more.
+
+    FunctionEvents have their times in µs from the profile's start: relative, as is all that
+    attribution compares. torch drops a dispatch duplicate (a same-named only child) from the table:
+    its time is its parent's there, as attribution would count it anyway."""
+    fes = list(prof.events())
+    cpu = DeviceType.CPU
+    op_ids = {fe.id for fe in fes if fe.device_type == cpu}
+    out: list[RawEvent] = []
+    append = out.append
+    for fe in fes:
+        start = round(fe.time_range.start * 1000)
+        end = round(fe.time_range.end * 1000)
+        linked = getattr(fe, "linked_correlation_id", 0) or 0
+        if fe.device_type != cpu:
+            if linked not in op_ids:  # a claimed kernel's time is on its op's (self_device_time_total)
+                append(RawEvent(name=fe.name, thread=fe.thread, start_ns=start, end_ns=end, on_device=True))
+            continue
+        e = RawEvent(name=fe.name, thread=fe.thread, start_ns=start, end_ns=end, correlation_id=fe.id,
+                     linked_correlation_id=linked, is_async=bool(fe.is_async))  # fmt: skip
+        append(e)
+        device_ns = 0 if fe.is_async else max(0, round(fe.self_device_time_total * 1000))
+        if not device_ns:
+            continue
+        if fe.id > 0 and linked == 0:
+            append(RawEvent(name=fe.name, thread=fe.thread, start_ns=start, end_ns=start + device_ns,
+                            linked_correlation_id=fe.id, on_device=True))  # fmt: skip
+        else:
+            e.legacy_device_ns = device_ns  # no id to link by: on the op itself
+    return out

@@ -21,7 +21,17 @@ HOST_MEMORY host_mem.pb. Environment (set by the test):
   STANDIN_CORES=N         NeuronCores with a session NTFF (default 1)
   STANDIN_EMPTY_NTFFS=K   the last K of those NTFFs are empty (idle NeuronCores)
   STANDIN_NO_NEFF=1       NTFFs only (NEFFs left in the compiler's cache)
+  STANDIN_NEFF_NEEDS_CACHE=1
+                          session NEFFs only where a NEFF cache dir is given (TORCH_NEURONX_NEFF_CACHE_DIR), as
+                          the docs say ("NEFFs appear only with a NEFF cache dir", DESIGN.md's Neuron facts)
+  STANDIN_DEFAULT_NEFF_CACHE=DIR
+                          the stand-in's /tmp/neff_cache, where the compiled NEFFs go without a cache dir
+  STANDIN_IGNORE_NEFF_CACHE_ENV=1
+                          a TorchNeuron that does not read TORCH_NEURONX_NEFF_CACHE_DIR (its NEFFs go to the default)
   STANDIN_DROPPED=N       print the runtime's "N trace events were dropped" warning
+  STANDIN_OP_DEVICE_US=aten::mul=7,aten::mm=30
+                          known device time (µs) per call of each named op, put into the op table where
+                          NeuronConfig(correlate_device_time=True) was given (see `_correlate`)
 """
 
 from __future__ import annotations
@@ -96,6 +106,8 @@ class NeuronProfiler:
 
     def export_trace(self, prof: Any) -> None:
         kw = self.config.kwargs
+        if kw.get("correlate_device_time"):
+            _correlate(prof)
         run = Path(kw["profile_output_dir"]) / f"i-0standin0000000_pid_{os.getpid()}" / time.strftime("%Y%m%dT%H%M%S")
         run.mkdir(parents=True, exist_ok=True)
         prof.export_chrome_trace(str(run / "trace.json"))
@@ -111,9 +123,17 @@ class NeuronProfiler:
             graphs = int(os.environ.get("STANDIN_NEFFS", "1"))
             cores = int(os.environ.get("STANDIN_CORES", "1"))
             empty = int(os.environ.get("STANDIN_EMPTY_NTFFS", "0"))
-            if os.environ.get("STANDIN_NO_NEFF") != "1":
+            cache = _neff_cache()
+            needs_cache = os.environ.get("STANDIN_NEFF_NEEDS_CACHE") == "1"
+            if os.environ.get("STANDIN_NO_NEFF") != "1" and (cache[1] or not needs_cache):
                 for i in range(graphs):
                     (run / f"neff_{395760075800974 + i}_vnc_0.neff").write_bytes(b"NEFF" * 64)
+            if cache[0]:  # the compiled graphs in TorchNeuron's persistent cache, its layout ab/cd/<key>.neff
+                for i in range(graphs):
+                    key = f"{395760075800974 + i:016x}"
+                    entry = Path(cache[0]) / key[:2] / key[2:4] / f"{key}.neff"
+                    entry.parent.mkdir(parents=True, exist_ok=True)
+                    entry.write_bytes(b"NEFF" * 64)
             for core in range(cores):
                 (run / f"profile_nc_{core}_session_0.ntff").write_bytes(b"" if core >= cores - empty else b"NTFF" * (256 + core))
         dropped = int(os.environ.get("STANDIN_DROPPED", "0"))
@@ -125,3 +145,38 @@ class NeuronProfiler:
                 flush=True,
             )
         record("export_trace", directory=str(run))
+
+
+def _neff_cache() -> tuple[str, bool]:
+    """Where the compiled NEFFs go, and whether it is a cache dir that was given. TorchNeuron's early source
+    (parmoham-aws/test-repo-parmoham, torch_neuronx/csrc/core/cache/PersistentCacheBackend.h): "The cache
+    directory is read from TORCH_NEURONX_NEFF_CACHE_DIR environment variable, falling back to /tmp/neff_cache
+    if not set", laid out `cache_dir/ab/cd/abcd1234...neff`. The stand-in's /tmp/neff_cache is
+    STANDIN_DEFAULT_NEFF_CACHE (none where unset: never the real one)."""
+    given = "" if os.environ.get("STANDIN_IGNORE_NEFF_CACHE_ENV") == "1" else os.environ.get("TORCH_NEURONX_NEFF_CACHE_DIR", "")
+    return (given or os.environ.get("STANDIN_DEFAULT_NEFF_CACHE", "")), bool(given)
+
+
+def _correlate(prof: Any) -> None:
+    """What `correlate_device_time=True` is observed to do: `key_averages()` shows Self NEURON per op
+    (the blog this project follows prints that table), while TorchNeuron's Kineto session hands Kineto no
+    device activities ("The `processTrace()` callback is a no-op. NRT writes directly to
+    `profile_output_dir`", torch_neuronx/csrc/profiler/README.md of the early source,
+    parmoham-aws/test-repo-parmoham; a user passes `NeuronConfig(..., correlate_device_time=True)` and
+    reads `prof.key_averages().table(...)`). HOW it gets there is not public: neither that source nor the
+    docs show the mechanism. This stand-in does it the one way torch's op table takes device time from
+    outside Kineto: each CPU FunctionEvent's `kernels` (`FunctionEvent.append_kernel`, which is what
+    `self_device_time_total` sums; torch/autograd/profiler_util.py), on the table `prof.events()` keeps,
+    once the trace is ready (on_trace_ready). Kineto's raw results are left without device time."""
+    known = os.environ.get("STANDIN_OP_DEVICE_US", "")
+    per_call = {name: float(us) for name, _, us in (item.rpartition("=") for item in known.split(",") if item)}
+    if not per_call:
+        return
+    from torch.autograd import DeviceType
+
+    given = 0
+    for fe in prof.events():
+        if fe.device_type == DeviceType.CPU and not fe.is_async and fe.name in per_call:
+            fe.append_kernel(fe.name, fe.device_index, per_call[fe.name])
+            given += 1
+    record("correlate", ops=given)

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import importlib.metadata
 import inspect
+import os
+import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +25,18 @@ from torch.profiler import ProfilerActivity
 
 from oplens.backends.device import Backend
 from oplens.backends.neuron import install
-from oplens.backends.neuron.artifacts import PROFILE_DIR, find_artifacts
+from oplens.backends.neuron.artifacts import (
+    COLLECT_FROM_ENV,
+    COLLECT_SINCE_ENV,
+    DEFAULT_NEFF_CACHE,
+    NEFF_CACHE_DIR,
+    PROFILE_DIR,
+    find_artifacts,
+)
 from oplens.backends.neuron.facts import NEURON
-from oplens.backends.neuron.options import NEFF_CACHE_ENV, NeuronOptions
+from oplens.backends.neuron.options import DEFAULT_NEFF_CACHE_ENV, NEFF_CACHE_ENV, NeuronOptions
 from oplens.records.errors import bad_input
+from oplens.records.job import RUN_DIR_ENV
 from oplens.records.run import Artifacts
 
 
@@ -111,10 +122,13 @@ class NeuronBackend(Backend[NeuronOptions]):
 
     @classmethod
     def environment(cls, options: Any) -> dict[str, str]:
-        """`TORCH_NEURONX_NEFF_CACHE_DIR` where the user gave a NEFF cache: the docs ask for it "before
-        running your profiling script", i.e. before anything compiles, which NeuronConfig alone cannot do."""
-        cache = getattr(options, "neff_cache_dir", None)
-        return {NEFF_CACHE_ENV: cache} if cache else {}
+        """`TORCH_NEURONX_NEFF_CACHE_DIR`, which the docs ask for "before running your profiling script", i.e.
+        before anything compiles (NeuronConfig alone cannot do it): the user's `--neff-cache-dir`; else a cache
+        the user exported (left alone); else the run's own `neuron_profile/neff_cache/` (the worker names the run
+        in `OPLENS_RUN_DIR`). Without a cache dir the runtime writes no NEFF into the profile, and TorchNeuron
+        keeps its NEFFs in `/tmp/neff_cache`: the run also records which caches to copy this run's NEFFs from
+        afterwards (`artifacts.collect_neffs`), with its start."""
+        return _neff_cache_environment(getattr(options, "neff_cache_dir", None), os.environ)
 
     def configure(self, run_dir: Path) -> None:
         """NeuronConfig and NeuronProfiler before the warm-up, in the documented order (`precache_node_info`
@@ -133,7 +147,9 @@ class NeuronBackend(Backend[NeuronOptions]):
         return True  # NeuronProfiler.export_trace writes trace.json into the profile directory
 
     def artifacts(self, run_dir: Path) -> Artifacts:
-        return find_artifacts(run_dir, PROFILE_DIR)
+        """The profile's files; which session folder was taken and the NEFFs copied in are said among
+        the run's warnings (artifacts.py)."""
+        return find_artifacts(run_dir, PROFILE_DIR, notes=self.warnings)
 
     def device_name(self) -> str:
         count = getattr(torch.neuron, "device_count", None)  # type: ignore[attr-defined]
@@ -141,6 +157,23 @@ class NeuronBackend(Backend[NeuronOptions]):
             return f"NeuronCore ({count()} visible)" if callable(count) else "NeuronCore"
         except Exception:
             return "NeuronCore"
+
+
+def _neff_cache_environment(given: str | None, env: Mapping[str, str]) -> dict[str, str]:
+    """The NEFF cache variables for one run (`NeuronBackend.environment`); `env` is the worker's environment."""
+    sources = [env.get(DEFAULT_NEFF_CACHE_ENV) or DEFAULT_NEFF_CACHE]  # TorchNeuron's fallback cache
+    out: dict[str, str] = {}
+    if given:
+        out[NEFF_CACHE_ENV] = given
+    elif env.get(NEFF_CACHE_ENV):
+        sources.append(env[NEFF_CACHE_ENV])  # the user's own cache: kept, and this run's NEFFs copied from it
+    elif env.get(RUN_DIR_ENV):
+        cache = Path(env[RUN_DIR_ENV]) / PROFILE_DIR / NEFF_CACHE_DIR
+        cache.mkdir(parents=True, exist_ok=True)
+        out[NEFF_CACHE_ENV] = str(cache)
+    out[COLLECT_FROM_ENV] = os.pathsep.join(sources)
+    out[COLLECT_SINCE_ENV] = str(time.time_ns())
+    return out
 
 
 def _installed_version() -> str:

@@ -21,6 +21,8 @@ MODES = ("DEVICE", "RUNTIME", "CPU_UTIL", "HOST_MEMORY")
 DEFAULT_MODES = ("DEVICE", "RUNTIME")
 DEFAULT_MAX_EVENTS_PER_NC = 1_000_000  # the Neuron runtime's default
 NEFF_CACHE_ENV = "TORCH_NEURONX_NEFF_CACHE_DIR"  # read by TorchNeuron when it compiles (how-to-profile-workload.rst)
+# Where TorchNeuron's default NEFF cache is (its /tmp/neff_cache); tests point it at a folder of their own.
+DEFAULT_NEFF_CACHE_ENV = "OPLENS_NEURON_DEFAULT_NEFF_CACHE"
 _CORES = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 
 
@@ -29,7 +31,7 @@ class NeuronOptions:
     modes: list[str] = field(default_factory=lambda: list(DEFAULT_MODES))
     capture_enabled_for_nc: str | None = None  # "0,1,2-5"; None: every core
     max_events_per_nc: int | None = None  # None: the runtime's default
-    neff_cache_dir: str | None = None  # absolute; None: the compiler's cache
+    neff_cache_dir: str | None = None  # absolute; None: the run's own (<run>/neuron_profile/neff_cache, device.py)
     precache_node_info: bool | None = None  # None: NeuronConfig's default (True: metadata during the warm-up)
     device_index: int = 0
 
