@@ -11,7 +11,7 @@ import pytest
 
 from conftest import DATA
 from oplens.cli import main as cli_main
-from oplens.engine.diff import diff_runs, map_lines
+from oplens.engine.diff import Drift, _compare, diff_runs, map_lines
 from oplens.engine.profile import ProfileRequest, profile
 from oplens.records.errors import OpLensError
 from oplens.records.job import TargetSpec
@@ -137,3 +137,18 @@ def test_an_edit_that_slows_the_lines_around_it_is_slower_but_machine_drift_is_n
     after = synthetic_run("def f(x):\n    a = x * x\n    b = x + 0\n    return a + 1\n", 80.0, 1.0, 80.0)
     d = diff_runs(before, after)
     assert by_text(d, "b = x + 0")["verdict"] == "new" and d.totals.verdict == "same"
+
+
+def test_a_wide_spread_in_one_run_cannot_hide_a_move_its_quartiles_clear() -> None:
+    """The e2e's edit on a loaded CI machine: the run before had a bimodal spread (its interquartile range
+    twice its median), the edited line 5x slower in every iteration. The ratio alone does not beat
+    2 x that spread, but the quartiles lie apart: an edited line and the totals are `slower`; an
+    untouched line keeps the stricter bar."""
+    before = [100.0, 100.0, 105.0, 110.0, 110.0, 600.0, 650.0, 700.0, 700.0, 720.0]
+    after = [1000.0, 1010.0, 1020.0, 1040.0, 1050.0, 1060.0, 1100.0, 1200.0, 1300.0, 2000.0]
+    none = Drift(0.0, 0.0)
+    assert _compare(before, after, 400.0, 1180.0, none, apart=True)[3] == "slower"
+    assert _compare(after, before, 1180.0, 400.0, none, apart=True)[3] == "faster"
+    assert _compare(before, after, 400.0, 1180.0, none)[3] == "same"  # untouched: the spread's bar alone
+    # the drift still counts: quartiles apart by less than the unchanged code's joint move are no verdict
+    assert _compare(before, after, 400.0, 1180.0, Drift(1.0, 1.0), apart=True)[3] == "same"

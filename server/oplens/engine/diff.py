@@ -8,9 +8,11 @@ Mann-Whitney test says the samples differ (p < ALPHA) *and* the change (a ratio 
 larger than the minimum effect, else `same` (and `same` for a line under MIN_SHARE of the time in
 both runs: too small to measure between runs, and nothing to act on). The minimum effect is the
 largest of MIN_EFFECT, the line's own spread between iterations, and the drift between the two
-runs, raised to DRIFT_MARGIN: for an edited line, the factor by which the lines whose text did not
-change moved together (the ratio of their summed trimmed means) in the direction of its own change
-(unchanged lines that got faster cannot explain a slowdown); for a line the user did not touch,
+runs, raised to DRIFT_MARGIN (for an edited line and the totals the spread is also beaten where the
+two runs' interquartile ranges lie apart by more than the minimum effect and the drift): for
+an edited line, the factor by which the lines whose text did not change moved together (the ratio
+of their summed trimmed means) in the direction of its own change (unchanged lines that got faster
+cannot explain a slowdown); for a line the user did not touch,
 also the largest factor by which any other untouched line (of DRIFT_SHARE of the time or more) moved.
 Two runs of the same code on a busy machine differ by more than their iterations do; the unchanged
 lines measure by how much. The totals get the same test against how far the unchanged lines moved
@@ -128,7 +130,7 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
         return Drift.both(max([abs(joint), *[m for line, m in moves.items() if line != nl]]))
 
     changes = [
-        _line_change(ol, nl, o, n, text, edited if nl not in unchanged else untouched(nl))
+        _line_change(ol, nl, o, n, text, edited if nl not in unchanged else untouched(nl), apart=nl not in unchanged)
         for ol, nl, o, n, text in mapped
     ]
     changes += _unplaced(before, after, {c.before_line for c in changes}, {c.after_line for c in changes})
@@ -136,7 +138,7 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
     edit_after = sum(trimmed_mean(n.device_samples_us) for _, nl, _, n, _ in mapped if nl not in unchanged and n is not None)
     totals_drift = _totals_drift(before, after, edit_before, edit_after, edited)
     t = _compare(before.totals.device_samples_us, after.totals.device_samples_us,
-                 before.totals.self_device_us, after.totals.self_device_us, totals_drift)  # fmt: skip
+                 before.totals.self_device_us, after.totals.self_device_us, totals_drift, apart=True)  # fmt: skip
     return FunctionDiff(
         before=before,
         after=after,
@@ -159,8 +161,9 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
             "an edited line and the totals, where they moved in the direction of the change) or, for an "
             "unchanged line, also the largest factor by which another unchanged line (drift_share_pct or more "
             "of the time) moved; the totals' drift is waived where the edited lines made edit_share or more of "
-            "the total's move and moved beyond the drift themselves; lines under min_share_pct of the time "
-            "in both runs are same",
+            "the total's move and moved beyond the drift themselves; for an edited line and the totals the spread "
+            "is also beaten where the runs' interquartile ranges lie apart by more than 1 + min_effect and the "
+            "drift; lines under min_share_pct of the time in both runs are same",
         },
     )
 
@@ -229,7 +232,8 @@ def _move(old: LineStat, new: LineStat) -> float:
 
 
 def _line_change(
-    old_line: int | None, new_line: int | None, old: LineStat | None, new: LineStat | None, text: str, drift: Drift
+    old_line: int | None, new_line: int | None, old: LineStat | None, new: LineStat | None, text: str, drift: Drift,
+    apart: bool = False,
 ) -> LineChange:
     if old is None or old_line is None:
         return LineChange(None if old is None else old_line, new_line, 0.0, new.self_device_us if new else 0.0,
@@ -237,7 +241,7 @@ def _line_change(
     if new is None or new_line is None:
         return LineChange(old_line, None if new is None else new_line, old.self_device_us, 0.0, 0.0, "removed", None, text)
     before_us, after_us, ratio, verdict, p = _compare(
-        old.device_samples_us, new.device_samples_us, old.self_device_us, new.self_device_us, drift
+        old.device_samples_us, new.device_samples_us, old.self_device_us, new.self_device_us, drift, apart
     )
     if max(old.pct_device, new.pct_device) < MIN_SHARE:
         verdict = "same"  # a few µs of a long function: its moves are the machine's, and nothing to act on
@@ -253,23 +257,35 @@ def _unplaced(before: Run, after: Run, seen_old: set[int | None], seen_new: set[
 
 
 def _compare(
-    old: list[float], new: list[float], old_mean: float, new_mean: float, drift: Drift
+    old: list[float], new: list[float], old_mean: float, new_mean: float, drift: Drift, apart: bool = False
 ) -> tuple[float, float, float | None, str, float | None]:
+    """The verdict of one line or of the totals; `apart` (an edited line, the totals): the spread is also
+    beaten where the runs' interquartile ranges lie apart by the minimum effect and the drift."""
     ratio = new_mean / old_mean if old_mean > 0 else None
     if not old or not new:
         return old_mean, new_mean, ratio, "same", None  # a run without samples cannot be judged
     p = mann_whitney_p(old, new)
     noise = max(MIN_EFFECT, NOISE_FACTOR * max(_relative_iqr(old), _relative_iqr(new)))
-    slower_by = max(noise, math.exp(DRIFT_MARGIN * drift.up) - 1)
-    faster_by = max(noise, math.exp(DRIFT_MARGIN * drift.down) - 1)
+    drift_up, drift_down = math.exp(DRIFT_MARGIN * drift.up) - 1, math.exp(DRIFT_MARGIN * drift.down) - 1
+    slower_by, faster_by = max(noise, drift_up), max(noise, drift_down)
     robust_old, robust_new = trimmed_mean(old), trimmed_mean(new)
     verdict = "same"
     if p < ALPHA:
-        if robust_new > robust_old * (1 + slower_by):
+        # Beyond the spread: the ratio beats the noise, or (what the user edited, and the totals) the runs'
+        # interquartile ranges lie apart by more than the minimum effect and the drift: one run's wide
+        # spread cannot hide a move its quartiles clear. Untouched lines keep the stricter bar alone.
+        if robust_new > robust_old * (1 + slower_by) or (apart and _clears(old, new, max(MIN_EFFECT, drift_up))):
             verdict = "slower"
-        elif robust_new * (1 + faster_by) < robust_old:
+        elif robust_new * (1 + faster_by) < robust_old or (apart and _clears(new, old, max(MIN_EFFECT, drift_down))):
             verdict = "faster"
     return old_mean, new_mean, ratio, verdict, p
+
+
+def _clears(low: list[float], high: list[float], by: float) -> bool:
+    """`high`'s lower quartile above `low`'s upper quartile times 1 + `by`."""
+    if len(low) < 4 or len(high) < 4:
+        return False
+    return statistics.quantiles(high, n=4)[0] > statistics.quantiles(low, n=4)[2] * (1 + by)
 
 
 def _relative_iqr(values: list[float]) -> float:
