@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from conftest import stored_attribution, stored_run
 from oplens.analysis.attribution import Attribution, RawEvent, attribute
-from oplens.analysis.insights import find_insights, fusable_chains
+from oplens.analysis.insights import find_insights, fusable_chains, hot_line
 from oplens.records.run import SourceRef
 
 T = 1  # the profiled thread
@@ -121,3 +121,14 @@ def test_noisy_lines_of_the_stored_run_name_iterations_or_calls() -> None:
     (capture,) = [i for i in find_insights(a, "CPU", False, 5, capture=True) if i.kind == "noisy"]
     assert "between calls" in capture.message and "--calls" in capture.message
     assert capture.evidence.endswith("over 5 calls")
+
+
+def test_the_hot_line_follows_the_shares_not_a_mean_one_slow_iteration_moved() -> None:
+    """The listing ranks lines by their share (a trimmed mean); a line whose mean one slow iteration
+    inflated is not named hot over the line the shares put first (tests/test_steady_state.py met it)."""
+    a = stored_attribution()
+    first, second = sorted(a.lines, key=lambda s: -s.pct_device)[:2]
+    first.pct_device, second.pct_device = 60.0, 35.0
+    second.self_device_us = first.self_device_us * 3  # one slow iteration: its mean leads, its share does not
+    (hot,) = hot_line(a, "CPU")
+    assert hot.line == first.line and "60.0 %" in hot.message

@@ -54,7 +54,8 @@ def find_insights(a: Attribution, device_label: str, on_device: bool, iters: int
 def hot_line(a: Attribution, label: str) -> list[Insight]:
     if len(a.lines) < 2:
         return []
-    top = max(a.lines, key=lambda s: s.self_device_us)
+    # by its share (a trimmed mean, which one slow iteration cannot move), as the listing ranks lines
+    top = max(a.lines, key=lambda s: s.pct_device)
     if top.pct_device < HOT_SHARE:
         return []
     top_ops = ", ".join(f"{o.name} ×{o.calls:g}" for o in top.ops[:3])
