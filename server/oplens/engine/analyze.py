@@ -17,10 +17,9 @@ from oplens.analysis.derive import Inputs, derive
 from oplens.analysis.stats import ESTIMATORS
 from oplens.backends import registry
 from oplens.records.errors import bad_input
-from oplens.records.run import Run, SourceRef
+from oplens.records.run import OP_TABLE, Run, SourceRef
 
 NOTE = "re-analysed from the stored trace.json (nothing rewritten); intermediate-tensor sizes are not re-derived"
-OP_TABLE = "op_table"  # DeviceTimeSources.source where the device time came from the profiler's op table
 OP_TABLE_NOTE = ("this run's device time came from the op table, which trace.json does not hold: the lines "
                  "re-derived here carry the trace's device time only (the stored run keeps the op table's)")  # fmt: skip
 

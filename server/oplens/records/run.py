@@ -342,6 +342,10 @@ class Capture:
     stopped: bool = False  # ended by OpLens once the window was captured (--stop)
 
 
+# DeviceTimeSources.source: the names of the places device time is read from.
+KINETO_LINKED, OP_TABLE, SYSTEM_TRACE, HOST_CPU, NO_SOURCE = "kineto_linked", "op_table", "system_trace", "cpu", "none"
+
+
 @dataclass
 class DeviceTimeSources:
     """Where a run's device time came from: each source OpLens measured and the one it used.

@@ -9,6 +9,8 @@ Runs only in the worker process (imports torch and the user's code). Errors come
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import gc
 import os
 import time
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from oplens.analysis import work
-from oplens.analysis.attribution import RawEvent, attribute
+from oplens.analysis.attribution import attribute
 from oplens.analysis.derive import Derived, Inputs, derive
 from oplens.analysis.stats import ESTIMATORS, spread
 from oplens.backends.device import Backend
@@ -27,7 +29,20 @@ from oplens.backends.registry import get as backend_spec
 from oplens.backends.resolve import BackendUnavailable, backend_class, resolve
 from oplens.records.errors import OpLensError
 from oplens.records.job import RUN_DIR_ENV, Job
-from oplens.records.run import Compile, Config, DeviceRoof, DeviceTimeSources, Run, SourceRef, Target, Totals
+from oplens.records.run import (
+    HOST_CPU,
+    KINETO_LINKED,
+    NO_SOURCE,
+    OP_TABLE,
+    Compile,
+    Config,
+    DeviceRoof,
+    DeviceTimeSources,
+    Run,
+    SourceRef,
+    Target,
+    Totals,
+)
 from oplens.records.run import from_dict as record_from_dict
 from oplens.worker import calibrate, events
 from oplens.worker.calls import ProfiledCalls, shapes_call
@@ -197,47 +212,47 @@ def process(
         raw = events.from_profiler(prof, per_op_device_time=facts.per_op_device_time)
         # None: a capture that skipped no call has no shapes call
         shape_events = events.from_profiler(shapes_prof) if shapes_prof is not None else None
-        sources: DeviceTimeSources | None = None
-        if facts.op_table_device_time:
-            raw, sources = op_table_or_kineto(prof, raw, iters, target, facts, fused or {})
         if laps is not None:
             laps["read_ms"] = (time.perf_counter() - t0) * 1000.0
-        inputs = Inputs(raw, iters, target, facts, fused or {}, shape_events, graphs, ceilings=ceilings, capture=capture)
+        # asked once however often the chain runs (a failed calibration is one warning)
+        once = functools.cache(ceilings)
+        inputs = Inputs(raw, iters, target, facts, fused or {}, shape_events, graphs, ceilings=once, capture=capture)
         derived = derive(inputs, laps)
-        derived.device_time = sources or device_time_sources(facts, derived.attribution.totals)
+        derived.device_time = device_time_sources(facts, derived.attribution.totals)
+        if facts.op_table_device_time:
+            derived = op_table_or_kineto(prof, inputs, derived, facts, laps)
         return derived
     finally:
         gc.enable()
 
 
-KINETO, OP_TABLE = "kineto_linked", "op_table"
-
-
 def op_table_or_kineto(
-    prof: Any, raw: list[RawEvent], iters: int, target: Target, facts: BackendFacts, fused: dict[str, list[SourceRef]]
-) -> tuple[list[RawEvent], DeviceTimeSources]:
-    """Kineto's raw events, or the op table's (`events.from_function_events`) where the table holds more
-    device time: a vendor may propagate device time into the FunctionEvents only (TorchNeuron's
-    correlate_device_time). Both totals (µs per iteration, in the profiled iterations) are recorded."""
-    def total(evs: list[RawEvent]) -> float:
-        return attribute(evs, iters, target.def_line, facts.device_time, dict(fused)).totals.self_device_us
-
-    kineto = total(raw)
-    totals = {KINETO: kineto}
+    prof: Any, inputs: Inputs, derived: Derived, facts: BackendFacts, laps: dict[str, float] | None = None
+) -> Derived:
+    """`derived` (from Kineto's raw events), or the chain run again on the op table's events
+    (`events.from_function_events`) where the table holds more device time: a vendor may propagate
+    device time into the FunctionEvents only (TorchNeuron's correlate_device_time). Both totals (µs per
+    iteration, in the profiled iterations) are recorded."""
+    kineto = derived.attribution.totals.self_device_us
+    totals = {KINETO_LINKED: kineto}
     try:
         table_events = events.from_function_events(prof)
     except Exception as e:  # the table cannot be built (a torch without it, trace_only): Kineto's stands
-        sources = device_time_sources(facts, None, totals)
-        sources.note = (f"the op table (prof.events()) could not be read ({type(e).__name__}: {e}); "
-                        + sources.note)  # fmt: skip
-        return raw, sources
-    table = totals[OP_TABLE] = total(table_events)
-    if table > kineto:
-        note = (f"device time from the op table (prof.events(), what key_averages() shows as Self "
-                f"{facts.device_label}): {table:.1f} µs per iteration there, {kineto:.1f} µs in Kineto's raw "
-                "events; the larger was used")  # fmt: skip
-        return table_events, DeviceTimeSources(source=OP_TABLE, totals_us=totals, note=note)
-    return raw, device_time_sources(facts, None, totals)
+        derived.device_time = device_time_sources(facts, None, totals)
+        derived.device_time.note = (f"the op table (prof.events()) could not be read ({type(e).__name__}: {e}); "
+                                    + derived.device_time.note)  # fmt: skip
+        return derived
+    table = totals[OP_TABLE] = attribute(table_events, inputs.iters, inputs.target.def_line, facts.device_time,
+                                         dict(inputs.fused)).totals.self_device_us  # fmt: skip
+    if table <= kineto:
+        derived.device_time = device_time_sources(facts, None, totals)
+        return derived
+    again = derive(dataclasses.replace(inputs, events=table_events), laps)
+    note = (f"device time from the op table (prof.events(), what key_averages() shows as Self "
+            f"{facts.device_label}): {table:.1f} µs per iteration there, {kineto:.1f} µs in Kineto's raw "
+            "events; the larger was used")  # fmt: skip
+    again.device_time = DeviceTimeSources(source=OP_TABLE, totals_us=totals, note=note)
+    return again
 
 
 def device_time_sources(
@@ -247,16 +262,16 @@ def device_time_sources(
     (Kineto's, unless `op_table_or_kineto` chose the table): `measured` the totals of each source read."""
     if not facts.on_device:
         cpu = run_totals.self_cpu_us if run_totals is not None else 0.0
-        return DeviceTimeSources(source="cpu", totals_us={"cpu": cpu},
+        return DeviceTimeSources(source=HOST_CPU, totals_us={HOST_CPU: cpu},
                                  note="no device: each line's device time is its self CPU time")  # fmt: skip
-    totals = dict(measured) if measured is not None else {KINETO: run_totals.self_device_us if run_totals else 0.0}
-    if totals.get(KINETO, 0.0) > 0:
-        return DeviceTimeSources(source=KINETO, totals_us=totals,
+    totals = dict(measured) if measured is not None else {KINETO_LINKED: run_totals.self_device_us if run_totals else 0.0}
+    if totals.get(KINETO_LINKED, 0.0) > 0:
+        return DeviceTimeSources(source=KINETO_LINKED, totals_us=totals,
                                  note="device time from Kineto's device events linked to their launching ops")  # fmt: skip
     tried = "Kineto's linked device events" + (" and the op table (prof.events())" if OP_TABLE in totals else "")
     note = (f"no {facts.title} device time: {tried} held none, so every line shows 0 µs {facts.device_label}. "
             f"Fix: {facts.no_device_time_fix}")  # fmt: skip
-    return DeviceTimeSources(source="none", totals_us=totals, note=note)
+    return DeviceTimeSources(source=NO_SOURCE, totals_us=totals, note=note)
 
 
 def ceilings(backend: Backend[Any], warnings: list[str]) -> DeviceRoof | None:
