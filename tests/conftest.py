@@ -33,6 +33,15 @@ def oplens_cli(cwd: Path, *argv: str, timeout: float = 300, **env: str) -> subpr
                           timeout=timeout)  # fmt: skip
 
 
+def write_stand_in_explorer(folder: Path) -> Path:
+    """The stand-in as an executable named `neuron-explorer` (so its command line names the tool)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    exe = folder / "neuron-explorer"
+    exe.write_text(f"#!{sys.executable}\n" + (STANDINS / "neuron_explorer.py").read_text())
+    exe.chmod(0o755)
+    return exe
+
+
 # The stored run of the analysis tests: the extension's fixture, a real CPU profile of examples/rmsnorm.py's
 # `rmsnorm_naive` (extension/test/fixtures/make_fixtures.py says how it was made), its trace recorded with shapes.
 FIXTURES = ROOT / "extension" / "test" / "fixtures"

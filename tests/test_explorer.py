@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from conftest import STANDINS, stop_group
+from conftest import STANDINS, stop_group, write_stand_in_explorer
 from oplens.backends.neuron import explorer
 from oplens.backends.neuron.artifacts import PROFILE_DIR, find_artifacts
 from oplens.engine import runs
@@ -47,15 +47,6 @@ class StandIn:
 
     def serving_pids(self) -> list[int]:
         return [c["pid"] for c in self.calls() if "serving" in c]
-
-
-def write_stand_in_explorer(folder: Path) -> Path:
-    """The stand-in as an executable named `neuron-explorer` (so its command line names the tool)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    exe = folder / "neuron-explorer"
-    exe.write_text(f"#!{sys.executable}\n" + (STANDINS / "neuron_explorer.py").read_text())
-    exe.chmod(0o755)
-    return exe
 
 
 @pytest.fixture
@@ -332,7 +323,9 @@ def test_oplens_explorer_after_a_profile_with_stand_in_torch_neuronx_and_stand_i
     assert f"Neuron Explorer: {url}" in out and f"then open {url}" in out
     assert f"ssh -L {ui}:localhost:{ui} -L {api}:localhost:{api} {socket.gethostname()}" in out
     assert "without the API port the page loads empty" in out and "viewer started (pid" in out
-    (ingest,) = ingest_calls(stand_in_explorer)
+    # the profile's own ingest (its system trace, for device time) and the explorer's, into the viewer's data path
+    own, ingest = ingest_calls(stand_in_explorer)
+    assert own[own.index("--display-name") + 1] == "system_trace"
     assert ingest[1:3] == ["-d", str(tmp_path / ".oplens" / "runs" / run_id / PROFILE_DIR)]
     as_json = _cli(tmp_path, "explorer", run_id, "--ui-port", str(ui), "--api-port", str(api), "--json", "-", **env)
     assert as_json.returncode == 0, as_json.stderr

@@ -30,8 +30,8 @@ export const RANK_PART_COMMAND = 'oplens.rankPart';
 export const RESULT_NOTIFICATION = 'oplens/result';
 export const DOCUMENT_NOTIFICATION = 'oplens/document';
 
-/** Progress stages of a profile (a capture in a program: waiting and capture instead of warmup and profile), in order. */
-export const STAGES = ['queued', 'importing', 'waiting', 'warmup', 'capture', 'profile', 'processing'] as const;
+/** Progress stages of a profile (a capture in a program: waiting and capture instead of warmup and profile; ingesting: the device runtime's trace read), in order. */
+export const STAGES = ['queued', 'importing', 'waiting', 'warmup', 'capture', 'profile', 'ingesting', 'processing'] as const;
 export type Stage = (typeof STAGES)[number];
 
 /** The profiler ranges OpLens opens in a trace: `oplens.iter:<i>`, `oplens.line:<n>`, `oplens.inner:<fn>:<n>`. */

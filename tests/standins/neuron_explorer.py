@@ -11,6 +11,14 @@ Environment (set by the test):
   STANDIN_EXPLORER_FAIL_INGEST=1 the ingest fails (exit 1)
   STANDIN_EXPLORER_DROPPED=N     the ingest prints the runtime's dropped-events warning
   STANDIN_EXPLORER_PROCESSED=DIR the ingest's processed profile: DIR's Parquet tables (else an empty folder)
+  STANDIN_SYSTRACE_FLOWS=framework|runtime|none
+                                 which system-profile rows carry flow ids (default framework: the runtime's launch
+                                 row links to the hardware execution and to the framework op's row)
+  STANDIN_SYSTRACE_CLOCK_NS=N    the runtime's and hardware rows N ns off the framework's clock
+  STANDIN_SYSTRACE_DROP=COLUMN   SystemProfileEvents written without COLUMN
+
+With -d SESSION whose ntrace.pb is the stand-in torch_neuronx's (JSON of known executions), the ingest
+writes the system profile's tables as profile-schema-reference.rst documents them (see `system_tables`).
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import socketserver
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 
 def record(**data: object) -> None:
@@ -89,11 +98,102 @@ def ingest(argv: list[str]) -> int:
         tables = os.environ.get("STANDIN_EXPLORER_PROCESSED")
         if tables:  # a stand-in processed profile the test wrote with the documented tables
             shutil.copytree(tables, processed, dirs_exist_ok=True)
+        elif directory is not None:
+            system_tables(Path(directory), processed, argv)
     dropped = int(os.environ.get("STANDIN_EXPLORER_DROPPED", "0"))
     if dropped:
         print(f"WARN[0000] Warning: {dropped} trace events were dropped during capture (stored 1 out of {dropped + 1}).")
     print(f"Profile processed. View it at http://localhost:3001/profile/{name}")
     return 0
+
+
+def system_tables(session: Path, processed: Path, argv: list[str]) -> None:
+    """SystemProfileEvents (+ Warning) from the stand-in's ntrace.pb and the session's trace.json, with the
+    documented columns (aws-neuron-sdk, tools/neuron-explorer/profile-schema-reference.rst, schema 7.4.0):
+    `id, name, start_ts, end_ts, duration_ns, trace_event_source (framework | neuron_rt | neuron_hw),
+    instance_id, process_id, thread_id, nc_idx, pcore_idx, worker_gid, flow_id (array of string, "only
+    present on events that participate in a flow (e.g. linking a framework dispatch event to the
+    corresponding runtime execution event)"), framework_stream_id, extra_attributes_json`. The framework
+    rows are the framework trace's events (overview-system-profiles.rst: the system profile holds "the ML
+    framework's calls"), their `ts` made absolute with the trace's baseTimeNanoseconds. Hardware rows carry
+    `{"model_id": ...}` in extra_attributes_json and flow ids that are small per-model counters
+    (Tilebench, tilebench/neuron_diag/native_device.py)."""
+    sessions = [session] if (session / "ntrace.pb").is_file() else sorted(p.parent for p in session.rglob("ntrace.pb"))
+    rows: list[dict[str, object]] = []
+    warnings: list[dict[str, str]] = []
+    flows = os.environ.get("STANDIN_SYSTRACE_FLOWS", "framework")
+    offset = int(os.environ.get("STANDIN_SYSTRACE_CLOCK_NS", "0"))
+    for s in sessions:
+        try:
+            trace = json.loads((s / "ntrace.pb").read_text(encoding="utf-8"))
+        except ValueError:
+            continue  # the plain stand-in bytes: a system trace without known executions
+        if not isinstance(trace, dict) or trace.get("standin") != "ntrace":
+            continue
+        framework = json.loads((s / "trace.json").read_text(encoding="utf-8")) if (s / "trace.json").is_file() else {}
+        base = int(framework.get("baseTimeNanoseconds", 0) or 0)
+        launch_rows: dict[tuple[int, int], dict[str, object]] = {}
+        for e in framework.get("traceEvents", []):
+            if e.get("ph") != "X" or e.get("cat") not in ("cpu_op", "user_annotation"):
+                continue
+            start = base + round(float(e["ts"]) * 1000)
+            row = _row(len(rows), str(e["name"]), start, start + round(float(e.get("dur", 0)) * 1000), "framework",
+                       thread=e.get("tid"))  # fmt: skip
+            rows.append(row)
+            launch_rows.setdefault((int(e.get("tid") or 0), start), row)
+        for k, x in enumerate(trace["executions"]):
+            model = {"model_id": str(x["model_id"])}
+            fw_flow = f"framework-{k}"
+            op_row = launch_rows.get((int(x["tid"] or 0), int(x["op_start_ns"])))
+            if op_row is None and x.get("framework_row"):  # the warm-up's op, outside the framework trace kept
+                op_row = _row(len(rows), x["op"], x["op_start_ns"], x["op_end_ns"], "framework", thread=x["tid"])
+                rows.append(op_row)
+            if flows == "framework" and op_row is not None:
+                op_row["flow_id"] = [*(op_row["flow_id"] or []), fw_flow]  # type: ignore[misc]
+            rt_flows = {"framework": [x["flow"], fw_flow], "runtime": [x["flow"]], "none": None}[flows]
+            launch = int(x["launch_ns"]) + offset
+            rows.append(_row(len(rows), "nrt_model_submit", launch, launch + 500, "neuron_rt", thread=x["tid"],
+                             flow=rt_flows, attrs=model))  # fmt: skip
+            cores = [(0, 0, 0)] if int(trace.get("lnc", 1)) < 2 else [(0, 0, 0), (1, 40, -25)]
+            for pcore, early, late in cores:
+                rows.append(_row(len(rows), "nc_exec_running", int(x["start_ns"]) + offset + early,
+                                 int(x["end_ns"]) + offset + late, "neuron_hw", pcore=pcore,
+                                 flow=None if flows == "none" else [x["flow"]], attrs=model))  # fmt: skip
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    drop = os.environ.get("STANDIN_SYSTRACE_DROP", "")
+    columns = [c for c in ROW_COLUMNS if c != drop]
+    types = _types()
+    pq.write_table(pa.table({c: [r[c] for r in rows] for c in columns}, schema=pa.schema([(c, types[c]()) for c in columns])),
+                   processed / "SystemProfileEvents.parquet")  # fmt: skip
+    if warnings:
+        pq.write_table(pa.table({"message": [w["message"] for w in warnings], "category": [w["category"] for w in warnings]}),
+                       processed / "Warning.parquet")  # fmt: skip
+
+
+ROW_COLUMNS = ("id", "name", "start_ts", "end_ts", "duration_ns", "trace_event_source", "instance_id", "process_id",
+               "thread_id", "nc_idx", "pcore_idx", "worker_gid", "flow_id", "framework_stream_id",
+               "extra_attributes_json")  # fmt: skip
+
+
+def _types() -> dict[str, Any]:
+    import pyarrow as pa
+
+    ints = ("id", "start_ts", "end_ts", "duration_ns", "thread_id", "nc_idx", "pcore_idx", "worker_gid", "framework_stream_id")
+    types = {c: pa.int64 for c in ints}
+    types.update({c: pa.string for c in ("name", "trace_event_source", "instance_id", "process_id", "extra_attributes_json")})
+    types["flow_id"] = lambda: pa.list_(pa.string())
+    return types
+
+
+def _row(i: int, name: str, start: int, end: int, source: str, *, thread: object = None, pcore: int | None = None,
+         flow: list[str] | None = None, attrs: dict[str, str] | None = None) -> dict[str, object]:  # fmt: skip
+    return {"id": i, "name": name, "start_ts": start, "end_ts": end, "duration_ns": end - start, "trace_event_source": source,
+            "instance_id": "i-0standin0000000", "process_id": str(os.getpid()),
+            "thread_id": int(thread) if thread is not None else None,
+            "nc_idx": 0 if source == "neuron_hw" else None, "pcore_idx": pcore, "worker_gid": 0, "flow_id": flow,
+            "framework_stream_id": None, "extra_attributes_json": json.dumps(attrs) if attrs else None}  # fmt: skip
 
 
 def main(argv: list[str]) -> int:

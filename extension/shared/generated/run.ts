@@ -511,6 +511,11 @@ export interface Artifacts {
   ntffs: NtffFile[];
   /** @default [] */
   neuron_profiles: NeuronProfileDir[];
+  /**
+   * Neuron: the system trace as neuron-explorer processed it (its Parquet tables)
+   * @default ''
+   */
+  processed_system_trace: string;
 }
 
 /** The ceilings a run's roofline used (records/ceilings.py holds the calibration itself). */
@@ -644,6 +649,16 @@ export interface DeviceTimeSources {
    * @default ''
    */
   note: string;
+  /**
+   * each source tried: what it found, in words (or why nothing)
+   * @default {}
+   */
+  found: Record<string, string>;
+  /**
+   * two sources' totals apart by more than SOURCES_AGREE_WITHIN: both figures, in words
+   * @default ''
+   */
+  mismatch: string;
 }
 
 export interface Run {
@@ -655,7 +670,7 @@ export interface Run {
   ops: OpStat[];
   /** @default [] */
   insights: Insight[];
-  /** @default { trace_json: '', device_profile_dir: '', neff_ntff_pairs: [], worker_log: '', files: [], profile_output_dir: '', system_trace_files: [], neffs: [], ntffs: [], neuron_profiles: [] } */
+  /** @default { trace_json: '', device_profile_dir: '', neff_ntff_pairs: [], worker_log: '', files: [], profile_output_dir: '', system_trace_files: [], neffs: [], ntffs: [], neuron_profiles: [], processed_system_trace: '' } */
   artifacts: Artifacts;
   /** @default { first_call_us: 0, compile_us: 0, graphs: 0 } */
   compile: Compile;
@@ -982,6 +997,7 @@ export function readArtifacts(r: Reader): Artifacts {
     neffs: r.list('neffs', readNeffFile),
     ntffs: r.list('ntffs', readNtffFile),
     neuron_profiles: r.list('neuron_profiles', readNeuronProfileDir),
+    processed_system_trace: r.str('processed_system_trace', ''),
   };
 }
 
@@ -1034,6 +1050,8 @@ export function readDeviceTimeSources(r: Reader): DeviceTimeSources {
     source: r.str('source'),
     totals_us: r.record('totals_us', isNumber),
     note: r.str('note', ''),
+    found: r.record('found', isString),
+    mismatch: r.str('mismatch', ''),
   };
 }
 
@@ -1058,6 +1076,7 @@ export function readRun(r: Reader): Run {
       neffs: [],
       ntffs: [],
       neuron_profiles: [],
+      processed_system_trace: '',
     })),
     compile: r.obj('compile', readCompile, () => ({ first_call_us: 0, compile_us: 0, graphs: 0 })),
     capture: r.has('capture') ? r.obj('capture', readCapture) : null,

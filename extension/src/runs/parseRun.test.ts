@@ -66,6 +66,7 @@ describe('parseRun', () => {
       neffs: [],
       ntffs: [],
       neuron_profiles: [],
+      processed_system_trace: '',
     });
     assert.deepEqual(run.backend.warnings, []);
     assert.deepEqual(run.compile, { first_call_us: 0, compile_us: 0, graphs: 0 });

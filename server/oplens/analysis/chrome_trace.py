@@ -4,7 +4,9 @@ run can be attributed again without running its function (`oplens analyze`).
 Kineto writes every CPU op, record_function range and OpLens marker as a complete event
 (`"ph": "X"`, `ts`/`dur` in µs with ns decimals); an op's correlation id is its `External id`;
 device activities (kernels, memcpys, …) and runtime calls (cudaLaunchKernel, …) carry the
-`External id` of the op that launched them. Input shapes are not read: the timed calls, whose
+`External id` of the op that launched them. Times are `ts` (µs after the trace's `baseTimeNanoseconds`)
+made absolute again, as Kineto's own events have them (a system trace of the same run is compared by
+time: backends/neuron/systrace.py). Input shapes are not read: the timed calls, whose
 trace this is, record none (a run's work and memory come from its shapes call and stay as stored).
 Pure Python, no torch.
 """
@@ -27,10 +29,12 @@ def read_events(path: Path) -> list[RawEvent]:
     """The events of a Chrome trace written by `torch.profiler` (`export_chrome_trace`)."""
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
-    return events_of(data.get("traceEvents", []) if isinstance(data, dict) else data)
+    if not isinstance(data, dict):
+        return events_of(data)
+    return events_of(data.get("traceEvents", []), int(data.get("baseTimeNanoseconds", 0) or 0))
 
 
-def events_of(trace_events: list[dict[str, Any]]) -> list[RawEvent]:
+def events_of(trace_events: list[dict[str, Any]], base_ns: int = 0) -> list[RawEvent]:
     out: list[RawEvent] = []
     for e in trace_events:
         if e.get("ph") != "X":
@@ -44,7 +48,7 @@ def events_of(trace_events: list[dict[str, Any]]) -> list[RawEvent]:
         args = e.get("args") or {}
         external = int(args.get("External id", 0) or 0)
         launched = on_device or cat in RUNTIME_CATEGORIES  # links back to the op that launched it
-        start = round(float(e["ts"]) * 1000)
+        start = base_ns + round(float(e["ts"]) * 1000)
         tid = e.get("tid", 0)
         out.append(
             RawEvent(

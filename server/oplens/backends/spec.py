@@ -16,10 +16,11 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from oplens.analysis.attribution import RawEvent
 from oplens.backends.facts import CPU, BackendFacts
 from oplens.records.doctor import Check
 from oplens.records.errors import OpLensError, bad_input
-from oplens.records.run import Run
+from oplens.records.run import Artifacts, Run
 
 OptionsT = TypeVar("OptionsT")
 
@@ -66,6 +67,18 @@ class BackendCommand:
     run_cli: Callable[[str, argparse.Namespace, CommandContext], CommandOutput]
     # Blocking (it may run a tool for minutes): the language server calls it off its event loop.
     run_lsp: Callable[[str, Mapping[str, Any], CommandContext], CommandOutput]
+
+
+@dataclass
+class RuntimeTime:
+    """A device runtime's own record of a run's executions, read after the profile (Neuron: the system
+    trace as neuron-explorer processes it): a source of device time beside Kineto's and the op table's."""
+
+    source: str  # its DeviceTimeSources name (records/run.py)
+    device_events: list[RawEvent]  # one device event per execution in the profiled iterations, linked to its op
+    total_us: float  # device time per profiled iteration
+    found: str  # in words: what was read and by which rule, or why nothing (with the fix)
+    tables: str = ""  # the processed tables kept with the run (run-relative): `oplens analyze` re-reads them
 
 
 @dataclass(frozen=True)
@@ -134,6 +147,16 @@ class BackendSpec(Generic[OptionsT]):
 
     def complete_run(self, run: Run, run_dir: Path) -> None:
         """Add what this backend knows of a finished run to its record (in place), before it is stored."""
+
+    def runtime_time(
+        self, run_dir: Path, artifacts: Artifacts, def_line: int, *, ingest: bool, device_profile: bool = False,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> RuntimeTime | None:  # fmt: skip
+        """The device runtime's own trace of a run as a device-time source; None where the backend has
+        none. `ingest`: process the raw trace with the vendor's tool where it is not processed yet (the
+        worker, once per run); else only read tables kept with the run (`oplens analyze`).
+        `device_profile`: the run has compiled graphs whose per-line split needs the device profile too."""
+        return None
 
     def explain_failure(self, error: OpLensError, requested: str, options: OptionsT) -> None:
         """Add to a failed run's error what this backend knows of its cause (in place)."""

@@ -13,6 +13,7 @@ STAGES = {
     "importing": "importing",
     "warmup": "warm-up",
     "profile": "profiling",
+    "ingesting": "reading the device runtime's trace",
     "processing": "attributing",
 }
 
@@ -60,6 +61,7 @@ def capture_display(console: Console, targets: str) -> Iterator[Callable[[str, i
             "waiting": f"waiting for the first call of {targets}",
             "capture": "capturing calls",
             "captured": f"captured {total} call(s)",
+            "ingesting": "reading the device runtime's trace",
             "processing": "attributing",
         }.get(key)
         if text:

@@ -15,7 +15,7 @@ from oplens.backends import registry
 from oplens.engine.diff import FunctionDiff
 from oplens.records.errors import OpLensError
 from oplens.records.format import fmt_above, fmt_bound_cell, fmt_bytes, fmt_flops, fmt_us
-from oplens.records.run import LineStat, Run
+from oplens.records.run import HOST_CPU, LineStat, Run
 
 BAR_WIDTH = 20
 OP_ROWS = 15
@@ -97,6 +97,7 @@ def profile(console: Console, run: Run, view: str = "time") -> None:
         )
     if tot.unattributed_device_us > 0:
         console.print(f"[dim]{fmt_us(tot.unattributed_device_us)} of device time had no launching op[/]")
+    device_time(console, run)
     if view == "bound" and run.device is not None:
         d = run.device
         peaks = ", ".join(f"{k} {v / 1e9:,.1f} GFLOP/s" for k, v in sorted(d.dtype_peaks.items()))
@@ -117,6 +118,18 @@ def engine_lines(run: Run) -> list[str]:
         for s in run.lines
         if s.engines
     ]
+
+
+def device_time(console: Console, run: Run) -> None:
+    """Where Self <DEVICE> came from, each source tried with its figure (a device backend's runs only)."""
+    dt = run.device_time
+    if dt is None or dt.source == HOST_CPU:
+        return
+    console.print(f"Self {run.backend.device_label} from: {escape(dt.note)}", highlight=False)
+    for name in sorted(set(dt.totals_us) | set(dt.found)):
+        figure = f"{fmt_us(dt.totals_us[name])} per iteration" if name in dt.totals_us else "no figure"
+        said = f": {dt.found[name]}" if name in dt.found and name != dt.source else ""
+        console.print(f"[dim]  {name}{' (used)' if name == dt.source else ''}: {figure}{escape(said)}[/]", highlight=False)
 
 
 def warnings(console: Console, run: Run) -> None:

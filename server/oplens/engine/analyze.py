@@ -12,12 +12,13 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+from oplens.analysis.attribution import RawEvent
 from oplens.analysis.chrome_trace import read_events
 from oplens.analysis.derive import Inputs, derive
 from oplens.analysis.stats import ESTIMATORS
 from oplens.backends import registry
-from oplens.records.errors import bad_input
-from oplens.records.run import OP_TABLE, Run, SourceRef
+from oplens.records.errors import OpLensError, bad_input
+from oplens.records.run import OP_TABLE, SYSTEM_TRACE, Run, SourceRef
 
 NOTE = "re-analysed from the stored trace.json (nothing rewritten); intermediate-tensor sizes are not re-derived"
 OP_TABLE_NOTE = ("this run's device time came from the op table, which trace.json does not hold: the lines "
@@ -41,6 +42,9 @@ def reanalyze(run: Run) -> Run:
         for region in line.compiled:
             fused.setdefault(region.name, region.fused)
     facts = registry.facts_of(run.backend.name)
+    runtime_note = ""
+    if run.device_time is not None and run.device_time.source == SYSTEM_TRACE:
+        events, runtime_note = _with_runtime_time(run, events)
     derived = derive(Inputs(events, run.config.iters, run.target, facts, fused, stored=run))
     if not derived.attribution.lines:
         raise bad_input(
@@ -54,4 +58,20 @@ def reanalyze(run: Run) -> Run:
     again.backend.note = (run.backend.note + "; " if run.backend.note else "") + NOTE
     if run.device_time is not None and run.device_time.source == OP_TABLE:
         again.backend.note += f"; {OP_TABLE_NOTE}"
+    if runtime_note:
+        again.backend.note += f"; {runtime_note}"
     return again
+
+
+def _with_runtime_time(run: Run, events: list[RawEvent]) -> tuple[list[RawEvent], str]:
+    """A run whose device time came from the device runtime's own trace: its executions read again from
+    the processed tables kept with the run (no vendor tool runs here), as the trace's device events."""
+    try:
+        spec = registry.get(run.backend.name)
+    except OpLensError:
+        return events, f"backend {run.backend.name!r} is unknown here: its runtime's trace was not read again"
+    rt = spec.runtime_time(Path(run.run_dir), run.artifacts, run.target.def_line, ingest=False)
+    if rt is None or not rt.device_events:
+        why = rt.found if rt is not None else "the backend has none"
+        return events, f"the runtime's trace the device time came from was not read again ({why}): lines carry 0 device time"
+    return [e for e in events if not e.on_device] + rt.device_events, ""

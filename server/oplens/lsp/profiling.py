@@ -39,7 +39,7 @@ from oplens.records.run import Run
 
 ProgressFn = Callable[[str, int, int], None]
 STAGE_WORDS = {"queued": "queued", "importing": "importing", "warmup": "warm-up", "profile": "iteration",
-               "processing": "attributing"}
+               "ingesting": "reading the device runtime's trace", "processing": "attributing"}
 LOG_LINE_LIMIT = 8192  # characters of a line without its end yet, sent as they are
 
 
@@ -297,4 +297,4 @@ def stage_percentage(stage: str, done: int, total: int) -> int:
         return 5 + int(25 * share)
     if stage in ("profile", "capture"):
         return 30 + int(65 * share)
-    return {"importing": 2, "processing": 97}.get(stage, 0)
+    return {"importing": 2, "ingesting": 96, "processing": 97}.get(stage, 0)

@@ -27,8 +27,9 @@ DOCUMENT_NOTIFICATION = "oplens/document"  # {uri, version, functions, runs}: af
 
 # Progress stages a worker reports (and the server's own "queued"), in order. A capture inside a
 # program (`oplens run`) reports "waiting" (calls seen, out of those to skip) and "capture"
-# (calls profiled, out of the window's) instead of "warmup" and "profile".
-STAGES = ("queued", "importing", "waiting", "warmup", "capture", "profile", "processing")
+# (calls profiled, out of the window's) instead of "warmup" and "profile". "ingesting": a device runtime's
+# own trace processed by its vendor tool (Neuron: the system trace, by neuron-explorer), once per run.
+STAGES = ("queued", "importing", "waiting", "warmup", "capture", "profile", "ingesting", "processing")
 
 # The profiler ranges OpLens opens (worker/linemarks.py) and reads back (analysis/attribution.py).
 ITER_RANGE = "oplens.iter:"  # oplens.iter:<i>, one per profiled iteration

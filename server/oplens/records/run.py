@@ -296,6 +296,7 @@ class Artifacts:
     neffs: list[NeffFile] = field(default_factory=list)
     ntffs: list[NtffFile] = field(default_factory=list)
     neuron_profiles: list[NeuronProfileDir] = field(default_factory=list)
+    processed_system_trace: str = ""  # Neuron: the system trace as neuron-explorer processed it (its Parquet tables)
 
 
 @dataclass
@@ -359,6 +360,13 @@ class DeviceTimeSources:
     source: str  # the one the lines' device time came from
     totals_us: dict[str, float] = field(default_factory=dict)  # each source measured: its total, µs per iteration
     note: str = ""  # in words: why that one; where none gave device time, the fix
+    found: dict[str, str] = field(default_factory=dict)  # each source tried: what it found, in words (or why nothing)
+    mismatch: str = ""  # two sources' totals apart by more than SOURCES_AGREE_WITHIN: both figures, in words
+
+
+# Two device-time sources of one run agree where their totals per iteration are this close (relative to
+# the larger): the op table and the system trace time the same executions, from two ends.
+SOURCES_AGREE_WITHIN = 0.05
 
 
 @dataclass

@@ -282,7 +282,8 @@ class Capturer:
         first = [w.first_call_us] if w.first_call_us else []
         measured = profiling.Measured(w.calls.prof, w.shapes_prof, w.wall_us, first, self.fused.regions,
                                       self.fused.graphs, self.fused.work())  # fmt: skip
-        run = profiling.finish(job, self.backend, measured, capture=True)
+        run = profiling.finish(job, self.backend, measured, capture=True,
+                               progress=lambda stage, done, total: self.send(Progress(stage, done, total)))  # fmt: skip
         iters = len(w.wall_us)
         # The parent named the staging directory by the run's id (a rank writes into its ranks/<R>/).
         stage = Path(w.stage_dir)

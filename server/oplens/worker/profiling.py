@@ -27,6 +27,7 @@ from oplens.backends.device import Backend
 from oplens.backends.facts import CPU, BackendFacts
 from oplens.backends.registry import get as backend_spec
 from oplens.backends.resolve import BackendUnavailable, backend_class, resolve
+from oplens.backends.spec import RuntimeTime
 from oplens.records.errors import OpLensError
 from oplens.records.job import RUN_DIR_ENV, Job
 from oplens.records.run import (
@@ -34,6 +35,8 @@ from oplens.records.run import (
     KINETO_LINKED,
     NO_SOURCE,
     OP_TABLE,
+    SOURCES_AGREE_WITHIN,
+    Artifacts,
     Compile,
     Config,
     DeviceRoof,
@@ -83,20 +86,34 @@ def run(job: Job, progress: Progress) -> Run:
     clock.lap("import_ms")
     measured = measure(prepared, progress, clock)
     progress("processing", 0, 1)
-    return finish(job, prepared.backend, measured, clock)
+    return finish(job, prepared.backend, measured, clock, progress=progress)
 
 
-def finish(job: Job, backend: Backend[Any], measured: Measured, clock: _Clock | None = None, capture: bool = False) -> Run:
-    """The measured calls as a Run: processed (the chain of derived views, analysis/derive.py),
-    described, the trace exported. `profile` and the capture's windows both end here."""
+def finish(job: Job, backend: Backend[Any], measured: Measured, clock: _Clock | None = None, capture: bool = False,
+           progress: Progress | None = None) -> Run:  # fmt: skip
+    """The measured calls as a Run: the backend's files found, processed (the chain of derived views,
+    analysis/derive.py, with the device runtime's own trace where the backend has one), described, the
+    trace exported. `profile` and the capture's windows both end here."""
     clock = clock or _Clock()
     warnings: list[str] = []
+    stage = Path(job.stage_dir)
+    artifacts = backend.artifacts(stage)  # first: the runtime's trace is read from them; their notes are warnings
+
+    def runtime() -> RuntimeTime | None:
+        rt = backend_spec(backend.name).runtime_time(stage, artifacts, job.target.def_line, ingest=True,
+                                                     device_profile=bool(measured.fused), progress=progress)  # fmt: skip
+        if rt is not None and rt.tables:
+            artifacts.processed_system_trace = rt.tables
+        return rt
+
     derived = process(measured.prof, measured.shapes_prof, len(measured.wall_us), job.target, backend.facts,
                       measured.fused, graphs=measured.graph_work, ceilings=lambda: ceilings(backend, warnings),
-                      capture=capture)  # fmt: skip
+                      capture=capture, runtime=runtime)  # fmt: skip
     clock.lap("processing_ms")
-    run = describe(job, backend, measured, derived)
+    run = describe(job, backend, measured, derived, artifacts)
     run.backend.warnings += warnings
+    if derived.device_time is not None and derived.device_time.mismatch:
+        run.backend.warnings.append(derived.device_time.mismatch)
     export_trace(job, backend, measured.prof, run)
     clock.lap("export_ms")
     run.timings_ms = clock.laps
@@ -202,10 +219,13 @@ def process(
     graphs: dict[str, work.LineWork] | None = None,
     ceilings: Callable[[], DeviceRoof | None] = lambda: None,
     capture: bool = False,
+    runtime: Callable[[], RuntimeTime | None] = lambda: None,
 ) -> Derived:
     """The profiles' events read (worker/events.py) and the chain of derived views run on them
     (analysis/derive.py: attribution, each line's work and memory from the shapes call, insights,
-    roofline). `laps`, where given, gets each part's time in ms."""
+    roofline). Device time from Kineto's events, else the op table's, else the device runtime's own
+    trace (`runtime`, read once), each measured and recorded. `laps`, where given, gets each part's
+    time in ms."""
     t0 = time.perf_counter()
     gc.disable()  # tens of thousands of small records: the collector alone took ~40 % of this step
     try:
@@ -221,6 +241,10 @@ def process(
         derived.device_time = device_time_sources(facts, derived.attribution.totals)
         if facts.op_table_device_time:
             derived = op_table_or_kineto(prof, inputs, derived, facts, laps)
+        if facts.on_device:
+            rt = runtime()
+            if rt is not None:
+                derived = with_runtime_time(inputs, derived, rt, facts, laps)
         return derived
     finally:
         gc.enable()
@@ -253,6 +277,35 @@ def op_table_or_kineto(
             "events; the larger was used")  # fmt: skip
     again.device_time = DeviceTimeSources(source=OP_TABLE, totals_us=totals, note=note)
     return again
+
+
+def with_runtime_time(inputs: Inputs, derived: Derived, rt: RuntimeTime, facts: BackendFacts,
+                      laps: dict[str, float] | None = None) -> Derived:  # fmt: skip
+    """The device runtime's own trace as a source: recorded beside the others; where they held no device
+    time, the chain runs again with its executions as the device events (the run's own device events
+    left out); where one did, their totals are compared (`SOURCES_AGREE_WITHIN`)."""
+    dt = derived.device_time or device_time_sources(facts, derived.attribution.totals)
+    if rt.tables:  # a figure read (else `found` says why there is none)
+        dt.totals_us[rt.source] = rt.total_us
+    dt.found[rt.source] = rt.found
+    if dt.source == NO_SOURCE:
+        if not rt.device_events:
+            dt.note = dt.note.replace(" held none", f" held none, nor the runtime's trace ({rt.found})", 1)
+            derived.device_time = dt
+            return derived
+        events = [e for e in inputs.events if not e.on_device] + rt.device_events
+        again = derive(dataclasses.replace(inputs, events=events), laps)
+        note = f"device time from the runtime's system trace: {rt.found}"
+        again.device_time = DeviceTimeSources(source=rt.source, totals_us=dt.totals_us, note=note, found=dt.found)
+        return again
+    used = dt.totals_us.get(dt.source, 0.0)
+    if rt.total_us > 0 and used > 0 and abs(used - rt.total_us) > SOURCES_AGREE_WITHIN * max(used, rt.total_us):
+        dt.mismatch = (f"device time disagrees between sources: {used:.1f} µs per iteration from {dt.source} (used), "
+                       f"{rt.total_us:.1f} µs from {rt.source}, apart by more than {SOURCES_AGREE_WITHIN:.0%}; "
+                       "the system trace times each execution on the device, so a larger gap means time the "
+                       "other source misses or counts twice")  # fmt: skip
+    derived.device_time = dt
+    return derived
 
 
 def device_time_sources(
@@ -288,12 +341,11 @@ def ceilings(backend: Backend[Any], warnings: list[str]) -> DeviceRoof | None:
                       source=c.source, measured_at=c.measured_at)  # fmt: skip
 
 
-def describe(job: Job, backend: Backend[Any], m: Measured, derived: Derived) -> Run:
+def describe(job: Job, backend: Backend[Any], m: Measured, derived: Derived, artifacts: Artifacts) -> Run:
     """The Run record (without its id and directory, which the parent gives it)."""
     result = derived.attribution
     result.totals.wall_us = spread(m.wall_us)
     first = m.warmup_wall_us[0] if m.warmup_wall_us else 0.0
-    artifacts = backend.artifacts(Path(job.stage_dir))  # first: what it notes of them is among the warnings
     info = backend.info()
     info.requested = job.backend
     return Run(

@@ -32,6 +32,11 @@ HOST_MEMORY host_mem.pb. Environment (set by the test):
   STANDIN_OP_DEVICE_US=aten::mul=7,aten::mm=30
                           known device time (µs) per call of each named op, put into the op table where
                           NeuronConfig(correlate_device_time=True) was given (see `_correlate`)
+  STANDIN_EXEC_US=aten::mul=7,Torch-Compiled Region*=50
+                          known device executions in the RUNTIME system trace (see `_system_trace`): each call
+                          of a named op (a trailing * matches a prefix) launches one execution of that many µs
+  STANDIN_LNC=2           each execution on two physical NeuronCores (one nc_exec_running row per core)
+  STANDIN_EXEC_BEFORE=N   N more executions before the profiled calls (the warm-up's), on a framework row of their own
 """
 
 from __future__ import annotations
@@ -114,7 +119,7 @@ class NeuronProfiler:
         modes = set(kw["modes"])
         if ProfileMode.RUNTIME in modes:
             (run / "trace_info.pb").write_bytes(b"standin")
-            (run / "ntrace.pb").write_bytes(b"standin")
+            (run / "ntrace.pb").write_bytes(_system_trace(run / "trace.json"))
         if ProfileMode.CPU_UTIL in modes:
             (run / "cpu_util.pb").write_bytes(b"standin")
         if ProfileMode.HOST_MEMORY in modes:
@@ -145,6 +150,64 @@ class NeuronProfiler:
                 flush=True,
             )
         record("export_trace", directory=str(run))
+
+
+def _system_trace(trace_json: Path) -> bytes:
+    """The runtime's system trace (`ntrace.pb`) of known executions. The real file is the runtime's own
+    protobuf, read only by neuron-explorer; this stand-in writes JSON that only the stand-in
+    neuron-explorer reads (tests/standins/neuron_explorer.py turns it into the documented tables).
+
+    What is imitated: the runtime traces "one `nc_exec_running` hardware event per execution" of a NEFF,
+    "LNC>1 emits one `nc_exec_running` row per physical core", launched by a runtime call on the
+    framework op's thread (`nrt_model_submit` among the runtime events users filter on: public trn2 code
+    passing `--system-trace-filter-event-types nc_exec_running,nrt_model_submit,...`), linked by flow ids
+    that are "small per-model counters" (Deep-Learning-Profiling-Tools/Tilebench,
+    tilebench/neuron_diag/native_device.py). Execution is asynchronous: each starts on the device after
+    its launch and after the one before it ends. Which ops launch an execution, and for how long, is
+    STANDIN_EXEC_US: the op's outermost call of a named op (not a same-named op nested in it)."""
+    known = os.environ.get("STANDIN_EXEC_US", "")
+    per_call = {name: float(us) for name, _, us in (item.rpartition("=") for item in known.split(",") if item)}
+    if not per_call:
+        return b"standin"
+    import json
+
+    data = json.loads(trace_json.read_text(encoding="utf-8"))
+    base = int(data.get("baseTimeNanoseconds", 0) or 0)
+
+    def duration_us(name: str) -> float | None:
+        for key, us in per_call.items():
+            if name == key or (key.endswith("*") and name.startswith(key[:-1])):
+                return us
+        return None
+
+    ops = sorted((e for e in data["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "cpu_op"),
+                 key=lambda e: (e["tid"], float(e["ts"])))  # fmt: skip
+    launches, open_until = [], {}  # (tid) -> end of the launching op that encloses what follows
+    for e in ops:
+        start, end = base + round(float(e["ts"]) * 1000), base + round((float(e["ts"]) + float(e["dur"])) * 1000)
+        us = duration_us(e["name"])
+        if us is None or start < open_until.get(e["tid"], 0):
+            continue
+        open_until[e["tid"]] = end
+        launches.append({"op": e["name"], "tid": e["tid"], "op_start_ns": start, "op_end_ns": end,
+                         "launch_ns": start + (end - start) // 2, "us": us})  # fmt: skip
+    launches.sort(key=lambda x: x["launch_ns"])
+    first = launches[0]["launch_ns"] if launches else base
+    before = int(os.environ.get("STANDIN_EXEC_BEFORE", "0"))
+    tid = launches[0]["tid"] if launches else 0
+    at = [first - 10_000_000 + i * 100_000 for i in range(before)]  # 10 ms before the profiled calls
+    warm = [{"op": "standin::warmup", "tid": tid, "op_start_ns": t, "op_end_ns": t + 50_000, "launch_ns": t + 25_000,
+             "us": 11.0, "framework_row": True} for t in at]  # fmt: skip
+    models: dict[str, int] = {}
+    device_free, out = 0, []
+    for x in warm + launches:
+        model = models.setdefault(x["op"], 1000 + len(models))
+        flow = sum(1 for o in out if o["model_id"] == model)
+        start = max(x["launch_ns"] + 1_000, device_free + 200)
+        end = start + round(x["us"] * 1000)
+        device_free = end
+        out.append({**x, "model_id": model, "flow": str(flow), "start_ns": start, "end_ns": end})
+    return json.dumps({"standin": "ntrace", "lnc": int(os.environ.get("STANDIN_LNC", "1")), "executions": out}).encode()
 
 
 def _neff_cache() -> tuple[str, bool]:

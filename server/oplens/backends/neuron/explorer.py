@@ -190,7 +190,7 @@ def open_in_explorer(
         return link
     link.ingest_command = ingest
     link.commands.append(ingest)
-    output = _ingest(ingest, source.base, what.profile, ingest_timeout_s)
+    output = run_ingest(ingest, source.base, what.profile, ingest_timeout_s)
     link.messages += log_warnings(output, NeuronOptions())
     printed = re.search(r"https?://\S+/profile/\S+", output)
     if printed and printed.group(0).rstrip(".") != link.url:
@@ -535,7 +535,7 @@ def _reap() -> None:
 # ---------------------------------------------------------------------------- ingest
 
 
-def _ingest(cmd: list[str], run_dir: Path, profile: str, timeout_s: float) -> str:
+def run_ingest(cmd: list[str], run_dir: Path, profile: str, timeout_s: float) -> str:
     try:
         done = subprocess.run(
             cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", timeout=timeout_s, cwd=run_dir

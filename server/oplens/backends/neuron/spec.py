@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from oplens.backends.neuron import checks, commands, doctor, engines, explorer
+from oplens.backends.neuron import checks, commands, doctor, engines, explorer, runtime
 from oplens.backends.neuron.facts import NEURON
 from oplens.backends.neuron.options import DEFAULT_MAX_EVENTS_PER_NC, MODES, NeuronOptions, parse
-from oplens.backends.spec import BackendSpec, DoctorContext
+from oplens.backends.spec import BackendSpec, DoctorContext, RuntimeTime
 from oplens.records.doctor import Check
 from oplens.records.errors import OpLensError
 from oplens.records.format import fmt_bytes, fmt_us
-from oplens.records.run import EngineTime, Run
+from oplens.records.run import Artifacts, EngineTime, Run
 
 PAIR_ROWS = 5  # NEFF/NTFF pairs listed by name; the rest are counted
 
@@ -67,6 +67,13 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
 
     def doctor_checks(self, context: DoctorContext) -> list[Check]:
         return doctor.doctor_checks(context)
+
+    def runtime_time(
+        self, run_dir: Path, artifacts: Artifacts, def_line: int, *, ingest: bool, device_profile: bool = False,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> RuntimeTime | None:  # fmt: skip
+        return runtime.runtime_time(run_dir, artifacts, def_line, ingest=ingest, device_profile=device_profile,
+                                    progress=progress)  # fmt: skip
 
     def explain_failure(self, error: OpLensError, requested: str, options: NeuronOptions) -> None:
         checks.explain_failure(error, requested, options)

@@ -86,6 +86,17 @@ class Execution:
 
 
 @dataclass
+class Placed:
+    """One execution given to the framework op that launched it (in a profiled iteration)."""
+
+    execution: Execution
+    iteration: int
+    line: int
+    op: str  # the top-level op's name
+    correlation_id: int  # the launching op's (Kineto's correlation id, trace.json's External id; 0: none)
+
+
+@dataclass
 class SysTraceTime:
     """What the system trace says about each line's device time (µs per iteration)."""
 
@@ -99,6 +110,7 @@ class SysTraceTime:
     per_op_us: dict[str, list[float]] = field(default_factory=dict)  # launching op -> µs in each iteration
     outside_us: float = 0.0  # executions linked to no profiled iteration (warm-up, OpLens's own sync)
     problems: list[str] = field(default_factory=list)  # why a rule was refused; missing tables / columns
+    placed: list[Placed] = field(default_factory=list)  # each execution inside a profiled iteration, placed
 
     def line_mean_us(self, line: int) -> float:
         per = self.per_line_us.get(line, [])
@@ -212,9 +224,9 @@ class _Framework:
     def_line: int
     by_thread: dict[int, tuple[list[int], list[Node]]] = field(default_factory=dict)
 
-    def ctx_at(self, thread: int | None, t: int) -> tuple[int, int, str]:
-        """(iteration, line, op) of the innermost framework op on `thread` running at `t`, else of the
-        line running on the profiled thread then."""
+    def ctx_at(self, thread: int | None, t: int) -> tuple[int, int, str, int]:
+        """(iteration, line, top-level op, the innermost op's correlation id) of the innermost framework
+        op on `thread` running at `t`, else of the line running on the profiled thread then (no op, id 0)."""
         if not self.by_thread:
             for n in sorted((n for n in self.nodes if not n.is_marker), key=lambda n: n.ev.start_ns):
                 starts, nodes = self.by_thread.setdefault(n.ev.thread, ([], []))
@@ -226,17 +238,18 @@ class _Framework:
             if t < max(nodes[i].ev.end_ns, nodes[i].ev.start_ns + 1):
                 best = nodes[i]
                 break
-        op = ""
+        op, corr = "", 0
         ctx = self.locate(t)
         if best is not None:
             top = best
             while top.parent is not None and not top.parent.is_marker:
                 top = top.parent
-            op, ctx = top.ev.name, (best.ctx if best.ctx[0] >= 0 else ctx)
-        return ctx[0], ctx[1] or self.def_line, op
+            op, ctx, corr = top.ev.name, (best.ctx if best.ctx[0] >= 0 else ctx), best.ev.correlation_id
+        return ctx[0], ctx[1] or self.def_line, op, corr
 
-    def launches(self) -> tuple[list[list[tuple[int, str]]], str]:
-        """Per iteration, the (line, op) of each launch in launch order, and what a launch was."""
+    def launches(self) -> tuple[list[list[tuple[int, str, int]]], str]:
+        """Per iteration, the (line, op, op's correlation id) of each launch in launch order, and what a
+        launch was."""
         runtime = [n for n in self.nodes if n.ev.linked_correlation_id and n.ev.correlation_id]
         is_runtime = bool(runtime)
         chosen, what = (
@@ -244,7 +257,7 @@ class _Framework:
             if runtime
             else ([n for n in self.nodes if n.top_level and n.ev.name not in attribution.NOT_OPERATOR_CALLS], "the top-level ops")
         )
-        per: list[list[tuple[int, int, str]]] = [[] for _ in range(self.iterations)]
+        per: list[list[tuple[int, int, str, int]]] = [[] for _ in range(self.iterations)]
         ops = {n.ev.correlation_id: n for n in self.nodes if not n.ev.linked_correlation_id and n.ev.correlation_id}
         for n in chosen:
             it = n.ctx[0]
@@ -252,8 +265,8 @@ class _Framework:
                 op = ops.get(n.ev.linked_correlation_id, n) if is_runtime else n
                 while op.parent is not None and not op.parent.is_marker:
                     op = op.parent
-                per[it].append((n.ev.start_ns, n.ctx[1] or self.def_line, op.ev.name))
-        return [[(line, op) for _, line, op in sorted(p)] for p in per], what
+                per[it].append((n.ev.start_ns, n.ctx[1] or self.def_line, op.ev.name, op.ev.correlation_id))
+        return [[(line, op, corr) for _, line, op, corr in sorted(p)] for p in per], what
 
 
 def _framework(events: list[RawEvent], def_line: int) -> _Framework:
@@ -294,6 +307,10 @@ def _link_points(
         for i in exec_ids.get((e.model_id, e.flow_ids), set()):
             linked += [by_id[j] for j in neighbours.get(i, set()) if j in by_id and not is_execution(by_id[j])]
         same_model = [r for r in linked if str(_attrs(r.get("extra_attributes_json")).get("model_id", e.model_id)) == e.model_id]
+        # one hop further: the runtime's launch row's other flows reach the framework op that dispatched it
+        mine = set(e.flow_ids)
+        same_model += [f for r in same_model if r.get("trace_event_source") == RT for fid in _flows(r.get("flow_id"))
+                       if fid not in mine for f in by_flow.get(fid, []) if f.get("trace_event_source") == FRAMEWORK]  # fmt: skip
         out.append(same_model)
     return out
 
@@ -307,27 +324,27 @@ def _by_flow(result: SysTraceTime, rows: list[dict[str, Any]], execs: list[Execu
             f"rule flow: {unlinked} of {len(execs)} executions have no flow link to a framework or neuron_rt event"
         )
         return False
-    placed: list[tuple[Execution, tuple[int, int, str]]] = []
+    placed: list[tuple[Execution, tuple[int, int, str, int]]] = []
     for e, ls in zip(execs, links, strict=True):
         fw_rows = [r for r in ls if r.get("trace_event_source") == FRAMEWORK] or ls  # the dispatch inside the op first
         ctxs = {fw.ctx_at(r.get("thread_id"), int(r["start_ts"])) for r in fw_rows if r["start_ts"] is not None}
-        if len({(it, line) for it, line, _ in ctxs}) != 1:
+        if len({(it, line) for it, line, _, _ in ctxs}) != 1:
             result.problems.append(
                 f"rule flow: an execution of model {e.model_id!r} links to {len(ctxs)} different places: not chosen"
             )
             return False
         placed.append((e, next(iter(ctxs))))
-    if fw.iterations and all(it < 0 for _, (it, _, _) in placed):
+    if fw.iterations and all(it < 0 for _, (it, _, _, _) in placed):
         result.problems.append(
             "rule flow: no linked runtime event falls inside the framework's oplens.iter ranges "
             "(the framework events are on another clock than the system trace's): not used"
         )
         return False
-    for e, (it, line, op) in placed:
+    for e, (it, line, op, corr) in placed:
         if not 0 <= it < fw.iterations:
             result.outside_us += e.duration_ns / 1e3
             continue
-        _add(result, it, line, op, e.duration_ns)
+        _add(result, Placed(e, it, line, op, corr))
     result.rule = RULE_FLOW
     return True
 
@@ -357,17 +374,18 @@ def _by_order(result: SysTraceTime, execs: list[Execution], fw: _Framework) -> b
         )
         return False
     for it, (window, launch) in enumerate(zip(windows, launches, strict=True)):
-        for e, (line, op) in zip(window, launch, strict=True):
-            _add(result, it, line, op, e.duration_ns)
+        for e, (line, op, corr) in zip(window, launch, strict=True):
+            _add(result, Placed(e, it, line, op, corr))
     result.rule = RULE_ORDER
     return True
 
 
-def _add(result: SysTraceTime, it: int, line: int, op: str, ns: int) -> None:
-    n = result.iterations
-    result.per_line_us.setdefault(line, [0.0] * n)[it] += ns / 1e3
-    result.per_op_us.setdefault(op, [0.0] * n)[it] += ns / 1e3
-    result.per_iteration_us[it] += ns / 1e3
+def _add(result: SysTraceTime, p: Placed) -> None:
+    n, it, us = result.iterations, p.iteration, p.execution.duration_ns / 1e3
+    result.per_line_us.setdefault(p.line, [0.0] * n)[it] += us
+    result.per_op_us.setdefault(p.op, [0.0] * n)[it] += us
+    result.per_iteration_us[it] += us
+    result.placed.append(p)
 
 
 def _flow_edges(folder: Path) -> list[tuple[int, int]]:
@@ -419,9 +437,22 @@ def line_device_time(folder: Path, def_line: int, framework: list[RawEvent] | No
     result.iterations = fw.iterations
     result.per_iteration_us = [0.0] * fw.iterations
     if not _by_flow(result, rows, execs, fw, edges):
-        result.per_line_us, result.per_op_us, result.outside_us = {}, {}, 0.0
+        result.per_line_us, result.per_op_us, result.outside_us, result.placed = {}, {}, 0.0, []
         result.per_iteration_us = [0.0] * fw.iterations
         if not _by_order(result, execs, fw):
-            result.per_line_us, result.per_op_us = {}, {}
+            result.per_line_us, result.per_op_us, result.placed = {}, {}, []
             result.per_iteration_us = []
     return result
+
+
+def device_events(result: SysTraceTime) -> list[RawEvent]:
+    """Each placed execution as a device event linked to the op that launched it, as Kineto links a
+    kernel: added to the run's events (without device events of their own), the attribution gives each
+    op and line its executions' time. An execution whose launch fell between ops (no op to link to)
+    stays a device event of its own: the run's unattributed device time. Executions outside the
+    profiled iterations are left out."""
+    out = []
+    for p in result.placed:
+        e = p.execution
+        out.append(RawEvent(HW_EXEC_EVENT, 0, e.start_ns, e.end_ns, linked_correlation_id=p.correlation_id, on_device=True))
+    return out

@@ -1,0 +1,96 @@
+"""A Neuron run's device time from the runtime's system trace (issue 20, source (b)), parent side, no torch.
+
+The worker calls this once per run, after the profile: the run's session folder (`<instance>_pid_<pid>/<ts>/`,
+with `ntrace.pb` + `trace_info.pb`) is processed by `neuron-explorer view -d SESSION --ingest-only
+--data-path DP --display-name N --ignore-instruction-trace --ignore-dma-trace --ignore-event-trace`, the
+command users on trn2 time with ("Only the system trace is needed for timing",
+`Deep-Learning-Profiling-Tools/Tilebench`, `tilebench/core/nki_timer.py`); the instruction trace is kept
+only where a compiled graph's device time is to be split over its lines (item 2). The processed tables stay
+with the run (`<run>/neuron_system_trace/profiles/global/system_trace@latest/`), so `oplens analyze`
+reads them again without neuron-explorer. `systrace.py` gives each execution to its launching op; its
+framework side is the run's trace.json as TorchNeuron wrote it (the trace Explorer merges with the
+runtime's: same threads, same clock), linked back to the profile's ops by correlation id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from oplens.analysis.chrome_trace import read_events
+from oplens.backends.neuron import engines, explorer, systrace
+from oplens.backends.neuron.artifacts import SYSTEM_PROFILE
+from oplens.backends.spec import RuntimeTime
+from oplens.records.errors import OpLensError
+from oplens.records.run import SYSTEM_TRACE, Artifacts
+
+# <run>/neuron_system_trace: the ingest's --data-path, beside (not inside) the runtime's own output, which
+# `oplens explorer` ingests as a whole
+DATA_DIR = "neuron_system_trace"
+DISPLAY_NAME = "system_trace"
+TIMING_FLAGS = ("--ignore-dma-trace", "--ignore-event-trace")  # Tilebench's: the tables timing needs, no more
+NO_INSTRUCTIONS = "--ignore-instruction-trace"
+
+
+def tables_dir(run_dir: Path) -> Path:
+    """Where the run's processed system trace is kept."""
+    return engines.processed_dir(run_dir / DATA_DIR, DISPLAY_NAME)
+
+
+def ingest_command(tool: Path, session: Path, data_path: Path, device_profile: bool) -> list[str]:
+    flags = [*TIMING_FLAGS] if device_profile else [NO_INSTRUCTIONS, *TIMING_FLAGS]
+    return [str(tool), "view", "-d", str(session), "--ingest-only", "--data-path", str(data_path),
+            "--display-name", DISPLAY_NAME, *flags]  # fmt: skip
+
+
+def runtime_time(
+    run_dir: Path, art: Artifacts, def_line: int, *, ingest: bool, device_profile: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> RuntimeTime:  # fmt: skip
+    """Each execution in the run's system trace as a device event linked to its launching op, or why none."""
+
+    def nothing(why: str) -> RuntimeTime:
+        return RuntimeTime(SYSTEM_TRACE, [], 0.0, why)
+
+    session = run_dir / art.device_profile_dir if art.device_profile_dir else None
+    if session is None or not all((session / name).is_file() for name in SYSTEM_PROFILE):
+        return nothing(f"no system trace in the run's Neuron profile ({' + '.join(SYSTEM_PROFILE)}): "
+                       "profile with RUNTIME in --neuron-modes (the default DEVICE,RUNTIME)")  # fmt: skip
+    folder = tables_dir(run_dir)
+    if not folder.is_dir():
+        if not ingest:
+            return nothing(f"the run keeps no processed system trace ({folder}): it was not ingested when it ran")
+        if not engines.parquet_reader():
+            return nothing(f"not read: the processed system trace is Parquet and {engines.PARQUET_HINT}")
+        try:
+            tool = explorer.find_tool()
+        except OpLensError as e:
+            return nothing(f"not read: {e.message}; {e.detail}")
+        if progress is not None:
+            progress("ingesting", 0, 1)
+        cmd = ingest_command(tool, session, run_dir / DATA_DIR, device_profile)
+        try:
+            explorer.run_ingest(cmd, run_dir, "system trace", explorer.INGEST_TIMEOUT_S)
+        except OpLensError as e:
+            return nothing(f"not read: {e.message} ({e.detail.splitlines()[0] if e.detail else 'no output'})")
+        if progress is not None:
+            progress("ingesting", 1, 1)
+        if not folder.is_dir():
+            return nothing(f"neuron-explorer left no processed profile at {folder}, where the docs put it")
+    trace = run_dir / art.trace_json if art.trace_json else None
+    if trace is None or not trace.is_file():
+        return nothing("no framework trace (trace.json) in the run's profile to give the executions to their ops")
+    try:
+        framework = read_events(trace)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return nothing(f"the framework trace {trace} does not read ({e})")
+    st = systrace.line_device_time(folder, def_line, framework)
+    tables = str(folder.relative_to(run_dir))
+    if not st.rule:
+        return RuntimeTime(SYSTEM_TRACE, [], 0.0, "; ".join(st.problems) or "no execution placed", tables)
+    found = (f"{st.executions} execution(s) in {tables}, "
+             + (f"{st.pcores_per_execution} physical-core rows each merged, " if st.pcores_per_execution > 1 else "")
+             + f"given to their ops by rule {st.rule}"
+             + (f"; {st.outside_us:.1f} µs outside the profiled iterations left out" if st.outside_us else "")
+             + (f" ({'; '.join(st.problems)})" if st.problems else ""))  # fmt: skip
+    return RuntimeTime(SYSTEM_TRACE, systrace.device_events(st), st.total_mean_us(), found, tables)

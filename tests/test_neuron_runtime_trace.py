@@ -1,0 +1,158 @@
+"""Self NEURON from the runtime's system trace (issue 20, source (b)), against STAND-INS of torch_neuronx and
+neuron-explorer (tests/standins/): the stand-in TorchNeuron writes a system trace of known executions
+(`STANDIN_EXEC_US`, per call of a named op; `_system_trace` there cites what it imitates), the stand-in
+neuron-explorer turns it into the documented `SystemProfileEvents` table, and OpLens gives each execution
+to its launching op and line. The known per-line figures must come back exactly.
+
+Real material followed: TorchNeuron's Kineto session returns no device activities ("NRT writes directly to
+`profile_output_dir`", torch_neuronx/csrc/profiler/README.md, parmoham-aws/test-repo-parmoham); users on trn2
+read device time from `nc_exec_running` rows of the ingested system trace
+(Deep-Learning-Profiling-Tools/Tilebench, tilebench/core/nki_timer.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import STANDINS, oplens_cli, write_stand_in_explorer
+
+FAST = ["--warmup", "1", "--iters", "3"]
+# examples/rmsnorm.py's rmsnorm_naive, its inputs built where the stand-in device leaves them (on the CPU)
+TARGET = """\
+import torch
+
+X, W, EPS = torch.randn(1, 8, 16), torch.ones(16), 1e-6
+
+
+def rmsnorm_naive():
+    x, w = X, W
+    x_sq = x * x
+    mean_sq = x_sq.mean(dim=-1, keepdim=True)
+    mean_eps = mean_sq + EPS
+    inv_rms = torch.rsqrt(mean_eps)
+    x_norm = x * inv_rms
+    return x_norm * w
+"""
+KNOWN = "aten::mul=7,aten::mean=5,aten::add=2,aten::rsqrt=3"
+PER_LINE = {8: 7.0, 9: 5.0, 10: 2.0, 11: 3.0, 12: 7.0, 13: 7.0}  # µs per iteration: 6 executions
+
+
+def profile(tmp_path: Path, *argv: str, explorer: bool = True, **env: str) -> dict[str, Any]:
+    path = os.environ["PATH"]
+    if explorer:
+        path = f"{write_stand_in_explorer(tmp_path / 'bin').parent}{os.pathsep}{path}"
+    env = {"PYTHONPATH": str(STANDINS), "STANDIN_EXEC_US": KNOWN, "PATH": path, "STANDIN_NO_CORRELATE": "1", **env}
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "rmsnorm.py").write_text(TARGET)
+    proc: subprocess.CompletedProcess[str] = oplens_cli(
+        tmp_path, "profile", "rmsnorm.py::rmsnorm_naive", "--backend", "neuron", *FAST, *argv, "--json", "-",
+        timeout=240, **env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    run: dict[str, Any] = json.loads(proc.stdout)
+    return run
+
+
+def per_line(run: dict[str, Any]) -> dict[int, float]:
+    return {s["line"]: s["self_device_us"] for s in run["lines"] if s["self_device_us"]}
+
+
+@pytest.mark.parametrize("lnc", ["1", "2"])
+def test_known_executions_come_back_per_line_through_the_system_trace_stand_in(tmp_path: Path, lnc: str) -> None:
+    """No op-table propagation (an older NeuronConfig), no Kineto device events: the system trace is the one
+    source, by its flow links; at LNC=2 each execution's two per-core rows are merged, not summed."""
+    run = profile(tmp_path, STANDIN_LNC=lnc)
+    assert per_line(run) == pytest.approx(PER_LINE, rel=0.01)
+    assert run["totals"]["self_device_us"] == pytest.approx(31.0, rel=0.01)
+    ops = {o["name"]: o["self_device_us"] for o in run["ops"] if o["self_device_us"]}
+    assert ops == pytest.approx({"aten::mul": 21.0, "aten::mean": 5.0, "aten::add": 2.0, "aten::rsqrt": 3.0}, rel=0.01)
+    dt = run["device_time"]
+    assert dt["source"] == "system_trace"
+    assert dt["totals_us"]["system_trace"] == pytest.approx(31.0, rel=0.01)
+    assert dt["totals_us"]["kineto_linked"] == 0 and dt["totals_us"]["op_table"] == 0
+    assert "rule flow" in dt["found"]["system_trace"] and "18 execution(s)" in dt["found"]["system_trace"]
+    if lnc == "2":
+        assert "2 physical-core rows each merged" in dt["found"]["system_trace"]
+    # the processed tables are kept with the run: analyze re-reads them, without neuron-explorer
+    tables = Path(run["run_dir"]) / run["artifacts"]["processed_system_trace"]
+    assert (tables / "SystemProfileEvents.parquet").is_file()
+
+
+def test_the_ingest_asks_for_the_system_trace_only(tmp_path: Path) -> None:
+    record = tmp_path / "calls.jsonl"
+    profile(tmp_path, STANDIN_EXPLORER_RECORD=str(record))
+    argvs = [json.loads(line)["argv"] for line in record.read_text().splitlines() if "argv" in line]
+    assert len(argvs) == 1, argvs  # once per run
+    argv = argvs[0]
+    assert argv[:2] == ["view", "-d"] and "--ingest-only" in argv
+    assert {"--ignore-instruction-trace", "--ignore-dma-trace", "--ignore-event-trace"} <= set(argv)
+    assert argv[argv.index("-d") + 1].split(os.sep)[-2].startswith("i-0standin")  # the session folder: <instance>_pid_<pid>/<ts>
+
+
+def test_without_flow_links_the_clock_free_order_rule_places_them(tmp_path: Path) -> None:
+    run = profile(tmp_path, STANDIN_SYSTRACE_FLOWS="none")
+    assert per_line(run) == pytest.approx(PER_LINE, rel=0.01)
+    assert "rule order" in run["device_time"]["found"]["system_trace"]
+
+
+def test_a_runtime_clock_apart_from_the_framework_s_still_links_through_the_framework_rows(tmp_path: Path) -> None:
+    run = profile(tmp_path, STANDIN_SYSTRACE_CLOCK_NS=str(10**12))
+    assert per_line(run) == pytest.approx(PER_LINE, rel=0.01)
+    assert "rule flow" in run["device_time"]["found"]["system_trace"]
+
+
+def test_runtime_links_only_on_another_clock_fall_back_to_the_order_rule(tmp_path: Path) -> None:
+    run = profile(tmp_path, STANDIN_SYSTRACE_FLOWS="runtime", STANDIN_SYSTRACE_CLOCK_NS=str(10**12))
+    assert per_line(run) == pytest.approx(PER_LINE, rel=0.01)
+    found = run["device_time"]["found"]["system_trace"]
+    assert "rule order" in found
+
+
+def test_op_table_first_and_the_system_trace_recorded_beside_it_with_a_warning_where_they_disagree(tmp_path: Path) -> None:
+    """Where the op table has device time (correlate_device_time) it is used (the issue's order), the system
+    trace's total recorded; the stand-in's table says 3x the trace here: both figures in a warning."""
+    run = profile(tmp_path, STANDIN_NO_CORRELATE="0", STANDIN_OP_DEVICE_US="aten::mul=21,aten::mean=15,aten::add=6,aten::rsqrt=9")
+    dt = run["device_time"]
+    assert dt["source"] == "op_table"
+    assert dt["totals_us"]["op_table"] == pytest.approx(93.0, rel=0.01)
+    assert dt["totals_us"]["system_trace"] == pytest.approx(31.0, rel=0.01)
+    assert "93.0 µs" in dt["mismatch"] and "31.0 µs" in dt["mismatch"]
+    assert dt["mismatch"] in run["backend"]["warnings"]
+    agree = profile(tmp_path / "agree", STANDIN_NO_CORRELATE="0", STANDIN_OP_DEVICE_US=KNOWN)
+    assert agree["device_time"]["source"] == "op_table" and agree["device_time"]["mismatch"] == ""
+    assert agree["device_time"]["totals_us"]["system_trace"] == pytest.approx(31.0, rel=0.01)
+
+
+def test_warm_up_executions_outside_the_profiled_iterations_are_left_out_and_said(tmp_path: Path) -> None:
+    run = profile(tmp_path, STANDIN_EXEC_BEFORE="4")
+    assert per_line(run) == pytest.approx(PER_LINE, rel=0.01)
+    assert "44.0 µs outside the profiled iterations left out" in run["device_time"]["found"]["system_trace"]
+
+
+def test_no_neuron_explorer_says_which_sources_were_tried_and_the_fix(tmp_path: Path) -> None:
+    run = profile(tmp_path, explorer=False)
+    dt = run["device_time"]
+    assert dt["source"] == "none" and run["totals"]["self_device_us"] == 0
+    assert "neuron-explorer is not installed" in dt["found"]["system_trace"]
+    assert "nor the runtime's trace" in dt["note"] and "aws-neuronx-tools" in dt["note"]
+
+
+def test_a_missing_column_is_named(tmp_path: Path) -> None:
+    run = profile(tmp_path, STANDIN_SYSTRACE_DROP="end_ts")
+    assert run["device_time"]["source"] == "none"
+    assert "has no column end_ts" in run["device_time"]["found"]["system_trace"]
+
+
+def test_analyze_re_reads_the_kept_tables_without_neuron_explorer(tmp_path: Path) -> None:
+    run = profile(tmp_path)
+    env = {"PYTHONPATH": str(STANDINS)}  # PATH without the stand-in neuron-explorer
+    proc = oplens_cli(tmp_path, "analyze", run["run_id"], "--json", "-", **env)
+    assert proc.returncode == 0, proc.stderr
+    again = json.loads(proc.stdout)
+    assert per_line(again) == pytest.approx(PER_LINE, rel=0.01)
