@@ -59,8 +59,10 @@ def stored_events(shapes: bool = False) -> list[RawEvent]:
     records them (its "Input Dims" and "Input type"), as the worker's shapes call reads them."""
     events = read_events(STORED_TRACE)
     if shapes:
-        trace = json.loads(STORED_TRACE.read_text())["traceEvents"]
-        args = {(e["name"], round(float(e["ts"]) * 1000)): e.get("args", {}) for e in trace if e.get("ph") == "X"}
+        data = json.loads(STORED_TRACE.read_text())
+        base = int(data.get("baseTimeNanoseconds", 0))  # read_events makes times absolute
+        args = {(e["name"], base + round(float(e["ts"]) * 1000)): e.get("args", {}) for e in data["traceEvents"]
+                if e.get("ph") == "X"}  # fmt: skip
         for e in events:
             a = args.get((e.name, e.start_ns), {})
             e.shapes, e.dtypes = list(a.get("Input Dims", [])), list(a.get("Input type", []))

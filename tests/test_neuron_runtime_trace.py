@@ -156,3 +156,65 @@ def test_analyze_re_reads_the_kept_tables_without_neuron_explorer(tmp_path: Path
     assert proc.returncode == 0, proc.stderr
     again = json.loads(proc.stdout)
     assert per_line(again) == pytest.approx(PER_LINE, rel=0.01)
+
+
+COMPILED = """\
+import torch
+
+X, W, EPS = torch.randn(1, 8, 16), torch.ones(16), 1e-6
+
+
+def naive(x, w):
+    x_sq = x * x
+    mean_sq = x_sq.mean(dim=-1, keepdim=True)
+    mean_eps = mean_sq + EPS
+    inv_rms = torch.rsqrt(mean_eps)
+    x_norm = x * inv_rms
+    return x_norm * w
+
+
+compiled = torch.compile(naive, backend="eager", fullgraph=True)
+
+
+def rmsnorm_compiled():
+    return compiled(X, W)
+"""
+
+
+def profile_compiled(tmp_path: Path, **env: str) -> dict[str, Any]:
+    """The compiled variant: one NEFF, one execution of 50 µs per call, its instructions naming lines 7-12
+    (8 and 9 fused into one instruction) where compiled with framework debug info."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "c.py").write_text(COMPILED)
+    f = str(tmp_path / "c.py")
+    frames = f"{f}:naive:7=0.2;{f}:naive:8+{f}:naive:9=0.3;{f}:naive:10=0.1;{f}:naive:11=0.2;{f}:naive:12=0.2"
+    path = f"{write_stand_in_explorer(tmp_path / 'bin').parent}{os.pathsep}{os.environ['PATH']}"
+    proc = oplens_cli(tmp_path, "profile", "c.py::rmsnorm_compiled", "--backend", "neuron", *FAST, "--json", "-",
+                      timeout=300, PYTHONPATH=str(STANDINS), PATH=path, STANDIN_NO_CORRELATE="1",
+                      STANDIN_EXEC_US="Torch-Compiled Region*=50", STANDIN_NEFF_FRAMES=frames, **env)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    run: dict[str, Any] = json.loads(proc.stdout)
+    return run
+
+
+def test_a_compiled_graph_s_device_time_is_split_over_the_lines_it_fused(tmp_path: Path) -> None:
+    run = profile_compiled(tmp_path, NEURON_FRAMEWORK_DEBUG="1")
+    assert per_line(run) == pytest.approx({19: 50.0}, rel=0.01)  # the call line holds the graph's time
+    (line,) = [s for s in run["lines"] if s["line"] == 19]
+    (region,) = line["compiled"]
+    split = {s["line"]: s["self_device_us"] for s in region["split"]}
+    assert split == pytest.approx({7: 10.0, 8: 7.5, 9: 7.5, 10: 5.0, 11: 10.0, 12: 10.0}, rel=0.01)
+    assert {s["function"] for s in region["split"]} == {"naive"}
+    assert sum(s["pct"] for s in region["split"]) == pytest.approx(100.0)
+    assert "instructions" in region["split_note"]
+    proc = oplens_cli(tmp_path, "analyze", run["run_id"], "--json", "-", PYTHONPATH=str(STANDINS))
+    assert proc.returncode == 0, proc.stderr
+    (again,) = [s for s in json.loads(proc.stdout)["lines"] if s["line"] == 19]
+    assert {s["line"]: s["self_device_us"] for s in again["compiled"][0]["split"]} == pytest.approx(split, rel=0.01)
+
+
+def test_without_framework_debug_info_the_region_says_how_to_get_the_split(tmp_path: Path) -> None:
+    run = profile_compiled(tmp_path)
+    (line,) = [s for s in run["lines"] if s["line"] == 19]
+    (region,) = line["compiled"]
+    assert region["split"] == [] and "NEURON_FRAMEWORK_DEBUG=1 before the first compile" in region["split_note"]

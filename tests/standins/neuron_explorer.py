@@ -162,6 +162,8 @@ def system_tables(session: Path, processed: Path, argv: list[str]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    if "--ignore-instruction-trace" not in argv:
+        device_tables(sessions, processed, rows)
     drop = os.environ.get("STANDIN_SYSTRACE_DROP", "")
     columns = [c for c in ROW_COLUMNS if c != drop]
     types = _types()
@@ -170,6 +172,60 @@ def system_tables(session: Path, processed: Path, argv: list[str]) -> None:
     if warnings:
         pq.write_table(pa.table({"message": [w["message"] for w in warnings], "category": [w["category"] for w in warnings]}),
                        processed / "Warning.parquet")  # fmt: skip
+
+
+def device_tables(sessions: list[Path], processed: Path, rows: list[dict[str, object]]) -> None:
+    """The device profile's `Instruction` (with `stack_frame_ids`, "an instruction can map back to multiple
+    stack frame ids due to compiler optimizations such as operator fusion"), `StackFrame`,
+    `StackFrameFileLocation`, `StackFrameFileName`, `StackFrameFunctionName` and `ExecutionInfo {neff_name,
+    execution_start_ts, execution_end_ts}` tables (profile-schema-reference.rst), from the debug info the
+    stand-in TorchNeuron put in each NEFF: each execution of a model runs its NEFF's instructions back to
+    back, each taking its weight's share of the execution."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    execs = [r for r in rows if r["name"] == "nc_exec_running" and r["pcore_idx"] in (None, 0)]
+    info: dict[str, list[object]] = {"neff_name": [], "execution_start_ts": [], "execution_end_ts": []}
+    inst: dict[str, list[object]] = {c: [] for c in ("id", "start_ts", "end_ts", "duration_ns", "engine", "opcode", "pc",
+                                                     "stack_frame_ids")}  # fmt: skip
+    frames: dict[tuple[str, str, int], int] = {}
+    for s in sessions:
+        for neff in sorted(s.glob("neff_*_vnc_*.neff")):
+            raw = neff.read_bytes()
+            debug = json.loads(raw[4:]).get("standin_debug", []) if raw[4:5] == b"{" else []
+            model = neff.name.split("_")[1]
+            for e in (r for r in execs if json.loads(str(r["extra_attributes_json"] or "{}")).get("model_id") == model):
+                start, end = int(e["start_ts"]), int(e["end_ts"])  # type: ignore[call-overload]
+                info["neff_name"].append(neff.name)
+                info["execution_start_ts"].append(start)
+                info["execution_end_ts"].append(end)
+                t = start
+                for k, ins in enumerate(debug):
+                    ids = [frames.setdefault((f["file"], f["function"], int(f["line"])), len(frames) + 1) for f in ins["frames"]]
+                    d = round((end - start) * ins["weight"])
+                    row = {"id": len(inst["id"]), "start_ts": t, "end_ts": t + d, "duration_ns": d, "engine": "vector",
+                           "opcode": "TENSOR_TENSOR", "pc": k, "stack_frame_ids": json.dumps(ids)}  # fmt: skip
+                    for c, v in row.items():
+                        inst[c].append(v)
+                    t += d
+    if not info["neff_name"]:
+        return
+    pq.write_table(pa.table(info), processed / "ExecutionInfo.parquet")
+    pq.write_table(pa.table(inst), processed / "Instruction.parquet")
+    files = sorted({f for f, _, _ in frames})
+    functions = sorted({fn for _, fn, _ in frames})
+    ordered = sorted(frames.items(), key=lambda kv: kv[1])
+    pq.write_table(pa.table({"id": [str(i) for _, i in ordered], "file_location_id": [i for _, i in ordered],
+                             "parent_frame_id": ["0"] * len(ordered)}), processed / "StackFrame.parquet")  # fmt: skip
+    pq.write_table(pa.table({"id": [str(i) for _, i in ordered],
+                             "file_name_id": [files.index(f) + 1 for (f, _, _), _ in ordered],
+                             "function_name_id": [functions.index(fn) + 1 for (_, fn, _), _ in ordered],
+                             "line_number": [ln for (_, _, ln), _ in ordered]}),
+                   processed / "StackFrameFileLocation.parquet")  # fmt: skip
+    pq.write_table(pa.table({"id": [str(i + 1) for i in range(len(files))], "name": files}),
+                   processed / "StackFrameFileName.parquet")  # fmt: skip
+    pq.write_table(pa.table({"id": [str(i + 1) for i in range(len(functions))], "name": functions}),
+                   processed / "StackFrameFunctionName.parquet")  # fmt: skip
 
 
 ROW_COLUMNS = ("id", "name", "start_ts", "end_ts", "duration_ns", "trace_event_source", "instance_id", "process_id",

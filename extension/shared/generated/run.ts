@@ -83,6 +83,27 @@ export interface InnerLine {
   self_device_us: number;
 }
 
+/**
+ * One source line a compiled graph fused, with its share of the graph's device time: the device
+ * profile's instructions that name the line (Neuron: `Instruction.stack_frame_ids`), never estimated.
+ */
+export interface FusedLineTime {
+  file: string;
+  line: number;
+  /** @default '' */
+  function: string;
+  /**
+   * per iteration
+   * @default 0
+   */
+  self_device_us: number;
+  /**
+   * of the region's device time
+   * @default 0
+   */
+  pct: number;
+}
+
 /** A `torch.compile` region called on a line, with the source lines its graph fused. */
 export interface CompiledRegion {
   /** e.g. "Torch-Compiled Region: 0/0" */
@@ -92,6 +113,16 @@ export interface CompiledRegion {
   self_device_us: number;
   /** @default [] */
   fused: SourceRef[];
+  /**
+   * its device time per fused line, where the device says
+   * @default []
+   */
+  split: FusedLineTime[];
+  /**
+   * how the split was made, or why there is none (and how to get it)
+   * @default ''
+   */
+  split_note: string;
 }
 
 /**
@@ -779,6 +810,17 @@ export function readInnerLine(r: Reader): InnerLine {
   };
 }
 
+/** A `FusedLineTime` from its JSON: requires file, line; the rest take their defaults. */
+export function readFusedLineTime(r: Reader): FusedLineTime {
+  return {
+    file: r.str('file'),
+    line: r.num('line'),
+    function: r.str('function', ''),
+    self_device_us: r.num('self_device_us', 0),
+    pct: r.num('pct', 0),
+  };
+}
+
 /** A `CompiledRegion` from its JSON: requires name, calls, self_device_us; the rest take their defaults. */
 export function readCompiledRegion(r: Reader): CompiledRegion {
   return {
@@ -786,6 +828,8 @@ export function readCompiledRegion(r: Reader): CompiledRegion {
     calls: r.num('calls'),
     self_device_us: r.num('self_device_us'),
     fused: r.list('fused', readSourceRef),
+    split: r.list('split', readFusedLineTime),
+    split_note: r.str('split_note', ''),
   };
 }
 

@@ -20,7 +20,7 @@ from oplens.analysis.attribution import RawEvent
 from oplens.backends.facts import CPU, BackendFacts
 from oplens.records.doctor import Check
 from oplens.records.errors import OpLensError, bad_input
-from oplens.records.run import Artifacts, Run
+from oplens.records.run import Artifacts, FusedLineTime, LineStat, Run, SourceRef
 
 OptionsT = TypeVar("OptionsT")
 
@@ -79,6 +79,21 @@ class RuntimeTime:
     total_us: float  # device time per profiled iteration
     found: str  # in words: what was read and by which rule, or why nothing (with the fix)
     tables: str = ""  # the processed tables kept with the run (run-relative): `oplens analyze` re-reads them
+    # compiled region → {(file, line, function): its fraction of the region's device time}, from the device profile
+    region_lines: dict[str, dict[tuple[str, int, str], float]] = field(default_factory=dict)
+    split_note: str = ""  # why a region has no split (and how to get one)
+
+    def split(self, lines: list[LineStat]) -> None:
+        """Each compiled region's device time over the lines its graph fused (in place)."""
+        for s in lines:
+            for region in s.compiled:
+                shares = self.region_lines.get(region.name)
+                if not shares:
+                    region.split, region.split_note = [], self.split_note
+                    continue
+                region.split = sorted((FusedLineTime(f, ln, fn, region.self_device_us * share, 100.0 * share)
+                                       for (f, ln, fn), share in shares.items()), key=lambda t: (t.file, t.line))  # fmt: skip
+                region.split_note = "split by the device profile's instructions that name each line"
 
 
 @dataclass(frozen=True)
@@ -149,13 +164,14 @@ class BackendSpec(Generic[OptionsT]):
         """Add what this backend knows of a finished run to its record (in place), before it is stored."""
 
     def runtime_time(
-        self, run_dir: Path, artifacts: Artifacts, def_line: int, *, ingest: bool, device_profile: bool = False,
-        progress: Callable[[str, int, int], None] | None = None,
+        self, run_dir: Path, artifacts: Artifacts, def_line: int, *, ingest: bool,
+        fused: Mapping[str, list[SourceRef]] | None = None, progress: Callable[[str, int, int], None] | None = None,
     ) -> RuntimeTime | None:  # fmt: skip
         """The device runtime's own trace of a run as a device-time source; None where the backend has
         none. `ingest`: process the raw trace with the vendor's tool where it is not processed yet (the
         worker, once per run); else only read tables kept with the run (`oplens analyze`).
-        `device_profile`: the run has compiled graphs whose per-line split needs the device profile too."""
+        `fused`: the run's compiled regions and the lines each fused, whose device time is split over them
+        where the device profile says how (it is then processed too)."""
         return None
 
     def explain_failure(self, error: OpLensError, requested: str, options: OptionsT) -> None:

@@ -12,11 +12,11 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from oplens.analysis.attribution import RawEvent
 from oplens.analysis.chrome_trace import read_events
 from oplens.analysis.derive import Inputs, derive
 from oplens.analysis.stats import ESTIMATORS
 from oplens.backends import registry
+from oplens.backends.spec import RuntimeTime
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.run import OP_TABLE, SYSTEM_TRACE, Run, SourceRef
 
@@ -42,10 +42,16 @@ def reanalyze(run: Run) -> Run:
         for region in line.compiled:
             fused.setdefault(region.name, region.fused)
     facts = registry.facts_of(run.backend.name)
-    runtime_note = ""
-    if run.device_time is not None and run.device_time.source == SYSTEM_TRACE:
-        events, runtime_note = _with_runtime_time(run, events)
+    rt, runtime_note = _runtime_time(run, fused)
+    if rt is not None and run.device_time is not None and run.device_time.source == SYSTEM_TRACE:
+        if rt.device_events:
+            events = [e for e in events if not e.on_device] + rt.device_events
+        else:
+            runtime_note = (f"the runtime's trace the device time came from was not read again ({rt.found}): "
+                            "lines carry 0 device time")  # fmt: skip
     derived = derive(Inputs(events, run.config.iters, run.target, facts, fused, stored=run))
+    if rt is not None:
+        rt.split(derived.attribution.lines)
     if not derived.attribution.lines:
         raise bad_input(
             f"the trace of run {run.run_id} holds no OpLens line markers",
@@ -63,15 +69,13 @@ def reanalyze(run: Run) -> Run:
     return again
 
 
-def _with_runtime_time(run: Run, events: list[RawEvent]) -> tuple[list[RawEvent], str]:
-    """A run whose device time came from the device runtime's own trace: its executions read again from
-    the processed tables kept with the run (no vendor tool runs here), as the trace's device events."""
+def _runtime_time(run: Run, fused: dict[str, list[SourceRef]]) -> tuple[RuntimeTime | None, str]:
+    """The device runtime's own trace of a run that kept one, read again from its processed tables (no
+    vendor tool runs here): its executions and its compiled regions' per-line split."""
+    if not run.artifacts.processed_system_trace:
+        return None, ""
     try:
         spec = registry.get(run.backend.name)
     except OpLensError:
-        return events, f"backend {run.backend.name!r} is unknown here: its runtime's trace was not read again"
-    rt = spec.runtime_time(Path(run.run_dir), run.artifacts, run.target.def_line, ingest=False)
-    if rt is None or not rt.device_events:
-        why = rt.found if rt is not None else "the backend has none"
-        return events, f"the runtime's trace the device time came from was not read again ({why}): lines carry 0 device time"
-    return [e for e in events if not e.on_device] + rt.device_events, ""
+        return None, f"backend {run.backend.name!r} is unknown here: its runtime's trace was not read again"
+    return spec.runtime_time(Path(run.run_dir), run.artifacts, run.target.def_line, ingest=False, fused=fused), ""

@@ -72,6 +72,18 @@ class InnerLine:
 
 
 @dataclass
+class FusedLineTime:
+    """One source line a compiled graph fused, with its share of the graph's device time: the device
+    profile's instructions that name the line (Neuron: `Instruction.stack_frame_ids`), never estimated."""
+
+    file: str
+    line: int
+    function: str = ""
+    self_device_us: float = 0.0  # per iteration
+    pct: float = 0.0  # of the region's device time
+
+
+@dataclass
 class CompiledRegion:
     """A `torch.compile` region called on a line, with the source lines its graph fused."""
 
@@ -79,6 +91,8 @@ class CompiledRegion:
     calls: float
     self_device_us: float  # device time of everything inside the region
     fused: list[SourceRef] = field(default_factory=list)
+    split: list[FusedLineTime] = field(default_factory=list)  # its device time per fused line, where the device says
+    split_note: str = ""  # how the split was made, or why there is none (and how to get it)
 
 
 @dataclass

@@ -101,7 +101,7 @@ def finish(job: Job, backend: Backend[Any], measured: Measured, clock: _Clock | 
 
     def runtime() -> RuntimeTime | None:
         rt = backend_spec(backend.name).runtime_time(stage, artifacts, job.target.def_line, ingest=True,
-                                                     device_profile=bool(measured.fused), progress=progress)  # fmt: skip
+                                                     fused=measured.fused, progress=progress)  # fmt: skip
         if rt is not None and rt.tables:
             artifacts.processed_system_trace = rt.tables
         return rt
@@ -283,7 +283,8 @@ def with_runtime_time(inputs: Inputs, derived: Derived, rt: RuntimeTime, facts: 
                       laps: dict[str, float] | None = None) -> Derived:  # fmt: skip
     """The device runtime's own trace as a source: recorded beside the others; where they held no device
     time, the chain runs again with its executions as the device events (the run's own device events
-    left out); where one did, their totals are compared (`SOURCES_AGREE_WITHIN`)."""
+    left out); where one did, their totals are compared (`SOURCES_AGREE_WITHIN`). Either way each compiled
+    region's device time is split over its fused lines where the runtime's device profile says how."""
     dt = derived.device_time or device_time_sources(facts, derived.attribution.totals)
     if rt.tables:  # a figure read (else `found` says why there is none)
         dt.totals_us[rt.source] = rt.total_us
@@ -292,11 +293,13 @@ def with_runtime_time(inputs: Inputs, derived: Derived, rt: RuntimeTime, facts: 
         if not rt.device_events:
             dt.note = dt.note.replace(" held none", f" held none, nor the runtime's trace ({rt.found})", 1)
             derived.device_time = dt
+            rt.split(derived.attribution.lines)
             return derived
         events = [e for e in inputs.events if not e.on_device] + rt.device_events
         again = derive(dataclasses.replace(inputs, events=events), laps)
         note = f"device time from the runtime's system trace: {rt.found}"
         again.device_time = DeviceTimeSources(source=rt.source, totals_us=dt.totals_us, note=note, found=dt.found)
+        rt.split(again.attribution.lines)
         return again
     used = dt.totals_us.get(dt.source, 0.0)
     if rt.total_us > 0 and used > 0 and abs(used - rt.total_us) > SOURCES_AGREE_WITHIN * max(used, rt.total_us):
@@ -305,6 +308,7 @@ def with_runtime_time(inputs: Inputs, derived: Derived, rt: RuntimeTime, facts: 
                        "the system trace times each execution on the device, so a larger gap means time the "
                        "other source misses or counts twice")  # fmt: skip
     derived.device_time = dt
+    rt.split(derived.attribution.lines)
     return derived
 
 

@@ -65,3 +65,8 @@ _device.synchronize = _synchronize  # type: ignore[attr-defined]
 if torch._C._get_privateuse1_backend_name() != "neuron":
     torch.utils.rename_privateuse1_backend("neuron")
 torch._register_device_module("neuron", _device)
+
+# TorchNeuron registers the device's streams with torch in C++; the stand-in's device holds no tensors (they stay on
+# the CPU), so torch.accelerator, which torch.compile's Dynamo asks for the current stream at trace time
+# (torch/_dynamo/variables/streams.py), reports none rather than a device torch cannot reach.
+torch.accelerator.is_available = lambda: False  # type: ignore[assignment]

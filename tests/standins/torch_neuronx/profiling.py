@@ -37,6 +37,10 @@ HOST_MEMORY host_mem.pb. Environment (set by the test):
                           of a named op (a trailing * matches a prefix) launches one execution of that many µs
   STANDIN_LNC=2           each execution on two physical NeuronCores (one nc_exec_running row per core)
   STANDIN_EXEC_BEFORE=N   N more executions before the profiled calls (the warm-up's), on a framework row of their own
+  STANDIN_NEFF_FRAMES=FILE:FUNCTION:LINE=W;FILE:FUNCTION:LINE+FILE:FUNCTION:LINE=W;...
+                          the framework debug info compiled into each NEFF (only where NEURON_FRAMEWORK_DEBUG=1, as
+                          the docs say it must be set before compiling): its instructions, W the share of the
+                          execution's time of each, naming one or several (fused, +) source lines
 """
 
 from __future__ import annotations
@@ -132,7 +136,7 @@ class NeuronProfiler:
             needs_cache = os.environ.get("STANDIN_NEFF_NEEDS_CACHE") == "1"
             if os.environ.get("STANDIN_NO_NEFF") != "1" and (cache[1] or not needs_cache):
                 for i in range(graphs):
-                    (run / f"neff_{395760075800974 + i}_vnc_0.neff").write_bytes(b"NEFF" * 64)
+                    (run / f"neff_{395760075800974 + i}_vnc_0.neff").write_bytes(_neff_bytes())
             if cache[0]:  # the compiled graphs in TorchNeuron's persistent cache, its layout ab/cd/<key>.neff
                 for i in range(graphs):
                     key = f"{395760075800974 + i:016x}"
@@ -180,7 +184,7 @@ def _system_trace(trace_json: Path) -> bytes:
                 return us
         return None
 
-    ops = sorted((e for e in data["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "cpu_op"),
+    ops = sorted((e for e in data["traceEvents"] if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")),
                  key=lambda e: (e["tid"], float(e["ts"])))  # fmt: skip
     launches, open_until = [], {}  # (tid) -> end of the launching op that encloses what follows
     for e in ops:
@@ -201,13 +205,29 @@ def _system_trace(trace_json: Path) -> bytes:
     models: dict[str, int] = {}
     device_free, out = 0, []
     for x in warm + launches:
-        model = models.setdefault(x["op"], 1000 + len(models))
+        model = models.setdefault(x["op"], 395760075800974 + len(models))  # the k-th graph: neff_<id>_vnc_0.neff
         flow = sum(1 for o in out if o["model_id"] == model)
         start = max(x["launch_ns"] + 1_000, device_free + 200)
         end = start + round(x["us"] * 1000)
         device_free = end
         out.append({**x, "model_id": model, "flow": str(flow), "start_ns": start, "end_ns": end})
     return json.dumps({"standin": "ntrace", "lnc": int(os.environ.get("STANDIN_LNC", "1")), "executions": out}).encode()
+
+
+def _neff_bytes() -> bytes:
+    """A NEFF: opaque bytes, with the stand-in's debug info (JSON after the magic) where compiled with
+    NEURON_FRAMEWORK_DEBUG=1 ("Enables HLO-level stack trace capture", environment-variables.rst)."""
+    frames = os.environ.get("STANDIN_NEFF_FRAMES", "")
+    if not frames or os.environ.get("NEURON_FRAMEWORK_DEBUG") != "1":
+        return b"NEFF" * 64
+    import json
+
+    instructions = []
+    for item in frames.split(";"):
+        where, _, weight = item.rpartition("=")
+        lines = [dict(zip(("file", "function", "line"), w.rsplit(":", 2), strict=True)) for w in where.split("+")]
+        instructions.append({"frames": lines, "weight": float(weight)})
+    return b"NEFF" + json.dumps({"standin_debug": instructions}).encode()
 
 
 def _neff_cache() -> tuple[str, bool]:

@@ -14,15 +14,17 @@ runtime's: same threads, same clock), linked back to the profile's ops by correl
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from oplens.analysis.attribution import COMPILED_REGION
 from oplens.analysis.chrome_trace import read_events
 from oplens.backends.neuron import engines, explorer, systrace
 from oplens.backends.neuron.artifacts import SYSTEM_PROFILE
+from oplens.backends.neuron.fused import NO_DEBUG_FIX, neff_line_time, region_shares
 from oplens.backends.spec import RuntimeTime
 from oplens.records.errors import OpLensError
-from oplens.records.run import SYSTEM_TRACE, Artifacts
+from oplens.records.run import SYSTEM_TRACE, Artifacts, SourceRef
 
 # <run>/neuron_system_trace: the ingest's --data-path, beside (not inside) the runtime's own output, which
 # `oplens explorer` ingests as a whole
@@ -44,10 +46,12 @@ def ingest_command(tool: Path, session: Path, data_path: Path, device_profile: b
 
 
 def runtime_time(
-    run_dir: Path, art: Artifacts, def_line: int, *, ingest: bool, device_profile: bool = False,
+    run_dir: Path, art: Artifacts, def_line: int, *, ingest: bool, fused: Mapping[str, list[SourceRef]] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> RuntimeTime:  # fmt: skip
-    """Each execution in the run's system trace as a device event linked to its launching op, or why none."""
+    """Each execution in the run's system trace as a device event linked to its launching op, and each
+    compiled region's split over its fused lines; or why none."""
+    fused = fused or {}
 
     def nothing(why: str) -> RuntimeTime:
         return RuntimeTime(SYSTEM_TRACE, [], 0.0, why)
@@ -68,7 +72,7 @@ def runtime_time(
             return nothing(f"not read: {e.message}; {e.detail}")
         if progress is not None:
             progress("ingesting", 0, 1)
-        cmd = ingest_command(tool, session, run_dir / DATA_DIR, device_profile)
+        cmd = ingest_command(tool, session, run_dir / DATA_DIR, device_profile=bool(fused))
         try:
             explorer.run_ingest(cmd, run_dir, "system trace", explorer.INGEST_TIMEOUT_S)
         except OpLensError as e:
@@ -86,11 +90,34 @@ def runtime_time(
         return nothing(f"the framework trace {trace} does not read ({e})")
     st = systrace.line_device_time(folder, def_line, framework)
     tables = str(folder.relative_to(run_dir))
+    region_lines, split_note = _splits(folder, st, fused)
     if not st.rule:
-        return RuntimeTime(SYSTEM_TRACE, [], 0.0, "; ".join(st.problems) or "no execution placed", tables)
+        return RuntimeTime(SYSTEM_TRACE, [], 0.0, "; ".join(st.problems) or "no execution placed", tables,
+                           region_lines, split_note)  # fmt: skip
     found = (f"{st.executions} execution(s) in {tables}, "
              + (f"{st.pcores_per_execution} physical-core rows each merged, " if st.pcores_per_execution > 1 else "")
              + f"given to their ops by rule {st.rule}"
              + (f"; {st.outside_us:.1f} µs outside the profiled iterations left out" if st.outside_us else "")
              + (f" ({'; '.join(st.problems)})" if st.problems else ""))  # fmt: skip
-    return RuntimeTime(SYSTEM_TRACE, systrace.device_events(st), st.total_mean_us(), found, tables)
+    return RuntimeTime(SYSTEM_TRACE, systrace.device_events(st), st.total_mean_us(), found, tables, region_lines, split_note)
+
+
+def _splits(folder: Path, st: systrace.SysTraceTime, fused: Mapping[str, list[SourceRef]]
+            ) -> tuple[dict[str, dict[tuple[str, int, str], float]], str]:  # fmt: skip
+    """Each compiled region's lines as fractions of its graph's device time (fused.py): its graphs are the
+    models its executions ran, where the system trace placed them."""
+    if not fused:
+        return {}, ""
+    models: dict[str, set[str]] = {name: set() for name in fused}
+    for p in st.placed:
+        if p.op.startswith(COMPILED_REGION):
+            models.setdefault(p.op, set()).add(p.execution.model_id)
+    try:
+        per_neff, why = neff_line_time(folder, [r for refs in fused.values() for r in refs])
+    except Exception as e:  # a table that is not the documented Parquet (pyarrow raises its own errors)
+        return {}, f"no per-line split of compiled graphs: the device profile's tables do not read ({type(e).__name__}: {e})"
+    shares = region_shares(per_neff, models)
+    missing = [name for name in fused if name not in shares]
+    if missing and not why:
+        why = f"no per-line split of {', '.join(missing)}: none of its graphs' instructions name a line; {NO_DEBUG_FIX}"
+    return shares, why

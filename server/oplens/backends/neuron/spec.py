@@ -14,7 +14,7 @@ from oplens.backends.spec import BackendSpec, DoctorContext, RuntimeTime
 from oplens.records.doctor import Check
 from oplens.records.errors import OpLensError
 from oplens.records.format import fmt_bytes, fmt_us
-from oplens.records.run import Artifacts, EngineTime, Run
+from oplens.records.run import Artifacts, EngineTime, Run, SourceRef
 
 PAIR_ROWS = 5  # NEFF/NTFF pairs listed by name; the rest are counted
 
@@ -69,11 +69,10 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
         return doctor.doctor_checks(context)
 
     def runtime_time(
-        self, run_dir: Path, artifacts: Artifacts, def_line: int, *, ingest: bool, device_profile: bool = False,
-        progress: Callable[[str, int, int], None] | None = None,
+        self, run_dir: Path, artifacts: Artifacts, def_line: int, *, ingest: bool,
+        fused: Mapping[str, list[SourceRef]] | None = None, progress: Callable[[str, int, int], None] | None = None,
     ) -> RuntimeTime | None:  # fmt: skip
-        return runtime.runtime_time(run_dir, artifacts, def_line, ingest=ingest, device_profile=device_profile,
-                                    progress=progress)  # fmt: skip
+        return runtime.runtime_time(run_dir, artifacts, def_line, ingest=ingest, fused=fused, progress=progress)
 
     def explain_failure(self, error: OpLensError, requested: str, options: NeuronOptions) -> None:
         checks.explain_failure(error, requested, options)
