@@ -33,6 +33,28 @@ def oplens_cli(cwd: Path, *argv: str, timeout: float = 300, **env: str) -> subpr
                           timeout=timeout)  # fmt: skip
 
 
+# The Neuron stand-in tests' target: examples/rmsnorm.py's rmsnorm_naive, its inputs built where the stand-in
+# device leaves them (on the CPU)
+NAIVE_TARGET = """\
+import torch
+
+X, W, EPS = torch.randn(1, 8, 16), torch.ones(16), 1e-6
+
+
+def rmsnorm_naive():
+    x, w = X, W
+    x_sq = x * x
+    mean_sq = x_sq.mean(dim=-1, keepdim=True)
+    mean_eps = mean_sq + EPS
+    inv_rms = torch.rsqrt(mean_eps)
+    x_norm = x * inv_rms
+    return x_norm * w
+"""
+# its six device executions per call, known to the stand-in runtime trace (STANDIN_EXEC_US), and per line
+NAIVE_KNOWN = "aten::mul=7,aten::mean=5,aten::add=2,aten::rsqrt=3"
+NAIVE_PER_LINE = {8: 7.0, 9: 5.0, 10: 2.0, 11: 3.0, 12: 7.0, 13: 7.0}  # µs per iteration: 6 executions
+
+
 def write_stand_in_explorer(folder: Path) -> Path:
     """The stand-in as an executable named `neuron-explorer` (so its command line names the tool)."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import STANDINS, oplens_cli
+from conftest import STANDINS, oplens_cli, write_stand_in_explorer
 from oplens.engine.doctor import judge_profile
+from oplens.records.ceilings import SCHEMA, cache_file
 from oplens.records.run import Run
 
 EVERY_CHECK = ["python", "torch", "backend", "runs directory", "tiny profile", "language server"]
@@ -51,12 +52,8 @@ def with_stand_in() -> str:
 
 
 def stand_in_explorer(folder: Path) -> Path:
-    """The stand-in `neuron-explorer` (tests/standins/neuron_explorer.py) as an executable on a PATH folder."""
-    folder.mkdir(parents=True, exist_ok=True)
-    exe = folder / "neuron-explorer"
-    exe.write_text(f"#!{sys.executable}\n" + (STANDINS / "neuron_explorer.py").read_text())
-    exe.chmod(0o755)
-    return folder
+    """The stand-in `neuron-explorer` on a PATH folder."""
+    return write_stand_in_explorer(folder).parent
 
 
 # --------------------------------------------------------------------------- this host (cpu)
@@ -129,12 +126,28 @@ def test_doctor_neuron_without_torch_neuronx_exits_5_with_the_install_advice(tmp
     assert checks["tiny profile"]["detail"] == "not run: the backend is unavailable"
 
 
+def calibrated(tmp_path: Path) -> str:
+    """An OPLENS_CACHE_DIR holding a calibration of the stand-in's NeuronCore (this host's CPU figures),
+    as a host keeps its first one: the stand-in device runs each kernel through Python, far too slowly
+    for the calibration's large matmuls."""
+    device = "NeuronCore (1 visible)"
+    figure = {"best": 1e11, "median": 1e11, "worst": 1e11, "repeats": 1, "seconds": 0.01, "size": [256], "inner": 1}
+    path = cache_file(socket.gethostname(), "neuron", device, {"OPLENS_CACHE_DIR": str(tmp_path / "cache")})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"schema": SCHEMA, "name": device, "backend": "neuron", "host": socket.gethostname(),
+                                "dtype_peaks": {"float32": 1e11}, "bytes_per_s": 2e10, "source": "measured",
+                                "measured_at": "2026-12-02T00:00:00.000+00:00",
+                                "spread": {"float32": figure, "triad": figure}}))  # fmt: skip
+    return str(tmp_path / "cache")
+
+
 def test_doctor_neuron_checks_and_environment_warnings_with_stand_in_torch_neuronx(tmp_path: Path) -> None:
     bin_dir = stand_in_explorer(tmp_path / "bin")
     proc = oplens(
         tmp_path, "doctor", "--backend", "neuron", "--json", "-", "--out", str(tmp_path / "runs"),
         PYTHONPATH=with_stand_in(), PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-        NEURON_RT_INSPECT_ENABLE="1", NEURON_RT_NUM_CORES="4",
+        NEURON_RT_INSPECT_ENABLE="1", NEURON_RT_NUM_CORES="4", STANDIN_TENSORS="device",
+        OPLENS_CACHE_DIR=calibrated(tmp_path),
     )  # fmt: skip
     report, checks = checks_of(proc)
     assert [c["name"] for c in report["checks"]][:3] == ["python", "torch", "backend"]
@@ -154,9 +167,42 @@ def test_doctor_neuron_checks_and_environment_warnings_with_stand_in_torch_neuro
     explorer = checks["neuron-explorer"]
     assert explorer["status"] == "ok"
     assert explorer["detail"] == f"{bin_dir / 'neuron-explorer'}: neuron-explorer 2.31.0 (stand-in)"
-    # The stand-in runs nothing on a device: no device time can reach the ops, and the doctor says so.
+    # The stand-in runs nothing on a device: no device time can reach the ops, and the doctor says so,
+    # naming every source it tried.
     assert checks["tiny profile"]["status"] == "problem"
+    sources = checks["device time sources"]
+    assert sources["status"] == "problem" and "no source gave Self NEURON time" in sources["detail"]
+    for tried in ("kineto_linked", "op_table", "system_trace"):
+        assert tried in sources["detail"], tried
     assert report["usable"] is False and proc.returncode == 1  # the backend is there: not 5
+
+
+# The probe's ops (worker/doctor_probe.py) with known executions in the stand-in's runtime trace, µs per call.
+PROBE_EXEC = {"aten::mm": 30.0, "aten::relu": 5.0, "aten::mul": 7.0, "aten::sum": 8.0}
+
+
+def test_doctor_deep_check_lists_each_source_s_figure_side_by_side_with_the_stand_ins(tmp_path: Path) -> None:
+    """The first thing to run on a Trn2 host (docs/trainium-checklist.md): the tiny profile's device time
+    from each source. Here the stand-in's runtime trace holds known executions and its op table the
+    same times (TorchNeuron's correlate_device_time): both figures listed, the system trace's equal to
+    the known total; the CLI prints them as text too."""
+    bin_dir = stand_in_explorer(tmp_path / "bin")
+    known = ",".join(f"{k}={v:g}" for k, v in PROBE_EXEC.items())
+    env = {"PYTHONPATH": with_stand_in(), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+           "STANDIN_TENSORS": "device", "OPLENS_CACHE_DIR": calibrated(tmp_path),
+           "STANDIN_EXEC_US": known, "STANDIN_OP_DEVICE_US": known, "STANDIN_NO_CORRELATE": "0"}  # fmt: skip
+    proc = oplens(tmp_path, "doctor", "--backend", "neuron", "--json", "-", "--out", str(tmp_path / "runs"), **env)
+    report, checks = checks_of(proc)
+    assert proc.returncode == 0, (proc.stderr, checks.get("tiny profile"), checks.get("device time sources"))
+    assert checks["tiny profile"]["status"] in ("ok", "warning")
+    sources = checks["device time sources"]
+    assert sources["status"] == "ok", sources
+    total = sum(PROBE_EXEC.values())
+    assert f"system_trace: {total:.1f} µs per iteration" in sources["detail"]
+    assert f"op_table (used): {total:.1f} µs per iteration" in sources["detail"]
+    assert "kineto_linked: 0.0 µs per iteration" in sources["detail"]
+    text = oplens(tmp_path, "doctor", "--backend", "neuron", **env)
+    assert text.returncode == 0 and "device time sources" in text.stdout and "system_trace" in text.stdout
 
 
 def test_doctor_neuron_environment_is_clean_with_stand_in_torch_neuronx(tmp_path: Path) -> None:

@@ -1,10 +1,12 @@
 """Neuron Explorer, against a STAND-IN `neuron-explorer` executable (tests/standins/neuron_explorer.py).
 
-The stand-in records its command lines, serves two ports for `view`, and checks its inputs for
-`view ... --ingest-only`. The tests check what OpLens does: which profile it ingests and how
-(directory, or a device-only NEFF/NTFF pair), the command lines, the URL and tunnel command,
-reusing a viewer already serving, the messages when the ports are taken or the tools missing.
-Ports are free ephemeral ones, never 3001/3002 (a real viewer may run on this machine).
+The stand-in records its command lines, serves two ports for `view` (a UI that opens only the profiles
+uploaded to it, an API that takes uploads and lists them), checks its inputs for `view ... --ingest-only`
+and `upload`. The tests check what OpLens does: which profile it uploads and how (the session directory of
+a system profile, or a device-only NEFF/NTFF pair), the command lines, that the URL it prints opens the
+profile (HTTP), the URL and tunnel command, reusing a viewer already serving, the second ingest only where
+the upload left no tables in OpLens's data path, the messages when the ports are taken, the tools missing
+or the upload failing. Ports are free ephemeral ones, never 3001/3002 (a real viewer may run on this machine).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,10 +111,53 @@ def ingest_calls(stand_in: StandIn) -> list[list[str]]:
     return [a for a in stand_in.argvs() if "--ingest-only" in a]
 
 
+def upload_calls(stand_in: StandIn) -> list[list[str]]:
+    return [a for a in stand_in.argvs() if a[:1] == ["upload"]]
+
+
+def status(url: str) -> int:
+    """The HTTP status a GET of `url` answers with."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def api_url(api: int, name: str) -> str:
+    """Where the viewer's API answers for a profile (a user's notes: .../namespace/global/profile_name/<name>)."""
+    return f"http://localhost:{api}/api/v1/profiles/namespace/global/profile_name/{name}"
+
+
+def opens(link: explorer.ExplorerLink) -> bool:
+    """The link's page and its API entry both answer 200: the viewer serving there lists the profile."""
+    return status(link.url) == 200 and status(api_url(link.api_port, link.display_name)) == 200
+
+
+def start_viewer(stand_in: StandIn, ui: int, api: int, cwd: Path) -> subprocess.Popen[bytes]:
+    """A viewer started elsewhere (by the user, without --data-path: its profiles under cwd), serving once it returns."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    viewer = subprocess.Popen(
+        [str(stand_in.bin / "neuron-explorer"), "view", "--port", str(ui), "--api-port", str(api)],
+        stdout=subprocess.DEVNULL,
+        cwd=cwd,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 20
+    while not (explorer.listening(ui) and explorer.listening(api)):
+        assert time.monotonic() < deadline and viewer.poll() is None
+        time.sleep(0.05)
+    return viewer
+
+
+def session_of(run: Run) -> str:
+    return str(Path(run.run_dir) / run.artifacts.device_profile_dir)
+
+
 # --------------------------------------------------------------------------- the link
 
 
-def test_starts_the_viewer_and_ingests_the_profile_directory_with_stand_in_explorer(
+def test_starts_the_viewer_and_uploads_the_session_directory_with_stand_in_explorer(
     stand_in_explorer: StandIn, ports: tuple[int, int], tmp_path: Path
 ) -> None:
     ui, api = ports
@@ -120,51 +167,75 @@ def test_starts_the_viewer_and_ingests_the_profile_directory_with_stand_in_explo
     assert link.url == f"http://localhost:{ui}/profile/{run.run_id}"
     assert link.tunnel == f"ssh -L {ui}:localhost:{ui} -L {api}:localhost:{api} {host}"
     assert (link.host, link.display_name, link.viewer) == (host, run.run_id, "started")
-    serve, ingest = stand_in_explorer.argvs()
-    data = str((tmp_path / "runs" / ".explorer" / "data").resolve())  # one absolute data path for both
+    serve, upload = stand_in_explorer.argvs()
+    data = str((tmp_path / "runs" / ".explorer" / "data").resolve())  # the data path OpLens's viewer keeps
     assert serve == ["view", "--data-path", data, "--port", str(ui), "--api-port", str(api)]
-    profile_dir = str(Path(run.run_dir) / PROFILE_DIR)
-    # -d for a system profile; --framework-source-root is documented with -n/-s only
-    assert ingest == ["view", "-d", profile_dir, "--data-path", data, "--ingest-only", "--display-name", run.run_id]
-    assert (Path(data) / "profiles" / "global" / f"{run.run_id}@latest").is_dir()  # where the viewer looks
-    assert link.data_path == data and link.commands == [[link.ingest_command[0], *serve], link.ingest_command]
-    assert link.ingest_command[1:] == ingest and Path(link.ingest_command[0]).name == "neuron-explorer"
+    # the session directory (the dirname of its ntrace.pb), registered with the viewer through its API
+    session = session_of(run)
+    assert Path(session, "ntrace.pb").is_file() and link.profile_directory == session
+    assert upload == ["upload", "--endpoint", f"http://localhost:{api}", "--profile-directory", session,
+                      "--name", run.run_id, "--overwrite", "--wait"]  # fmt: skip
+    # the viewer processed it into OpLens's data path: no second ingest
+    assert (Path(data) / "profiles" / "global" / f"{run.run_id}@latest").is_dir() and ingest_calls(stand_in_explorer) == []
+    assert link.data_path == data and link.commands == [[link.upload_command[0], *serve], link.upload_command]
+    assert link.upload_command[1:] == upload and Path(link.upload_command[0]).name == "neuron-explorer"
+    assert link.ingest_command == link.upload_command and link.endpoint == f"http://localhost:{api}"
+    assert opens(link)  # the printed URL opens the profile, and the API lists it
+    assert status(f"http://localhost:{ui}/profile/not-uploaded") == 404 and status(api_url(api, "not-uploaded")) == 404
     assert link.viewer_pid == stand_in_explorer.serving_pids()[0]
     assert Path(link.viewer_log).is_file() and "View a list of profiles" in Path(link.viewer_log).read_text()
     assert explorer.probe(ui).listening and explorer.probe(api).listening and explorer.probe(ui).explorer
     assert json.loads(json.dumps(link.to_dict()))["url"] == link.url
 
 
-def test_a_second_open_reuses_the_viewer_and_the_ingest_with_stand_in_explorer(
+def test_a_second_open_reuses_the_viewer_and_the_upload_with_stand_in_explorer(
     stand_in_explorer: StandIn, ports: tuple[int, int], tmp_path: Path
 ) -> None:
     run = make_run(tmp_path / "runs")
     open_run(run, tmp_path, *ports, start_timeout_s=20)
     again = open_run(run, tmp_path, *ports, start_timeout_s=20)
-    assert again.viewer == "already serving" and again.viewer_pid == 0 and again.ingest_command == []
-    assert any(m.startswith("already ingested") for m in again.messages)
-    assert len(stand_in_explorer.serving_pids()) == 1 and len(ingest_calls(stand_in_explorer)) == 1
+    assert again.viewer == "already serving" and again.viewer_pid == 0 and again.upload_command == []
+    assert again.ingest_command == [] and any(m.startswith("already uploaded") for m in again.messages)
+    assert len(stand_in_explorer.serving_pids()) == 1 and len(upload_calls(stand_in_explorer)) == 1
     forced = open_run(run, tmp_path, *ports, reingest=True)
-    assert forced.ingest_command and len(ingest_calls(stand_in_explorer)) == 2
+    assert forced.upload_command and len(upload_calls(stand_in_explorer)) == 2
+    # the viewer that had it is gone: OpLens starts another and uploads again, though its state says uploaded
+    stop_group(stand_in_explorer.serving_pids()[0])
+    restarted = open_run(run, tmp_path, *ports, start_timeout_s=20)
+    assert restarted.viewer == "started" and restarted.upload_command and len(upload_calls(stand_in_explorer)) == 3
+    assert any("the viewer was started afresh: uploaded again" in m for m in restarted.messages)
+    assert opens(restarted) and ingest_calls(stand_in_explorer) == []
 
 
-def test_a_viewer_started_elsewhere_is_used_as_it_is_with_stand_in_explorer(
+def test_a_viewer_started_elsewhere_gets_the_profile_uploaded_with_stand_in_explorer(
     stand_in_explorer: StandIn, ports: tuple[int, int], tmp_path: Path
 ) -> None:
     ui, api = ports
-    viewer = subprocess.Popen(
-        [str(stand_in_explorer.bin / "neuron-explorer"), "view", "--port", str(ui), "--api-port", str(api)],
-        stdout=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 20
-    while not (explorer.probe(ui).listening and explorer.probe(api).listening):
-        assert time.monotonic() < deadline and viewer.poll() is None
-        time.sleep(0.05)
-    link = open_run(make_run(tmp_path / "runs"), tmp_path, ui, api)
+    start_viewer(stand_in_explorer, ui, api, tmp_path / "elsewhere")
+    run = make_run(tmp_path / "runs")
+    link = open_run(run, tmp_path, ui, api)
     assert (link.viewer, link.viewer_pid) == ("already serving", 0)
     assert len(stand_in_explorer.serving_pids()) == 1  # no second viewer
-    assert len(ingest_calls(stand_in_explorer)) == 1
+    (upload,) = upload_calls(stand_in_explorer)
+    assert upload[1:5] == ["--endpoint", f"http://localhost:{api}", "--profile-directory", session_of(run)]
+    assert opens(link)  # listed by the viewer already serving, whatever its data path
+    theirs = tmp_path / "elsewhere" / "neuron-explorer-data" / "profiles" / "global" / f"{run.run_id}@latest"
+    assert theirs.is_dir()
+    # it processed the upload in its own data path: OpLens ingests into its own for the engine tables it reads
+    (ingest,) = ingest_calls(stand_in_explorer)
+    data = link.data_path
+    assert ingest == ["view", "-d", str(Path(run.run_dir) / PROFILE_DIR), "--data-path", data, "--ingest-only",
+                      "--display-name", run.run_id]  # fmt: skip
+    assert link.commands == [link.upload_command, link.ingest_command] and link.ingest_command[1:] == ingest
+    assert any(f"processed the upload outside {data}" in m for m in link.messages)
+    assert (Path(data) / "profiles" / "global" / f"{run.run_id}@latest").is_dir()
+    # another viewer replaces it on the ports (not OpLens's): it does not list the profile, so it is uploaded again
+    stop_group(stand_in_explorer.serving_pids()[0])
+    start_viewer(stand_in_explorer, ui, api, tmp_path / "another")
+    again = open_run(run, tmp_path, ui, api)
+    assert again.viewer == "already serving" and any("does not list it: uploaded again" in m for m in again.messages)
+    assert len(upload_calls(stand_in_explorer)) == 2 and opens(again)
+    assert len(ingest_calls(stand_in_explorer)) == 1  # OpLens's data path holds the tables already
 
 
 def test_a_device_only_profile_opens_by_its_neff_ntff_pair_with_stand_in_explorer(
@@ -174,14 +245,18 @@ def test_a_device_only_profile_opens_by_its_neff_ntff_pair_with_stand_in_explore
     assert run.artifacts.system_trace_files == []
     link = open_run(run, tmp_path, *ports, start_timeout_s=20)
     profile = Path(run.run_dir) / run.artifacts.device_profile_dir
-    (ingest,) = ingest_calls(stand_in_explorer)
-    assert ingest[:5] == ["view", "-n", str(profile / "neff_111001.neff"), "-s", str(profile / "111001_instid_0_vnc_0.ntff")]
+    neff, ntff = str(profile / "neff_111001.neff"), str(profile / "111001_instid_0_vnc_0.ntff")
+    (upload,) = upload_calls(stand_in_explorer)  # Individual Files: a directory upload needs a system profile
+    assert upload == ["upload", "--endpoint", f"http://localhost:{ports[1]}", "--neff", neff, "--ntff", ntff,
+                      "--name", run.run_id, "--overwrite", "--wait"]  # fmt: skip
+    assert (link.upload_files, link.profile_directory) == ([neff, ntff], "") and opens(link)
+    assert ingest_calls(stand_in_explorer) == []
     assert link.profile == "NEFF/NTFF pair 111001" and link.display_name == run.run_id
     assert any("device-only profile" in m for m in link.messages)
     assert any("opened 111001 (the largest trace)" in m and "111000, 111002" in m for m in link.messages)
     chosen = open_run(run, tmp_path, *ports, pair="111000")
     assert chosen.display_name == f"{run.run_id}-111000" and chosen.url.endswith(f"/profile/{run.run_id}-111000")
-    assert ingest_calls(stand_in_explorer)[-1][2] == str(profile / "neff_111000.neff")
+    assert upload_calls(stand_in_explorer)[-1][3:5] == ["--neff", str(profile / "neff_111000.neff")] and opens(chosen)
     with pytest.raises(OpLensError, match="matches 3 NEFFs") as e:
         open_run(run, tmp_path, *ports, pair="111")
     assert e.value.exit_code == 2 and "111000, 111001, 111002" in e.value.detail
@@ -216,11 +291,11 @@ def test_ports_taken_by_another_program_are_named_with_stand_in_explorer(
 def test_ports_served_by_an_unseen_program_are_taken_to_be_the_viewer_with_stand_in_explorer(
     stand_in_explorer: StandIn, ports: tuple[int, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    start_viewer(stand_in_explorer, *ports, tmp_path / "theirs")
     monkeypatch.setattr(explorer, "_listener_pid", lambda port: 0)  # as for another user's or a container's viewer
-    with listen(ports[0]), listen(ports[1]):
-        link = open_run(make_run(tmp_path / "runs"), tmp_path, *ports)
+    link = open_run(make_run(tmp_path / "runs"), tmp_path, *ports)
     assert link.viewer == "already serving" and any("taken to be Neuron Explorer" in m for m in link.messages)
-    assert len(ingest_calls(stand_in_explorer)) == 1 and stand_in_explorer.serving_pids() == []
+    assert len(upload_calls(stand_in_explorer)) == 1 and len(stand_in_explorer.serving_pids()) == 1 and opens(link)
 
 
 def test_missing_tools_say_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ports: tuple[int, int]) -> None:
@@ -250,19 +325,86 @@ def test_a_viewer_that_fails_to_start_is_reported_with_its_log_with_stand_in_exp
         open_run(make_run(tmp_path / "runs"), tmp_path, *ports, start_timeout_s=20)
     assert e.value.kind == "tool_failed" and e.value.exit_code == 4
     assert "neuron-explorer view exited with status 1" in e.value.message and "--api-port" in e.value.message
-    assert "unknown flag: --api-port" in e.value.detail and ingest_calls(stand_in_explorer) == []
+    assert "unknown flag: --api-port" in e.value.detail and upload_calls(stand_in_explorer) == []
 
 
-def test_a_failed_ingest_shows_the_tool_output_with_stand_in_explorer(
+def test_a_failed_processing_of_the_upload_shows_the_tool_output_with_stand_in_explorer(
     stand_in_explorer: StandIn, ports: tuple[int, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("STANDIN_EXPLORER_FAIL_INGEST", "1")
+    monkeypatch.setenv("STANDIN_EXPLORER_FAIL_INGEST", "1")  # the viewer started with it fails to process uploads
     run = make_run(tmp_path / "runs")
     with pytest.raises(OpLensError) as e:
         open_run(run, tmp_path, *ports, start_timeout_s=20)
-    assert e.value.kind == "tool_failed" and "could not ingest the profile directory" in e.value.message
-    assert "ERROR_PROCESS_INCOMPLETE" in e.value.detail and "--ingest-only" in e.value.detail
-    assert not (Path(run.run_dir).parent / ".explorer" / "ingested.json").exists()  # not remembered as ingested
+    assert e.value.kind == "tool_failed" and e.value.exit_code == 4
+    assert f"could not upload the profile directory {Path(run.run_dir) / PROFILE_DIR}" in e.value.message
+    assert f"to the viewer at http://localhost:{ports[1]} (exit 1)" in e.value.message
+    assert "ERROR_PROCESS_INCOMPLETE" in e.value.detail and "upload --endpoint" in e.value.detail
+    assert not (Path(run.run_dir).parent / ".explorer" / "ingested.json").exists()  # not remembered as uploaded
+    assert status(f"http://localhost:{ports[0]}/profile/{run.run_id}") == 404
+
+
+def test_an_upload_that_fails_or_hangs_is_a_clear_error_with_stand_in_explorer(
+    stand_in_explorer: StandIn, ports: tuple[int, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = make_run(tmp_path / "runs")
+    monkeypatch.setenv("STANDIN_EXPLORER_UPLOAD_DELAY", "5")
+    with pytest.raises(OpLensError) as e:
+        open_run(run, tmp_path, *ports, start_timeout_s=20, ingest_timeout_s=0.5)
+    assert e.value.kind == "timeout"
+    assert "neuron-explorer upload did not finish processing the profile directory" in e.value.message
+    assert "within 0.5 s" in e.value.message and "--timeout" in e.value.detail and "upload --endpoint" in e.value.detail
+    monkeypatch.delenv("STANDIN_EXPLORER_UPLOAD_DELAY")
+    # nothing answers on the API port: the upload says so, and OpLens what to do
+    nobody = explorer.upload_command(explorer.find_tool(), "http://localhost:9", explorer.ingest_target(
+        explorer.run_source(run), None, tmp_path), run.run_id)  # fmt: skip
+    with pytest.raises(OpLensError) as e:
+        explorer.run_upload(nobody, tmp_path, "profile directory", 30, "http://localhost:9")
+    assert e.value.kind == "tool_failed" and "the viewer's API does not answer at http://localhost:9" in e.value.detail
+    assert "connection refused" in e.value.detail and "neuron-explorer view" in e.value.detail
+
+
+def test_oplens_explorer_reports_a_failed_upload_without_a_traceback_with_stand_in_explorer(
+    stand_in_explorer: StandIn, ports: tuple[int, int], tmp_path: Path
+) -> None:
+    run = make_run(tmp_path / ".oplens" / "runs")
+    env = {"PATH": os.environ["PATH"], "STANDIN_EXPLORER_RECORD": str(stand_in_explorer.record)}
+    proc = _cli(tmp_path, "explorer", run.run_id, "--ui-port", str(ports[0]), "--api-port", str(ports[1]),
+                STANDIN_EXPLORER_FAIL_UPLOAD="1", **env)  # fmt: skip
+    err = " ".join(proc.stderr.split())
+    assert proc.returncode == 4 and "Traceback" not in proc.stderr, proc.stderr
+    assert "neuron-explorer could not upload the profile directory" in err and "Failed to upload NTFF (HTTP 400)" in err
+    assert len(upload_calls(stand_in_explorer)) == 1
+
+
+def test_the_stand_in_upload_checks_its_inputs_as_the_docs_say(
+    stand_in_explorer: StandIn, ports: tuple[int, int], tmp_path: Path
+) -> None:
+    """The stand-in itself: a directory upload needs a system profile, a name is not replaced without
+    --overwrite, and no viewer is a clear error (so the tests above rest on a faithful stand-in)."""
+    ui, api = ports
+    exe = str(stand_in_explorer.bin / "neuron-explorer")
+
+    def upload(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([exe, "upload", "--endpoint", f"http://localhost:{api}", *argv], capture_output=True,
+                              text=True, timeout=60)  # fmt: skip
+
+    device_only = make_run(tmp_path / "runs", kind="device", run_id="r-device")
+    refused = upload("--profile-directory", session_of(device_only), "--name", "d", "--wait")
+    assert refused.returncode == 1 and "needs ntrace.pb and trace_info.pb" in refused.stderr
+    assert "--neff and --ntff" in refused.stderr
+    nobody = upload("--profile-directory", session_of(make_run(tmp_path / "runs")), "--name", "s", "--wait")
+    assert nobody.returncode == 1 and "connection refused" in nobody.stderr
+    start_viewer(stand_in_explorer, ui, api, tmp_path / "viewer")
+    system = session_of(make_run(tmp_path / "runs", run_id="r-system"))
+    done = upload("--profile-directory", system, "--name", "s", "--wait")
+    assert done.returncode == 0 and f"View it at http://localhost:{ui}/profile/s" in done.stdout, done.stderr
+    assert status(f"http://localhost:{ui}/profile/s") == 200
+    with urllib.request.urlopen(api_url(api, "s"), timeout=10) as answer:
+        assert json.loads(answer.read())["status"] == "PROCESSED"
+    assert (tmp_path / "viewer" / "neuron-explorer-data" / "profiles" / "global" / "s@latest").is_dir()
+    again = upload("--profile-directory", system, "--name", "s")
+    assert again.returncode == 1 and "already exists" in again.stderr and "--overwrite" in again.stderr
+    assert upload("--profile-directory", system, "--name", "s", "--overwrite", "--wait").returncode == 0
 
 
 def test_dropped_events_reported_by_the_ingest_become_a_message_with_stand_in_explorer(
@@ -271,6 +413,19 @@ def test_dropped_events_reported_by_the_ingest_become_a_message_with_stand_in_ex
     monkeypatch.setenv("STANDIN_EXPLORER_DROPPED", "77")
     link = open_run(make_run(tmp_path / "runs"), tmp_path, *ports, start_timeout_s=20)
     assert any("dropped 77 trace events" in m and "--neuron-max-events" in m for m in link.messages)
+
+
+def test_a_dry_run_plans_the_viewer_the_upload_and_the_fallback_ingest_with_stand_in_explorer(
+    stand_in_explorer: StandIn, ports: tuple[int, int], tmp_path: Path
+) -> None:
+    run = make_run(tmp_path / "runs")
+    plan = open_run(run, tmp_path, *ports, dry_run=True).plan()
+    viewer, upload, ingest = plan["commands"]
+    assert viewer[1] == "view" and upload[1:5] == ["upload", "--endpoint", f"http://localhost:{ports[1]}", "--profile-directory"]
+    assert ingest[1:3] == ["view", "-d"] and "--ingest-only" in ingest
+    assert plan["profile_directory"] == session_of(run) and plan["endpoint"] == f"http://localhost:{ports[1]}"
+    assert any("only where the upload leaves no processed profile" in m for m in plan["messages"])
+    assert stand_in_explorer.argvs() == []  # nothing ran
 
 
 def test_bad_ports_are_bad_input(tmp_path: Path) -> None:
@@ -323,14 +478,37 @@ def test_oplens_explorer_after_a_profile_with_stand_in_torch_neuronx_and_stand_i
     assert f"Neuron Explorer: {url}" in out and f"then open {url}" in out
     assert f"ssh -L {ui}:localhost:{ui} -L {api}:localhost:{api} {socket.gethostname()}" in out
     assert "without the API port the page loads empty" in out and "viewer started (pid" in out
-    # the profile's own ingest (its system trace, for device time) and the explorer's, into the viewer's data path
-    own, ingest = ingest_calls(stand_in_explorer)
+    uploaded = f"uploaded to the viewer at http://localhost:{api} as '{run_id}'"
+    assert f"profile directory {tmp_path / '.oplens' / 'runs' / run_id / PROFILE_DIR} {uploaded}" in out
+    # the profile's own ingest (its system trace, for device time), then the upload of its session to the viewer
+    (own,) = ingest_calls(stand_in_explorer)
     assert own[own.index("--display-name") + 1] == "system_trace"
-    assert ingest[1:3] == ["-d", str(tmp_path / ".oplens" / "runs" / run_id / PROFILE_DIR)]
+    (upload,) = upload_calls(stand_in_explorer)
+    session = runs.find(tmp_path / ".oplens" / "runs", run_id).artifacts.device_profile_dir
+    assert upload[3:5] == ["--profile-directory", str(tmp_path / ".oplens" / "runs" / run_id / session)]
+    assert status(url) == 200 and status(api_url(api, run_id)) == 200  # the printed URL opens the profile
     as_json = _cli(tmp_path, "explorer", run_id, "--ui-port", str(ui), "--api-port", str(api), "--json", "-", **env)
     assert as_json.returncode == 0, as_json.stderr
     link = json.loads(as_json.stdout)
-    assert (link["url"], link["viewer"], link["ingest_command"]) == (url, "already serving", [])
+    assert (link["url"], link["viewer"], link["ingest_command"], link["upload_command"]) == (url, "already serving", [], [])
+
+
+def test_oplens_explorer_against_a_running_viewer_uploads_and_its_url_opens_the_profile_with_stand_in_explorer(
+    stand_in_explorer: StandIn, ports: tuple[int, int], tmp_path: Path
+) -> None:
+    ui, api = ports
+    start_viewer(stand_in_explorer, ui, api, tmp_path / "viewer")
+    run = make_run(tmp_path / ".oplens" / "runs")
+    env = {"PATH": os.environ["PATH"], "STANDIN_EXPLORER_RECORD": str(stand_in_explorer.record)}
+    proc = _cli(tmp_path, "explorer", "latest", "--ui-port", str(ui), "--api-port", str(api), **env)
+    assert proc.returncode == 0, proc.stderr
+    printed = next(line.split(": ", 1)[1] for line in proc.stdout.splitlines() if line.startswith("Neuron Explorer: "))
+    assert printed == f"http://localhost:{ui}/profile/{run.run_id}" and "viewer already serving" in proc.stdout
+    (upload,) = upload_calls(stand_in_explorer)
+    assert upload == ["upload", "--endpoint", f"http://localhost:{api}", "--profile-directory", session_of(run),
+                      "--name", run.run_id, "--overwrite", "--wait"]  # fmt: skip
+    assert status(printed) == 200 and status(api_url(api, run.run_id)) == 200
+    assert len(stand_in_explorer.serving_pids()) == 1  # the viewer already serving, no other
 
 
 def test_oplens_explorer_exit_codes(tmp_path: Path, ports: tuple[int, int]) -> None:

@@ -51,11 +51,12 @@ def test_the_expected_output_of_a_pytorch_capture(tmp_path: Path) -> None:
     assert code == 0, err
     assert [(Path(x["dir"]).parent.name, x["kind"], len(x["neff"]), len(x["ntff"])) for x in p["profiles"]] == [
         ("i-0abc_pid_101", "system", 2, 1), ("i-0abc_pid_202", "system", 2, 1)]  # fmt: skip
-    viewer, ingest = p["commands"]
+    viewer, upload = p["commands"]  # registered with the viewer as trn2 users do (`neuron-explorer upload`)
     data = p["data_path"]
     assert Path(data).is_absolute() and viewer[1:] == ["view", "--data-path", data]
-    assert ingest[1:] == [
-        "view", "-d", str(out.resolve()), "--data-path", data, "--ingest-only", "--display-name", "profile_output"]  # fmt: skip
+    assert upload[1:] == ["upload", "--endpoint", "http://localhost:3002", "--profile-directory",
+                          str(out.resolve() / "i-0abc_pid_101/20260101T000000"), "--name", "profile_output",
+                          "--overwrite", "--wait"]  # fmt: skip
     assert p["url"] == "http://localhost:3001/profile/profile_output"
     assert p["tunnel"].startswith("ssh -L 3001:localhost:3001 -L 3002:localhost:3002 ")
     assert not Path(data).exists()  # a dry run creates nothing
@@ -78,14 +79,14 @@ def test_the_inspect_output_pairs_by_hash(tmp_path: Path) -> None:
     assert code == 0, err
     (profile,) = p["profiles"]
     assert profile["kind"] == "system" and len(profile["ntff"]) == 12 and Path(profile["neff"][0]).name == f"neff_{h}.neff"
-    assert p["commands"][1][2:4] == ["-d", str(out.resolve())]
+    assert p["commands"][1][4:6] == ["--profile-directory", str(out.resolve() / "i-012590440bb9fd263_pid_98399")]
     # without the system profile, the same device traces open by their pair (and --pair picks one)
     for pb in ("ntrace.pb", "trace_info.pb", "cpu_util.pb", "host_mem.pb"):
         (out / "i-012590440bb9fd263_pid_98399" / pb).unlink()
     code, p, err = plan(tmp_path, out, "--pair", h[:6])
     assert code == 0, err
     args = p["commands"][1]
-    assert args[2] == "-n" and Path(args[3]).name == f"neff_{h}.neff" and args[4] == "-s" and "--framework-source-root" in args
+    assert args[4] == "--neff" and Path(args[5]).name == f"neff_{h}.neff" and args[6] == "--ntff"
 
 
 def test_vllm_profiles_with_a_neffs_folder_and_a_rank_named_framework_trace(tmp_path: Path) -> None:
@@ -111,7 +112,7 @@ def test_a_multi_worker_capture_pairs_each_rank_with_its_neff(tmp_path: Path) ->
     assert code == 0, err
     assert [x["kind"] for x in p["profiles"]] == ["device"]
     args = p["commands"][1]
-    assert Path(args[3]).name == "file.neff" and Path(args[5]).name == "profile_rank_3.ntff"  # the largest trace
+    assert args[4] == "--neff" and Path(args[5]).name == "file.neff" and Path(args[7]).name == "profile_rank_3.ntff"  # largest
     assert any("others with --pair" in m for m in p["messages"])
 
 
@@ -171,14 +172,14 @@ def test_the_timestamp_folder_is_a_nanosecond_epoch_and_the_inspect_form_pairs_b
     ]
     (profile,) = art.neuron_profiles
     assert profile.kind == "system" and len(profile.ntffs) == 2
-    # without the system profile, Explorer opens the inspect form's largest pair (-n NEFF -s NTFF)
+    # without the system profile, Explorer opens the inspect form's largest pair (upload --neff NEFF --ntff NTFF)
     for pb in ("ntrace.pb", "trace_info.pb"):
         (tmp_path / base / pb).unlink()
     code, p, err = plan(tmp_path, tmp_path / PROFILE_DIR)
     assert code == 0, err
     args = p["commands"][1]
-    assert args[2] == "-n" and Path(args[3]).name == "neff_1001031018598281_vnc_0.neff"
-    assert Path(args[5]).name == "1001031018598281_vnc_0.ntff"
+    assert args[4] == "--neff" and Path(args[5]).name == "neff_1001031018598281_vnc_0.neff"
+    assert Path(args[7]).name == "1001031018598281_vnc_0.ntff"
 
 
 def test_the_session_folder_with_the_runs_content_is_chosen_over_a_newer_one(tmp_path: Path) -> None:

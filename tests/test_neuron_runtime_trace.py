@@ -20,27 +20,12 @@ from typing import Any
 
 import pytest
 
-from conftest import STANDINS, oplens_cli, write_stand_in_explorer
+from conftest import NAIVE_KNOWN, NAIVE_PER_LINE, NAIVE_TARGET, STANDINS, oplens_cli, write_stand_in_explorer
+from oplens.lsp import views
+from oplens.records.run import Run
 
 FAST = ["--warmup", "1", "--iters", "3"]
-# examples/rmsnorm.py's rmsnorm_naive, its inputs built where the stand-in device leaves them (on the CPU)
-TARGET = """\
-import torch
-
-X, W, EPS = torch.randn(1, 8, 16), torch.ones(16), 1e-6
-
-
-def rmsnorm_naive():
-    x, w = X, W
-    x_sq = x * x
-    mean_sq = x_sq.mean(dim=-1, keepdim=True)
-    mean_eps = mean_sq + EPS
-    inv_rms = torch.rsqrt(mean_eps)
-    x_norm = x * inv_rms
-    return x_norm * w
-"""
-KNOWN = "aten::mul=7,aten::mean=5,aten::add=2,aten::rsqrt=3"
-PER_LINE = {8: 7.0, 9: 5.0, 10: 2.0, 11: 3.0, 12: 7.0, 13: 7.0}  # µs per iteration: 6 executions
+TARGET, KNOWN, PER_LINE = NAIVE_TARGET, NAIVE_KNOWN, NAIVE_PER_LINE
 
 
 def profile(tmp_path: Path, *argv: str, explorer: bool = True, **env: str) -> dict[str, Any]:
@@ -218,3 +203,42 @@ def test_without_framework_debug_info_the_region_says_how_to_get_the_split(tmp_p
     (line,) = [s for s in run["lines"] if s["line"] == 19]
     (region,) = line["compiled"]
     assert region["split"] == [] and "NEURON_FRAMEWORK_DEBUG=1 before the first compile" in region["split_note"]
+    text = oplens_cli(tmp_path, "analyze", run["run_id"], PYTHONPATH=str(STANDINS))
+    assert text.returncode == 0 and "NEURON_FRAMEWORK_DEBUG=1" in text.stdout
+
+
+def test_the_compiled_split_is_printed_by_the_cli(tmp_path: Path) -> None:
+    run = profile_compiled(tmp_path, NEURON_FRAMEWORK_DEBUG="1")
+    proc = oplens_cli(tmp_path, "analyze", run["run_id"], PYTHONPATH=str(STANDINS))
+    assert proc.returncode == 0, proc.stderr
+    (printed,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("line 19: Torch-Compiled Region")]
+    assert "line 7 (naive) 10.0 µs, 20 %" in " ".join(proc.stdout.split()), printed
+    # and the editor's hover on the call line (the language server's markdown) lists each fused line
+    stored = Run.from_dict(run)
+    (stat,) = [s for s in stored.lines if s.line == 19]
+    hover = views.line_markdown(stored, stat)
+    assert "| fused line | Self NEURON | % |" in hover and "| 7 `naive` | 10.0 µs | 20 % |" in hover
+
+
+FUSED = """\
+import torch
+
+X, W, EPS = torch.randn(1, 8, 16), torch.ones(16), 1e-6
+
+
+def rmsnorm_fused():
+    return torch.rms_norm(X, (X.shape[-1],), W, EPS)
+"""
+
+
+def test_the_fused_builtin_s_one_execution_comes_back_on_its_line(tmp_path: Path) -> None:
+    """examples/rmsnorm.py's rmsnorm_fused: one device execution per call (TorchNeuron's fused kernel)."""
+    (tmp_path / "f.py").write_text(FUSED)
+    path = f"{write_stand_in_explorer(tmp_path / 'bin').parent}{os.pathsep}{os.environ['PATH']}"
+    proc = oplens_cli(tmp_path, "profile", "f.py::rmsnorm_fused", "--backend", "neuron", *FAST, "--json", "-",
+                      timeout=240, PYTHONPATH=str(STANDINS), PATH=path, STANDIN_NO_CORRELATE="1",
+                      STANDIN_EXEC_US="aten::rms_norm=40")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    run = json.loads(proc.stdout)
+    assert run["device_time"]["source"] == "system_trace"
+    assert per_line(run) == pytest.approx({7: 40.0}, rel=0.01)

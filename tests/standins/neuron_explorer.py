@@ -1,14 +1,40 @@
 """STAND-IN for the `neuron-explorer` executable (aws-neuronx-tools), tests only.
 
 The tests write this file out as an executable named `neuron-explorer` (with a shebang).
-  neuron-explorer view [--port UI] [--api-port API]     serve the UI and API ports until killed
+  neuron-explorer view [--data-path DIR] [--port UI] [--api-port API]
+                                 serve the UI and API ports until killed, and keep a registry of the profiles
+                                 uploaded to it (<data-path>/standin-profiles.json; without --data-path the data path
+                                 is ./neuron-explorer-data, a stand-in choice: the real default is not documented)
   neuron-explorer view -d DIR | -n NEFF -s NTFF [--data-path DIR] --ingest-only --display-name NAME [--framework-source-root DIR]
                                  (with --data-path, the processed profile lands in <data-path>/profiles/global/<name>@latest/)
                                                          check the inputs, print the profile's link
+  neuron-explorer upload --endpoint URL (--profile-directory DIR | --neff F --ntff F) --name N [--namespace NS]
+                         [--uploader U] [--overwrite] [--wait]
+                                 register a profile with the viewer whose API is URL; the viewer processes it into
+                                 <data-path>/profiles/<NS>/<N>@latest/ (the same tables as the ingest), --wait until done
+
+`upload`, as trn2 users register profiles with a running viewer (public scripts, found by "neuron-explorer upload"):
+`neuron-explorer upload --endpoint http://localhost:3002 --profile-directory "$SYSDIR" --name N --namespace "$NS"
+--uploader "$NS" --overwrite --wait` with SYSDIR the dirname of the session's ntrace.pb, and `... --neff "$NEFF"
+--ntff "$NTFF" ...` for a device profile; a capture-and-upload.sh: `--namespace` "default: global", `--endpoint`
+"default: http://localhost:3002", --overwrite so "rerunning with the same --name overwrites the prior profile", and
+without --wait "the Explorer server keeps processing in the background". aws-neuron-sdk, tools/neuron-explorer/
+get-started.rst: the UI on 3001, the API on 3002; "Directory Upload requires a system profile (ntrace.pb +
+trace_info.pb). It does not work with device-only profiles. For device-only profiles (just .neff + .ntff), use
+Individual Files"; "once a profile is uploaded, it's visible in both interfaces". A user's notes read a profile at
+`http://localhost:3002/api/v1/profiles/namespace/global/profile_name/${PROFILE}/artifacts`. The stand-in's API
+(its own, the real one is not documented beyond that path): `POST /api/v1/profiles` (JSON: name, namespace, uploader,
+overwrite, profile_directory | neff + ntff: paths on this host, where the real client sends the files) answers 202
+and processes in the background; `GET /api/v1/profiles/namespace/<ns>/profile_name/<name>` 200 with the profile's
+JSON {name, namespace, uploader, status: PROCESSING | PROCESSED | FAILED, ...}, else 404; `GET /api/v1/profiles`
+the list. The UI port: `GET /` the landing page, `GET /profile/<name>` 200 for a processed profile (namespace
+global), else 404.
 Environment (set by the test):
   STANDIN_EXPLORER_RECORD=PATH   append each call's argv (JSON lines) to PATH
   STANDIN_EXPLORER_FAIL_START=1  `view` exits at once with an error (a refused option)
-  STANDIN_EXPLORER_FAIL_INGEST=1 the ingest fails (exit 1)
+  STANDIN_EXPLORER_FAIL_INGEST=1 the ingest fails (exit 1); in the viewer's environment, its processing of an upload
+  STANDIN_EXPLORER_FAIL_UPLOAD=1 `upload` fails as troubleshooting.rst shows it: `Failed to upload NTFF (HTTP 400)`
+  STANDIN_EXPLORER_UPLOAD_DELAY=S `upload` takes S seconds first
   STANDIN_EXPLORER_DROPPED=N     the ingest prints the runtime's dropped-events warning
   STANDIN_EXPLORER_PROCESSED=DIR the ingest's processed profile: DIR's Parquet tables (else an empty folder)
   STANDIN_SYSTRACE_FLOWS=framework|runtime|none
@@ -23,15 +49,22 @@ writes the system profile's tables as profile-schema-reference.rst documents the
 
 from __future__ import annotations
 
+import contextlib
 import http.server
+import io
 import json
 import os
 import shutil
 import socketserver
 import sys
+import tempfile
 import threading
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 
 def record(**data: object) -> None:
@@ -45,16 +78,140 @@ def option(argv: list[str], name: str, default: str | None = None) -> str | None
     return argv[argv.index(name) + 1] if name in argv else default
 
 
+class Registry:
+    """The profiles uploaded to this viewer, kept in its data path (as the real one keeps them across restarts)."""
+
+    def __init__(self, data_path: Path, ui_port: int) -> None:
+        self.data_path = data_path
+        self.ui_port = ui_port
+        self.file = data_path / "standin-profiles.json"
+        self.lock = threading.Lock()
+        self.process_lock = threading.Lock()  # one processing at a time (it redirects stdout)
+        try:
+            known = json.loads(self.file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            known = {}
+        self.profiles: dict[str, dict[str, Any]] = {k: v for k, v in known.items() if v.get("status") == "PROCESSED"}
+
+    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        with self.lock:
+            return self.profiles.get(f"{namespace}/{name}")
+
+    def put(self, entry: dict[str, Any]) -> None:
+        with self.lock:
+            self.profiles[f"{entry['namespace']}/{entry['name']}"] = entry
+            self.data_path.mkdir(parents=True, exist_ok=True)
+            self.file.write_text(json.dumps(self.profiles, indent=1), encoding="utf-8")
+
+    def upload(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Check an upload, register it, process it in the background (`--wait` polls its status)."""
+        name, namespace = str(body.get("name") or ""), str(body.get("namespace") or "global")
+        if not name:
+            return 400, {"error": "a profile name is required"}
+        directory, neff, ntff = body.get("profile_directory"), body.get("neff"), body.get("ntff")
+        if directory:
+            missing = [n for n in ("ntrace.pb", "trace_info.pb") if not (Path(directory) / n).is_file()]
+            if missing:
+                why = f"No metadata found for system profile: {name} ({' and '.join(missing)} not in {directory})"
+                return 400, {"error": why}
+        elif not (neff and ntff and Path(neff).is_file() and Path(ntff).is_file()):
+            return 400, {"error": "give a profile directory, or a NEFF and an NTFF"}
+        known = self.get(namespace, name)
+        if known is not None and known.get("status") != "FAILED" and not body.get("overwrite"):
+            why = f"profile {name} already exists in namespace {namespace}; upload with --overwrite to replace it"
+            return 409, {"error": why}
+        entry = {"name": name, "namespace": namespace, "uploader": str(body.get("uploader") or ""), "status": "PROCESSING",
+                 "profile_directory": directory or "", "neff": neff or "", "ntff": ntff or "",
+                 "url": f"http://localhost:{self.ui_port}/profile/{quote(name, safe='')}", "log": ""}  # fmt: skip
+        self.put(entry)
+        threading.Thread(target=self.process, args=(dict(entry),), daemon=True).start()
+        return 202, entry
+
+    def process(self, entry: dict[str, Any]) -> None:
+        """The stand-in ingest (`ingest`, its table writing as it is) into a staging data path, then moved to
+        <data-path>/profiles/<namespace>/<name>@latest/."""
+        name, namespace = entry["name"], entry["namespace"]
+        self.data_path.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".upload-", dir=self.data_path))
+        inputs = ["-d", entry["profile_directory"]] if entry["profile_directory"] else ["-n", entry["neff"], "-s", entry["ntff"]]
+        argv = ["view", *inputs, "--data-path", str(staging), "--ingest-only", "--display-name", name]
+        out = io.StringIO()
+        with self.process_lock, contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            try:
+                code = ingest(argv)
+            except Exception as e:  # noqa: BLE001 (a stand-in: the failure is the profile's status)
+                print(f"processing failed: {e!r}")
+                code = 1
+        if code == 0:
+            target = self.data_path / "profiles" / namespace / f"{name}@latest"
+            if target.exists():
+                shutil.rmtree(target)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(staging / "profiles" / "global" / f"{name}@latest"), str(target))
+            entry.update(status="PROCESSED", path=str(target))
+        else:
+            entry["status"] = "FAILED"
+        shutil.rmtree(staging, ignore_errors=True)
+        entry["log"] = out.getvalue()
+        self.put(entry)
+        record(processed=name, namespace=namespace, status=entry["status"])
+
+
 class Page(http.server.BaseHTTPRequestHandler):
+    """One of the viewer's two ports: `role` "ui" (the pages) or "api" (what the pages and `upload` call)."""
+
+    role = "ui"
+    registry: Registry
+
     def do_GET(self) -> None:  # noqa: N802
-        body = b"<html><title>Neuron Explorer (stand-in)</title></html>"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
+        path = unquote(self.path.split("?", 1)[0]).rstrip("/")
+        if self.role == "ui":
+            if path == "":
+                return self.send(200, "<html><title>Neuron Explorer (stand-in)</title></html>", "text/html")
+            if path.startswith("/profile/"):
+                entry = self.registry.get("global", path.removeprefix("/profile/"))
+                if entry is not None and entry["status"] == "PROCESSED":
+                    page = f"<html><title>{entry['name']} - Neuron Explorer (stand-in)</title></html>"
+                    return self.send(200, page, "text/html")
+                return self.send(404, "<html>Profile not found</html>", "text/html")
+            return self.send(404, "<html>Not found</html>", "text/html")
+        parts = path.split("/")  # ['', 'api', 'v1', 'profiles', 'namespace', NS, 'profile_name', NAME, ...]
+        if path == "/api/v1/profiles":
+            with self.registry.lock:
+                listed = list(self.registry.profiles.values())
+            return self.send(200, json.dumps({"profiles": listed}))
+        if parts[:5] == ["", "api", "v1", "profiles", "namespace"] and len(parts) >= 8 and parts[6] == "profile_name":
+            entry = self.registry.get(parts[5], parts[7])
+            if entry is not None:
+                return self.send(200, json.dumps(entry))
+            return self.send(404, json.dumps({"error": f"profile {parts[7]} not found in namespace {parts[5]}"}))
+        return self.send(404, json.dumps({"error": "not found"}))
+
+    def do_POST(self) -> None:  # noqa: N802
+        if self.role != "api" or self.path.rstrip("/") != "/api/v1/profiles":
+            return self.send(404, json.dumps({"error": "not found"}))
+        try:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        except ValueError:
+            return self.send(400, json.dumps({"error": "the body is not JSON"}))
+        code, answer = self.registry.upload(body if isinstance(body, dict) else {})
+        return self.send(code, json.dumps(answer))
+
+    def send(self, code: int, body: str, kind: str = "application/json") -> None:
+        data = body.encode()
+        self.send_response(code)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(body)
+        self.wfile.write(data)
 
     def log_message(self, *args: object) -> None:
         pass
+
+
+class Server(socketserver.ThreadingTCPServer):
+    allow_reuse_address = True  # a viewer started again on the ports of one just stopped (as Go's servers bind)
+    daemon_threads = True
 
 
 def serve(argv: list[str]) -> int:
@@ -63,13 +220,91 @@ def serve(argv: list[str]) -> int:
         return 1
     ui = int(option(argv, "--port", "3001") or 3001)
     api = int(option(argv, "--api-port", "3002") or 3002)
-    servers = [socketserver.ThreadingTCPServer(("127.0.0.1", port), Page) for port in (ui, api)]
+    data_path = Path(option(argv, "--data-path") or "neuron-explorer-data").resolve()
+    registry = Registry(data_path, ui)
+    servers = []
+    for role, port in (("ui", ui), ("api", api)):
+        handler = type(f"{role.title()}Page", (Page,), {"role": role, "registry": registry})
+        servers.append(Server(("127.0.0.1", port), handler))
     for server in servers:
         threading.Thread(target=server.serve_forever, daemon=True).start()
-    record(serving=[ui, api])
+    record(serving=[ui, api], data_path=str(data_path))
     print(f"View a list of profiles at http://localhost:{ui}/", flush=True)
     print("ctrl-c to exit", flush=True)
     threading.Event().wait()
+    return 0
+
+
+def upload(argv: list[str]) -> int:
+    """`neuron-explorer upload`: check the inputs as the docs say, POST them to the viewer's API, --wait for it."""
+    endpoint, name = option(argv, "--endpoint"), option(argv, "--name")
+    directory, neff, ntff = option(argv, "--profile-directory"), option(argv, "--neff"), option(argv, "--ntff")
+    namespace = option(argv, "--namespace", "global") or "global"
+    if not endpoint or not name:
+        print("Error: --endpoint and --name are required", file=sys.stderr)
+        return 2
+    delay = float(os.environ.get("STANDIN_EXPLORER_UPLOAD_DELAY", "0") or 0)
+    if delay:
+        time.sleep(delay)
+    if directory is not None:
+        missing = [n for n in ("ntrace.pb", "trace_info.pb") if not (Path(directory) / n).is_file()]
+        if not Path(directory).is_dir() or missing:
+            print(f"Error: {directory} is not a system profile: a directory upload needs ntrace.pb and trace_info.pb in "
+                  f"it (missing: {', '.join(missing)}); for a device-only profile upload --neff and --ntff",
+                  file=sys.stderr)  # fmt: skip
+            return 1
+        body: dict[str, Any] = {"profile_directory": str(Path(directory).resolve())}
+    elif neff and ntff:
+        for f in (neff, ntff):
+            if not Path(f).is_file():
+                print(f"Error: {f}: no such file", file=sys.stderr)
+                return 1
+        body = {"neff": str(Path(neff).resolve()), "ntff": str(Path(ntff).resolve())}
+    else:
+        print("Error: give --profile-directory DIR, or --neff NEFF and --ntff NTFF", file=sys.stderr)
+        return 2
+    if os.environ.get("STANDIN_EXPLORER_FAIL_UPLOAD") == "1":
+        print("Error: Failed to upload NTFF (HTTP 400)", file=sys.stderr)
+        return 1
+    body.update(name=name, namespace=namespace, uploader=option(argv, "--uploader", os.environ.get("USER", "")),
+                overwrite="--overwrite" in argv)  # fmt: skip
+    base = endpoint.rstrip("/")
+    request = urllib.request.Request(f"{base}/api/v1/profiles", json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})  # fmt: skip
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            entry = json.loads(answer.read())
+    except urllib.error.HTTPError as e:
+        try:
+            why = json.loads(e.read()).get("error", "")
+        except ValueError:
+            why = ""
+        print(f"Error: the upload of {name} was refused (HTTP {e.code}): {why}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as e:
+        reason = getattr(e, "reason", e)
+        refused = isinstance(reason, ConnectionRefusedError)
+        why = "connection refused" if refused else str(reason)
+        print(f"Error: cannot reach the Neuron Explorer API at {endpoint} ({why}): is `neuron-explorer view` running?",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    print(f"Uploaded {name} to namespace {namespace} (status {entry['status']})")
+    if "--wait" not in argv:
+        return 0
+    status_url = f"{base}/api/v1/profiles/namespace/{quote(namespace, safe='')}/profile_name/{quote(name, safe='')}"
+    while entry["status"] == "PROCESSING":
+        time.sleep(0.05)
+        try:
+            with urllib.request.urlopen(status_url, timeout=30) as answer:
+                entry = json.loads(answer.read())
+        except (OSError, ValueError) as e:
+            print(f"Error: lost the Neuron Explorer API at {endpoint} while {name} was processing ({e})", file=sys.stderr)
+            return 1
+    print(entry.get("log", ""), end="")
+    if entry["status"] != "PROCESSED":
+        print(f"Error: processing {name} failed (status {entry['status']})", file=sys.stderr)
+        return 1
+    print(f"Profile {name} processed. View it at {entry['url']}")
     return 0
 
 
@@ -117,12 +352,19 @@ def system_tables(session: Path, processed: Path, argv: list[str]) -> None:
     rows are the framework trace's events (overview-system-profiles.rst: the system profile holds "the ML
     framework's calls"), their `ts` made absolute with the trace's baseTimeNanoseconds. Hardware rows carry
     `{"model_id": ...}` in extra_attributes_json and flow ids that are small per-model counters
-    (Tilebench, tilebench/neuron_diag/native_device.py)."""
+    (Tilebench, tilebench/neuron_diag/native_device.py).
+
+    STANDIN_SYSTRACE_NRTA_SEQ=1: the runtime and hardware rows also carry the execution's async sequence id,
+    `{"nrta_seq_id": ...}` in extra_attributes_json: the runtime's release notes say it "Added async sequence IDs
+    (nrta_seq_t) to system trace events for correlation between async operations and hardware execution events",
+    and the table has no column of its own for it (extra_attributes_json: "additional attributes that were
+    present in the event but don't have dedicated column in this table yet")."""
     sessions = [session] if (session / "ntrace.pb").is_file() else sorted(p.parent for p in session.rglob("ntrace.pb"))
     rows: list[dict[str, object]] = []
     warnings: list[dict[str, str]] = []
     flows = os.environ.get("STANDIN_SYSTRACE_FLOWS", "framework")
     offset = int(os.environ.get("STANDIN_SYSTRACE_CLOCK_NS", "0"))
+    seq_ids = os.environ.get("STANDIN_SYSTRACE_NRTA_SEQ") == "1"
     for s in sessions:
         try:
             trace = json.loads((s / "ntrace.pb").read_text(encoding="utf-8"))
@@ -142,7 +384,9 @@ def system_tables(session: Path, processed: Path, argv: list[str]) -> None:
             rows.append(row)
             launch_rows.setdefault((int(e.get("tid") or 0), start), row)
         for k, x in enumerate(trace["executions"]):
-            model = {"model_id": str(x["model_id"])}
+            model: dict[str, Any] = {"model_id": str(x["model_id"])}
+            if seq_ids and x.get("nrta_seq_id") is not None:
+                model["nrta_seq_id"] = int(x["nrta_seq_id"])
             fw_flow = f"framework-{k}"
             op_row = launch_rows.get((int(x["tid"] or 0), int(x["op_start_ns"])))
             if op_row is None and x.get("framework_row"):  # the warm-up's op, outside the framework trace kept
@@ -257,8 +501,10 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--version"]:  # documented (get-started.rst: `neuron-explorer --version`), its output is not
         print("neuron-explorer 2.31.0 (stand-in)")
         return 0
+    if argv[:1] == ["upload"]:
+        return upload(argv[1:])
     if not argv or argv[0] != "view":
-        print("usage: neuron-explorer view ...", file=sys.stderr)
+        print("usage: neuron-explorer view ... | neuron-explorer upload ...", file=sys.stderr)
         return 2
     return ingest(argv) if "--ingest-only" in argv else serve(argv)
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { jsonFixture } from '../../test/fixtures';
 import { parseRun } from '../runs/parseRun';
-import { explorerUnavailable, parseExplorerRecord, tunnelCommand, tunnelFor, withPort } from './explorer';
+import { awsExtensionGuide, explorerUnavailable, parseExplorerRecord, tunnelCommand, tunnelFor, viewContainerId, withPort } from './explorer';
 
 // server/oplens/backends/neuron/explorer.py ExplorerLink.to_dict()
 const LINK = {
@@ -14,7 +14,11 @@ const LINK = {
   ui_port: 3001,
   api_port: 3002,
   profile: 'profile directory /ws/.oplens/runs/r1/neuron',
-  ingest_command: ['neuron-explorer', 'view'],
+  ingest_command: ['neuron-explorer', 'upload'],
+  upload_command: ['neuron-explorer', 'upload'],
+  endpoint: 'http://localhost:3002',
+  profile_directory: '/ws/.oplens/runs/r1/neuron/i-0abc_pid_7/20260101T000000',
+  upload_files: [],
   viewer: 'started',
   viewer_pid: 4242,
   viewer_log: '/ws/.oplens/explorer.log',
@@ -30,6 +34,15 @@ describe('parseExplorerRecord', () => {
     assert.equal(r.host, 'trn2-a');
     assert.equal(r.displayName, 'oplens-r1');
     assert.deepEqual(r.messages, ['started neuron-explorer view (pid 4242)']);
+    assert.equal(r.endpoint, 'http://localhost:3002');
+    assert.equal(r.profileDirectory, '/ws/.oplens/runs/r1/neuron/i-0abc_pid_7/20260101T000000');
+    assert.deepEqual(r.uploadFiles, []);
+  });
+
+  it('reads a record of an older server, without the upload fields', () => {
+    const { endpoint: _e, profile_directory: _d, upload_files: _f, upload_command: _u, ...old } = LINK;
+    const r = parseExplorerRecord({ ...old, api_port: 4002 });
+    assert.deepEqual([r.endpoint, r.profileDirectory, r.uploadFiles], ['http://localhost:4002', '', []]);
   });
 
   it('refuses a record with nothing to open, or without its ports', () => {
@@ -52,6 +65,39 @@ describe('tunnels', () => {
 
   it('withPort moves the page to a forwarded port', () => {
     assert.equal(withPort('http://localhost:3001/profile/x', 40123), 'http://localhost:40123/profile/x');
+  });
+});
+
+describe('the AWS Neuron Explorer extension (get-started.rst, "Using VS Code instead of the browser")', () => {
+  it('a system profile: listed on the custom endpoint, and its session directory copied for Local Binary', () => {
+    const g = awsExtensionGuide(parseExplorerRecord(LINK), '/ws/.oplens/runs/r1/neuron');
+    assert.equal(g.copy, '/ws/.oplens/runs/r1/neuron/i-0abc_pid_7/20260101T000000');
+    assert.equal(
+      g.message,
+      'OpLens: the profile is uploaded to Neuron Explorer as "oplens-r1" on the endpoint localhost:3002: with Endpoint → Custom endpoint ' +
+        'localhost:3002, the Profile Manager lists it under that name. With Local Binary: Profile Manager → Upload Profile → paste the ' +
+        'copied path (/ws/.oplens/runs/r1/neuron/i-0abc_pid_7/20260101T000000).',
+    );
+  });
+
+  it('a device-only pair: Individual Files, the folder that holds them copied', () => {
+    const r = parseExplorerRecord({ ...LINK, profile_directory: '', upload_files: ['/p/s/neff_1.neff', '/p/s/1_instid_0_vnc_0.ntff'] });
+    const g = awsExtensionGuide(r, '/p');
+    assert.equal(g.copy, '/p/s');
+    assert.match(g.message, /Individual Files .*: neff_1\.neff and 1_instid_0_vnc_0\.ntff in the copied folder \/p\/s\.$/);
+    assert.match(g.message, /as "oplens-r1" on the endpoint localhost:3002/);
+  });
+
+  it("an older server's record: the run's own profile directory", () => {
+    const r = parseExplorerRecord({ ...LINK, profile_directory: undefined, endpoint: undefined });
+    assert.equal(awsExtensionGuide(r, '/ws/run/neuron').copy, '/ws/run/neuron');
+  });
+
+  it("reads the extension's view container from its manifest, not by guessing", () => {
+    const manifest = { contributes: { viewsContainers: { activitybar: [{ id: 'neuronExplorer', title: 'Neuron Explorer', icon: 'x.svg' }] } } };
+    assert.equal(viewContainerId(manifest), 'neuronExplorer');
+    assert.equal(viewContainerId({ contributes: { commands: [{ command: 'x.open', title: 'Open Profile' }] } }), undefined);
+    assert.equal(viewContainerId(undefined), undefined);
   });
 });
 

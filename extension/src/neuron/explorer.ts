@@ -24,6 +24,12 @@ export interface ExplorerRecord {
   host: string;
   /** What the server did or noticed (viewer started, ports already served, ...). */
   messages: string[];
+  /** The viewer's API the profile was uploaded to (`http://localhost:<api port>`). */
+  endpoint: string;
+  /** The system profile's session directory the upload used ('' for a device-only NEFF/NTFF pair). */
+  profileDirectory: string;
+  /** The NEFF and NTFF uploaded, for a device-only profile. */
+  uploadFiles: string[];
 }
 
 function isPort(v: unknown): v is number {
@@ -55,7 +61,67 @@ export function parseExplorerRecord(raw: unknown): ExplorerRecord {
     tunnelCommand: text('tunnel'),
     host: text('host'),
     messages: Array.isArray(o.messages) ? o.messages.filter((m): m is string => typeof m === 'string') : [],
+    endpoint: text('endpoint') || `http://localhost:${o.api_port}`,
+    profileDirectory: text('profile_directory'),
+    uploadFiles: Array.isArray(o.upload_files) ? o.upload_files.filter((m): m is string => typeof m === 'string') : [],
   };
+}
+
+/** What to tell a user of the AWS Neuron Explorer extension, and the path to copy for it. */
+export interface AwsExtensionGuide {
+  /** The path copied to the clipboard: the profile directory to paste into Upload Profile. */
+  copy: string;
+  message: string;
+}
+
+function parentDir(path: string): string {
+  const i = path.replace(/\/+$/, '').lastIndexOf('/');
+  return i > 0 ? path.slice(0, i) : path;
+}
+
+function basename(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/**
+ * The documented ways to see the profile in the AWS Neuron Explorer extension (aws-neuron-sdk,
+ * tools/neuron-explorer/get-started.rst, "Using VS Code instead of the browser"): with the custom endpoint
+ * `localhost:<api port>` (Option B) the profile OpLens uploaded is listed in its Profile Manager under its
+ * name ("once a profile is uploaded, it's visible in both interfaces"); with Local Binary (Option A) it is
+ * uploaded there: Profile Manager, "Click Upload Profile and paste the path to the profile directory on the
+ * instance". A device-only profile goes by Individual Files (its NEFF and NTFF), not as a directory.
+ * `fallbackDir`: the run's profile directory where the record names none (an older server).
+ */
+export function awsExtensionGuide(r: ExplorerRecord, fallbackDir: string): AwsExtensionGuide {
+  const endpoint = r.endpoint.replace(/^https?:\/\//, '').replace(/\/+$/, '') || `localhost:${r.apiPort}`;
+  const listed = `OpLens: the profile is uploaded to Neuron Explorer as "${r.displayName}" on the endpoint ${endpoint}: with Endpoint → Custom endpoint ${endpoint}, the Profile Manager lists it under that name.`;
+  if (!r.profileDirectory && r.uploadFiles.length === 2) {
+    const [neff, ntff] = r.uploadFiles;
+    const folder = parentDir(ntff);
+    return {
+      copy: folder,
+      message: `${listed} With Local Binary: Profile Manager → Upload Profile → Individual Files (a device-only profile does not upload as a directory): ${basename(neff)} and ${basename(ntff)} in the copied folder ${folder}.`,
+    };
+  }
+  const dir = r.profileDirectory || fallbackDir;
+  return {
+    copy: dir,
+    message: `${listed} With Local Binary: Profile Manager → Upload Profile → paste the copied path (${dir}).`,
+  };
+}
+
+/** The id of an extension's first view container (its manifest's `contributes.viewsContainers`), if any. */
+export function viewContainerId(packageJSON: unknown): string | undefined {
+  const contributes = (packageJSON as { contributes?: { viewsContainers?: Record<string, unknown> } } | undefined)?.contributes;
+  for (const list of Object.values(contributes?.viewsContainers ?? {})) {
+    if (Array.isArray(list)) {
+      const found = list.find((c): c is { id: string } => typeof (c as { id?: unknown })?.id === 'string' && (c as { id: string }).id !== '');
+      if (found) {
+        return found.id;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** `ssh -L 3001:localhost:3001 -L 3002:localhost:3002 <host>`: both ports, same numbers locally. */

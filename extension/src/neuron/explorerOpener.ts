@@ -1,5 +1,5 @@
 /**
- * Open in Neuron Explorer: the server (on the Trainium host) ingests the run's device profile and
+ * Open in Neuron Explorer: the server (on the Trainium host) uploads the run's profile to the viewer and
  * starts `neuron-explorer view` if needed (`oplens.openExplorer`, answering with the profile's URL
  * and ports); the extension then makes the page reachable from the user's browser:
  *
@@ -8,7 +8,9 @@
  * - WebSocket mode (the server is elsewhere): the exact `ssh -L ui:localhost:ui -L api:localhost:api
  *   HOST` command, shown and copied, then the page once the tunnel is up.
  *
- * Where the AWS Neuron Explorer extension is installed, it is offered too.
+ * Where the AWS Neuron Explorer extension is installed, it is offered too: the server uploaded the profile
+ * to the viewer's API, which that extension lists as well (its custom endpoint localhost:<api port>); for
+ * its Local Binary mode the profile directory is copied, to paste into its Upload Profile.
  *
  * VS Code glue: imports `vscode`; its model is explorer.ts.
  */
@@ -20,7 +22,7 @@ import type { Profiler } from '../profile/profiler';
 import type { RunStore, StoredRun } from '../runs/runStore';
 import type { OpLensServer } from '../server/server';
 import type { SettingsSource } from '../settings/source';
-import { explorerUnavailable, parseExplorerRecord, tunnelFor, withPort, type ExplorerRecord } from './explorer';
+import { awsExtensionGuide, explorerUnavailable, parseExplorerRecord, tunnelFor, viewContainerId, withPort, type ExplorerRecord } from './explorer';
 
 export const AWS_EXPLORER_EXTENSION = 'AmazonWebServices.neuron-explorer';
 
@@ -65,7 +67,7 @@ export class ExplorerOpener {
     let record: ExplorerRecord;
     try {
       const answer = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: 'OpLens: ingesting the profile into Neuron Explorer…', cancellable: true },
+        { location: vscode.ProgressLocation.Notification, title: 'OpLens: uploading the profile to Neuron Explorer…', cancellable: true },
         (_progress, token) => this.server.execute(OPEN_EXPLORER_COMMAND, { run_id: run.run_id, uiPort, apiPort }, token),
       );
       record = parseExplorerRecord(answer);
@@ -81,7 +83,8 @@ export class ExplorerOpener {
     } else {
       await this.openForwarded(record);
     }
-    await this.offerAwsExtension(record, run.artifacts.device_profile_dir);
+    const own = run.artifacts.device_profile_dir || run.artifacts.profile_output_dir;
+    await this.offerAwsExtension(record, own ? `${run.run_dir}/${own}` : run.run_dir);
   }
 
   /** The extension runs on the host: forward both ports through VS Code and open the page. */
@@ -122,33 +125,34 @@ export class ExplorerOpener {
     }
   }
 
-  /** Offer the AWS Neuron Explorer extension, where installed: its own command to open a profile, or its view. */
-  private async offerAwsExtension(r: ExplorerRecord, profileDir: string): Promise<void> {
+  /**
+   * Offer the AWS Neuron Explorer extension, where installed, as its docs tell to open a profile in it
+   * (get-started.rst, "Using VS Code instead of the browser"): the profile OpLens uploaded is listed in its
+   * Profile Manager on the custom endpoint localhost:<api port>; with Local Binary, Upload Profile takes the
+   * pasted profile directory. So: copy that directory, reveal the extension's view (its manifest's view
+   * container, through VS Code's `workbench.view.extension.<id>`), and say which way to go.
+   */
+  private async offerAwsExtension(r: ExplorerRecord, fallbackDir: string): Promise<void> {
     const aws = vscode.extensions.getExtension(AWS_EXPLORER_EXTENSION);
     if (!aws) {
       return;
     }
-    const choice = await vscode.window.showInformationMessage('OpLens: the AWS Neuron Explorer extension is installed. Open this profile there too?', 'Open There');
+    const choice = await vscode.window.showInformationMessage('OpLens: the AWS Neuron Explorer extension is installed. Show this profile there too?', 'Show There');
     if (!choice) {
       return;
     }
-    const contributes = (aws.packageJSON as { contributes?: { commands?: { command: string; title: string }[]; viewsContainers?: Record<string, { id: string }[]> } }).contributes;
-    const open = contributes?.commands?.find((c) => /(open|view|load).*profile/i.test(c.title));
-    await vscode.env.clipboard.writeText(r.profileUrl);
+    const guide = awsExtensionGuide(r, fallbackDir);
+    await vscode.env.clipboard.writeText(guide.copy);
+    const container = viewContainerId(aws.packageJSON);
     try {
-      if (open) {
-        await vscode.commands.executeCommand(open.command, vscode.Uri.file(profileDir));
-        return;
-      }
-      const container = Object.values(contributes?.viewsContainers ?? {}).flat()[0];
       if (container) {
-        await vscode.commands.executeCommand(`workbench.view.extension.${container.id}`);
-        void vscode.window.showInformationMessage(`OpLens: the profile's URL is copied: ${r.profileUrl}`);
+        await vscode.commands.executeCommand(`workbench.view.extension.${container}`);
       }
+      void vscode.window.showInformationMessage(guide.message);
     } catch (e) {
       void this.notifier.show({
         severity: 'warning',
-        message: `OpLens: the Neuron Explorer extension did not open the profile (${(e as Error).message}); its URL is copied: ${r.profileUrl}`,
+        message: `OpLens: the Neuron Explorer extension's view did not open (${(e as Error).message}). ${guide.message}`,
         actions: [],
       });
     }

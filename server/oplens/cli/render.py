@@ -14,7 +14,7 @@ from rich.text import Text
 from oplens.backends import registry
 from oplens.engine.diff import FunctionDiff
 from oplens.records.errors import OpLensError
-from oplens.records.format import fmt_above, fmt_bound_cell, fmt_bytes, fmt_flops, fmt_us
+from oplens.records.format import device_time_sources, fmt_above, fmt_bound_cell, fmt_bytes, fmt_flops, fmt_us, fused_split
 from oplens.records.run import HOST_CPU, LineStat, Run
 
 BAR_WIDTH = 20
@@ -98,6 +98,8 @@ def profile(console: Console, run: Run, view: str = "time") -> None:
     if tot.unattributed_device_us > 0:
         console.print(f"[dim]{fmt_us(tot.unattributed_device_us)} of device time had no launching op[/]")
     device_time(console, run)
+    for text in compiled_lines(run):
+        console.print(escape(text), highlight=False)
     if view == "bound" and run.device is not None:
         d = run.device
         peaks = ", ".join(f"{k} {v / 1e9:,.1f} GFLOP/s" for k, v in sorted(d.dtype_peaks.items()))
@@ -120,16 +122,26 @@ def engine_lines(run: Run) -> list[str]:
     ]
 
 
+def compiled_lines(run: Run) -> list[str]:
+    """Each compiled region's device time over the lines it fused (Neuron: from the device profile's
+    instructions), or how to get that split."""
+    out = []
+    for s in run.lines:
+        for region in s.compiled:
+            split = fused_split(region)
+            if split:
+                out.append(f"line {s.line}: {region.name}, {fmt_us(region.self_device_us)} on the device: " + "; ".join(split))
+    return out
+
+
 def device_time(console: Console, run: Run) -> None:
     """Where Self <DEVICE> came from, each source tried with its figure (a device backend's runs only)."""
     dt = run.device_time
     if dt is None or dt.source == HOST_CPU:
         return
     console.print(f"Self {run.backend.device_label} from: {escape(dt.note)}", highlight=False)
-    for name in sorted(set(dt.totals_us) | set(dt.found)):
-        figure = f"{fmt_us(dt.totals_us[name])} per iteration" if name in dt.totals_us else "no figure"
-        said = f": {dt.found[name]}" if name in dt.found and name != dt.source else ""
-        console.print(f"[dim]  {name}{' (used)' if name == dt.source else ''}: {figure}{escape(said)}[/]", highlight=False)
+    for line in device_time_sources(dt):
+        console.print(f"[dim]  {escape(line)}[/]", highlight=False)
 
 
 def warnings(console: Console, run: Run) -> None:

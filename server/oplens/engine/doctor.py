@@ -5,7 +5,9 @@ In order: Python; torch (imports, at least the version OpLens requires); the bac
 backend's `doctor_probe`); the backend's own checks (`BackendSpec.doctor_checks`: for Neuron
 torch-neuronx, the NeuronCores, the runtime's environment, neuron-explorer and its ports); the runs
 directory (`runs.prepare`); a tiny profile of a function shipped for it (`worker/doctor_probe.py`)
-through the real engine and worker, which passes only with device time in the op table; and the
+through the real engine and worker, which passes only with device time in the op table, and on a
+device backend every device-time source it tried with its figure (the deep check a new host needs:
+which path gives device time there); and the
 language server's import, in a subprocess so that the doctor stays light.
 
 Exit codes (`DoctorReport.exit_code`): 0 usable (warnings allowed), 5 torch or the backend is
@@ -35,9 +37,9 @@ from oplens.engine.profile import ProfileRequest, profile
 from oplens.engine.request import DEFAULT_TIMEOUT_S
 from oplens.records.doctor import OK, PROBLEM, WARNING, Check, DoctorReport
 from oplens.records.errors import OpLensError, bad_input
-from oplens.records.format import fmt_us
+from oplens.records.format import device_time_sources, fmt_us
 from oplens.records.job import TargetSpec
-from oplens.records.run import Run
+from oplens.records.run import HOST_CPU, NO_SOURCE, Run
 
 # The function profiled, a file of the worker package (it imports torch): found by path, never imported here.
 PROBE_FILE = Path(__file__).resolve().parents[1] / "worker" / "doctor_probe.py"
@@ -45,6 +47,7 @@ PROBE_QUALNAME = "probe"
 PROBE_ARGS = "make_inputs()"
 PROBE_WARMUP = 3  # the first calls compile on Neuron; 3 is what the Neuron docs ask for
 PROBE_ITERS = 5
+DEVICE_SOURCES = "device time sources"  # the check listing each source's figure side by side
 LSP_TIMEOUT_S = 60.0
 MESSAGE_CHARS = 300  # a failed tiny profile's message, shortened (its worker log has all of it)
 FALLBACK_MIN_TORCH = "2.4"  # where the installed metadata cannot be read (pyproject.toml says the same)
@@ -93,7 +96,8 @@ def doctor(req: DoctorRequest, on_check: CheckFn | None = None, progress: Progre
     elif not runs_ok and req.out:
         add(Check("tiny profile", PROBLEM, f"not run: cannot write runs to {root}", "give a writable --out DIR"))
     else:
-        add(tiny_profile(req, progress))
+        for check in tiny_profile(req, progress):
+            add(check)
     add(_finish_lsp_import(lsp))
     if not (torch_ok and backend_ok):
         report.exit_code = 5
@@ -190,8 +194,10 @@ def runs_check(root: Path) -> Check:
     return Check("runs directory", OK, f"{root} is writable")
 
 
-def tiny_profile(req: DoctorRequest, progress: ProgressFn | None = None) -> Check:
-    """Profile `doctor_probe.py::probe` on the backend through the real engine; ok only with device time."""
+def tiny_profile(req: DoctorRequest, progress: ProgressFn | None = None) -> list[Check]:
+    """Profile `doctor_probe.py::probe` on the backend through the real engine; ok only with device time.
+    On a device backend, a second check lists every device-time source with its figure side by side
+    (`sources_check`): on a new host, which path works there."""
     temporary = None if req.out else Path(tempfile.mkdtemp(prefix="oplens-doctor-"))
     keep = False
     try:
@@ -209,16 +215,17 @@ def tiny_profile(req: DoctorRequest, progress: ProgressFn | None = None) -> Chec
             progress=progress,
         )
         check = judge_profile(run, kept=not temporary)
-        if temporary is not None and check.status == PROBLEM:
+        sources = sources_check(run)
+        if temporary is not None and PROBLEM in (check.status, sources and sources.status):
             keep = True  # a failed proof is worth reading: its run stays
             check = judge_profile(run, kept=True)
-        return check
+        return [check] + ([sources] if sources else [])
     except OpLensError as e:
         keep = True  # the failed run's worker log (named in the error) stays
         message = e.message.strip().splitlines()[0] if e.message.strip() else e.kind
         if len(message) > MESSAGE_CHARS:
             message = message[:MESSAGE_CHARS] + " …"
-        return Check("tiny profile", PROBLEM, f"{e.kind}: {message}", _failure_fix(e.detail))
+        return [Check("tiny profile", PROBLEM, f"{e.kind}: {message}", _failure_fix(e.detail))]
     finally:
         if temporary is not None and not keep:
             shutil.rmtree(temporary, ignore_errors=True)
@@ -261,6 +268,23 @@ def judge_profile(run: Run, kept: bool = True) -> Check:
     if run.backend.warnings:
         return Check("tiny profile", WARNING, detail, "; ".join(run.backend.warnings))
     return Check("tiny profile", OK, detail)
+
+
+def sources_check(run: Run) -> Check | None:
+    """Each device-time source the run tried, its figure and what it found (`DeviceTimeSources`), the
+    one used named; a problem where none gave device time, a warning where two disagree. None on the
+    CPU (device time is CPU time) and for a run that records no sources."""
+    dt = run.device_time
+    if dt is None or dt.source == HOST_CPU:
+        return None
+    listed = "; ".join(device_time_sources(dt)) or "no source measured"
+    if dt.source == NO_SOURCE:
+        tried = ", ".join(sorted(set(dt.totals_us) | set(dt.found))) or "none"
+        return Check(DEVICE_SOURCES, PROBLEM, f"no source gave Self {run.backend.device_label} time (tried: {tried}): "
+                     f"{listed}", dt.note or "see docs/trainium-checklist.md")  # fmt: skip
+    if dt.mismatch:
+        return Check(DEVICE_SOURCES, WARNING, listed, dt.mismatch)
+    return Check(DEVICE_SOURCES, OK, listed)
 
 
 # ---------------------------------------------------------------------------- the language server

@@ -249,6 +249,12 @@ def line_markdown(run: Run, stat: LineStat, change: LineChange | None = None) ->
         fused = sorted({r.line for r in region.fused})
         if fused:
             out.append(f"\n{region.name} fuses lines {fused[0]}–{fused[-1]} of `{region.fused[0].function}`")
+        if region.split:  # the device's own split of the region's time over those lines
+            out += ["", f"| fused line | Self {label} | % |", "|---|---:|---:|"]
+            out += [f"| {s.line}{f' `{s.function}`' if s.function else ''} | {fmt_us(s.self_device_us)} | {s.pct:.0f} % |"
+                    for s in region.split]  # fmt: skip
+        elif region.split_note:
+            out.append(f"\n{region.split_note}")
     if stat.inner:
         out.append("\nInside helpers: " + ", ".join(
             f"`{i.function}` line {i.line} {fmt_us(i.self_device_us)}" for i in stat.inner[:6]))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from oplens.records.run import CompiledRegion, DeviceTimeSources
+
 
 def fmt_us(us: float) -> str:
     """`1164.5` → `1.16 ms`; `125` → `125.0 µs`."""
@@ -117,3 +119,24 @@ def fmt_bound_cell(bound: str, roofline_pct: float | None, above: str = "") -> s
     if above in _ABOVE_SHORT:
         return f"{bound}, {_ABOVE_SHORT[above]}"
     return bound if roofline_pct is None else f"{bound} {fmt_roofline_pct(roofline_pct)}"
+
+
+def device_time_sources(dt: DeviceTimeSources) -> list[str]:
+    """Each device-time source tried, one line each with its figure and what it found (the CLI after
+    a run, `oplens doctor`): `system_trace (used): 412.0 µs per iteration`, `kineto_linked: no figure:
+    no device activity in Kineto's results`."""
+    out = []
+    for name in sorted(set(dt.totals_us) | set(dt.found)):
+        figure = f"{fmt_us(dt.totals_us[name])} per iteration" if name in dt.totals_us else "no figure"
+        said = f": {dt.found[name]}" if name in dt.found and name != dt.source else ""
+        out.append(f"{name}{' (used)' if name == dt.source else ''}: {figure}{said}")
+    return out
+
+
+def fused_split(region: CompiledRegion) -> list[str]:
+    """A compiled region's device time per line it fused (the hover, the CLI): `line 25 (rmsnorm)
+    12.0 µs, 40 %`; where there is no split, its note (how to get one)."""
+    if not region.split:
+        return [region.split_note] if region.split_note else []
+    return [f"line {s.line}{f' ({s.function})' if s.function else ''} {fmt_us(s.self_device_us)}, {s.pct:.0f} %"
+            for s in region.split]  # fmt: skip

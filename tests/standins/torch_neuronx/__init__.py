@@ -10,6 +10,8 @@ Environment (set by the test):
                             synchronise after each step): each synchronize runs a small op inside a
                             `standin.device_work:<n>` range, n counting the synchronize calls, so a
                             test sees which call's device work a trace holds
+  STANDIN_TENSORS=device    tensors moved to `neuron:0` are held there (on the CPU, see python_device.py); default:
+                            the device holds none and tests build their inputs on the CPU
 """
 
 from __future__ import annotations
@@ -70,3 +72,8 @@ torch._register_device_module("neuron", _device)
 # the CPU), so torch.accelerator, which torch.compile's Dynamo asks for the current stream at trace time
 # (torch/_dynamo/variables/streams.py), reports none rather than a device torch cannot reach.
 torch.accelerator.is_available = lambda: False  # type: ignore[assignment]
+
+if os.environ.get("STANDIN_TENSORS") == "device":  # tensors the backend moves to neuron:0 (see python_device.py)
+    from torch_neuronx import python_device as _python_device
+
+    _python_device.install()

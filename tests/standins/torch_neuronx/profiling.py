@@ -16,6 +16,14 @@ Writes the layout of the docs' "Expected output" (how-to-profile-workload.rst) o
 
 per mode: DEVICE the NEFFs and NTFFs, RUNTIME trace_info.pb + ntrace.pb, CPU_UTIL cpu_util.pb,
 HOST_MEMORY host_mem.pb. Environment (set by the test):
+  STANDIN_API=early|config|correlate
+                          which generation of the profiling API this module offers (unset: today's, `correlate`
+                          unless STANDIN_NO_CORRELATE=1): `early` the early NeuronProfiler context manager of
+                          TorchNeuron's early source (`_EarlyNeuronProfiler`, no NeuronConfig, no ProfileMode),
+                          `config` the documented NeuronConfig without correlate_device_time, `correlate` with it
+  STANDIN_MAPPING_WARMUP=1
+                          (early) the STANDIN_EXEC_BEFORE executions were launched while the framework mapping was on
+                          (the profiler's own warm-up), so they are in framework_mapping_*.json too
   STANDIN_NO_CORRELATE=1  an older NeuronConfig without `correlate_device_time` (nor precache_node_info)
   STANDIN_NEFFS=N         graphs compiled (NEFFs written in DEVICE mode, default 1)
   STANDIN_CORES=N         NeuronCores with a session NTFF (default 1)
@@ -105,7 +113,11 @@ def locals_of(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if k not in ("self", "__class__")}
 
 
-NeuronConfig = _NeuronConfigOlder if os.environ.get("STANDIN_NO_CORRELATE") == "1" else _NeuronConfigWithCorrelate
+_API = os.environ.get("STANDIN_API", "")
+if _API == "config" or (not _API and os.environ.get("STANDIN_NO_CORRELATE") == "1"):
+    NeuronConfig: Any = _NeuronConfigOlder
+else:
+    NeuronConfig = _NeuronConfigWithCorrelate
 
 
 class NeuronProfiler:
@@ -157,6 +169,15 @@ class NeuronProfiler:
 
 
 def _system_trace(trace_json: Path) -> bytes:
+    executions = _executions(trace_json)
+    if executions is None:
+        return b"standin"
+    import json
+
+    return json.dumps({"standin": "ntrace", "lnc": int(os.environ.get("STANDIN_LNC", "1")), "executions": executions}).encode()
+
+
+def _executions(trace_json: Path) -> list[dict[str, Any]] | None:
     """The runtime's system trace (`ntrace.pb`) of known executions. The real file is the runtime's own
     protobuf, read only by neuron-explorer; this stand-in writes JSON that only the stand-in
     neuron-explorer reads (tests/standins/neuron_explorer.py turns it into the documented tables).
@@ -172,7 +193,7 @@ def _system_trace(trace_json: Path) -> bytes:
     known = os.environ.get("STANDIN_EXEC_US", "")
     per_call = {name: float(us) for name, _, us in (item.rpartition("=") for item in known.split(",") if item)}
     if not per_call:
-        return b"standin"
+        return None
     import json
 
     data = json.loads(trace_json.read_text(encoding="utf-8"))
@@ -194,14 +215,16 @@ def _system_trace(trace_json: Path) -> bytes:
             continue
         open_until[e["tid"]] = end
         launches.append({"op": e["name"], "tid": e["tid"], "op_start_ns": start, "op_end_ns": end,
-                         "launch_ns": start + (end - start) // 2, "us": us})  # fmt: skip
+                         "launch_ns": start + (end - start) // 2, "us": us,
+                         "seq_nr": int((e.get("args") or {}).get("Sequence number", 0))})  # fmt: skip
     launches.sort(key=lambda x: x["launch_ns"])
     first = launches[0]["launch_ns"] if launches else base
     before = int(os.environ.get("STANDIN_EXEC_BEFORE", "0"))
     tid = launches[0]["tid"] if launches else 0
     at = [first - 10_000_000 + i * 100_000 for i in range(before)]  # 10 ms before the profiled calls
     warm = [{"op": "standin::warmup", "tid": tid, "op_start_ns": t, "op_end_ns": t + 50_000, "launch_ns": t + 25_000,
-             "us": 11.0, "framework_row": True} for t in at]  # fmt: skip
+             "us": 11.0, "framework_row": True, "seq_nr": launches[0]["seq_nr"] if launches else 0,
+             "warmup": True} for t in at]  # fmt: skip
     models: dict[str, int] = {}
     device_free, out = 0, []
     for x in warm + launches:
@@ -210,8 +233,11 @@ def _system_trace(trace_json: Path) -> bytes:
         start = max(x["launch_ns"] + 1_000, device_free + 200)
         end = start + round(x["us"] * 1000)
         device_free = end
-        out.append({**x, "model_id": model, "flow": str(flow), "start_ns": start, "end_ns": end})
-    return json.dumps({"standin": "ntrace", "lnc": int(os.environ.get("STANDIN_LNC", "1")), "executions": out}).encode()
+        # nrta_seq_id: the runtime's async sequence id, execution unit 0 (nrt_async.rst: "Monotonically increasing IDs
+        # of executions. The first 16 bits are an Execution Unit ID, while the last 48 bits are a strictly ordered
+        # Sequence Number")
+        out.append({**x, "model_id": model, "flow": str(flow), "start_ns": start, "end_ns": end, "nrta_seq_id": len(out) + 1})
+    return out
 
 
 def _neff_bytes() -> bytes:
@@ -259,7 +285,148 @@ def _correlate(prof: Any) -> None:
 
     given = 0
     for fe in prof.events():
-        if fe.device_type == DeviceType.CPU and not fe.is_async and fe.name in per_call:
+        if fe.device_type == DeviceType.CPU and not fe.is_async and fe.name in per_call and not _nested_in_same(fe):
             fe.append_kernel(fe.name, fe.device_index, per_call[fe.name])
             given += 1
     record("correlate", ops=given)
+
+
+def _nested_in_same(fe: Any) -> bool:
+    """An op inside a same-named op (a device's kernel re-dispatching it): one device execution is the
+    outer call's, as STANDIN_EXEC_US counts it."""
+    parent = fe.cpu_parent
+    while parent is not None:
+        if parent.name == fe.name:
+            return True
+        parent = parent.cpu_parent
+    return False
+
+
+class _EarlyNeuronProfiler:
+    """TorchNeuron's early NeuronProfiler (parmoham-aws/test-repo-parmoham, torch_neuronx/profiling.py), offered
+    where STANDIN_API=early: "Unified profiler wrapper that coordinates both NRT runtime profiling (system + device)
+    and PyTorch profiling", with the real signature
+
+        def __init__(self, pytorch_activities: list[ProfilerActivity] | None = None, record_shapes: bool = False,
+                     pytorch_trace_file: str | None = None, neuron_output_dir: str = "./output",
+                     event_filters: dict[str, list[str] | list[int]] | None = None)
+
+    and its lifecycle: `start()` runs `_start_nrt_profiling` (`_C._nrt_inspect_config_allocate`, `..._set_defaults`,
+    `..._set_output_dir(config_capsule, self.neuron_output_dir)`, `..._set_enable_inspect`, the event filters,
+    `_C._nrt_inspect_begin_with_options`), then, where pytorch_activities are given, its own
+    `profile(activities=self.pytorch_activities, record_shapes=self.record_shapes)`; `stop()` stops the torch
+    profiler first (`export_chrome_trace(self.pytorch_trace_file)`, `f"{neuron_output_dir}/pytorch_trace.json"` by
+    default), then NRT. The framework mapping is on only while both run (`enabled = self._nrt_active and
+    self._pytorch_active`) and is dumped when it goes off (`framework_mapping_<YYYYmmdd_HHMMSS_mmm>.json`). The
+    runtime's side is the stand-in `_C` (tests/standins/torch_neuronx/_C.py)."""
+
+    def __init__(
+        self,
+        pytorch_activities: list[Any] | None = None,
+        record_shapes: bool = False,
+        pytorch_trace_file: str | None = None,
+        neuron_output_dir: str = "./output",
+        event_filters: dict[str, list[str] | list[int]] | None = None,
+    ) -> None:
+        self.pytorch_activities = pytorch_activities or []
+        self.record_shapes = record_shapes
+        self.neuron_output_dir = neuron_output_dir
+        self.pytorch_trace_file: str | None = None
+        if self.pytorch_activities:
+            self.pytorch_trace_file = f"{neuron_output_dir}/{pytorch_trace_file or 'pytorch_trace.json'}"
+        self.event_filters = event_filters
+        self._is_active = self._nrt_active = self._pytorch_active = self._framework_mapping_active = False
+        self._pytorch_profiler: Any = None
+        record("NeuronProfiler.early", pytorch_activities=[str(a) for a in self.pytorch_activities],
+               record_shapes=record_shapes, neuron_output_dir=neuron_output_dir, event_filters=event_filters)  # fmt: skip
+
+    def start(self) -> None:
+        if self._is_active:
+            raise RuntimeError("Profiler is already active")
+        self._start_nrt_profiling()
+        if self.pytorch_activities:
+            self._start_pytorch_profiling()
+        self._is_active = True
+
+    def stop(self) -> None:
+        if not self._is_active:
+            raise RuntimeError("Profiler is not active")
+        if self._pytorch_active:
+            self._stop_pytorch_profiling()
+        if self._nrt_active:
+            self._nrt_active = False
+            self._sync_framework_mapping_state()
+            _C._nrt_inspect_stop()
+        self._is_active = False
+
+    def __enter__(self) -> _EarlyNeuronProfiler:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> bool:
+        self.stop()
+        return False
+
+    def is_active(self) -> bool:
+        return self._is_active
+
+    def get_nrt_output_directory(self) -> str:
+        return self.neuron_output_dir
+
+    def _start_nrt_profiling(self) -> None:
+        capsule = _C._nrt_inspect_config_allocate()
+        _C._nrt_inspect_config_set_defaults(capsule)
+        _C._nrt_inspect_config_set_output_dir(capsule, self.neuron_output_dir)
+        _C._nrt_inspect_config_set_enable_inspect(capsule, True)
+        for nc in (self.event_filters or {}).get("nc", []):
+            _C._nrt_inspect_config_set_capture_enabled_for_nc(capsule, nc, True)
+        for kind in (self.event_filters or {}).get("types", []):
+            _C._nrt_inspect_config_set_capture_enabled_for_event_type_string(capsule, kind, True)
+        _C._nrt_inspect_begin_with_options(capsule)
+        self._nrt_active = True
+        self._sync_framework_mapping_state()
+
+    def _start_pytorch_profiling(self) -> None:
+        import torch
+
+        self._pytorch_profiler = torch.profiler.profile(activities=self.pytorch_activities, record_shapes=self.record_shapes)
+        self._pytorch_profiler.__enter__()
+        self._pytorch_active = True
+        self._sync_framework_mapping_state()
+
+    def _stop_pytorch_profiling(self) -> None:
+        try:
+            self._pytorch_profiler.__exit__(None, None, None)
+            self._pytorch_profiler.export_chrome_trace(self.pytorch_trace_file)
+        finally:
+            self._pytorch_active = False
+            self._sync_framework_mapping_state()
+
+    def _sync_framework_mapping_state(self) -> None:
+        enabled = self._nrt_active and self._pytorch_active
+        _C._set_profiler_mapping_enabled(enabled)
+        if not enabled and self._framework_mapping_active:
+            self._dump_profiler_mappings()
+        self._framework_mapping_active = enabled
+
+    def _dump_profiler_mappings(self) -> None:
+        import json
+        from datetime import datetime
+
+        import torch
+
+        torch.neuron.synchronize()  # type: ignore[attr-defined]  # the real one: torch_neuronx.synchronize()
+        mappings = _C._get_profiler_mappings()
+        if mappings.get("data"):
+            os.makedirs(self.neuron_output_dir, exist_ok=True)
+            now = datetime.now()
+            stamp = now.strftime("%Y%m%d_%H%M%S") + f"_{now.microsecond // 1000:03d}"
+            with open(os.path.join(self.neuron_output_dir, f"framework_mapping_{stamp}.json"), "w") as f:
+                json.dump(mappings, f, indent=2)
+
+
+from torch_neuronx import _C  # noqa: E402  (the stand-in's runtime bindings use _executions above)
+
+if _API == "early":  # the early module: NeuronProfiler only (no NeuronConfig, no ProfileMode)
+    NeuronProfiler: Any = _EarlyNeuronProfiler
+    del NeuronConfig, ProfileMode

@@ -17,6 +17,11 @@ output", "neuron-explorer inspect output example", "CLI profiling with neuron-ex
 - **capture** (`neuron-explorer capture -n file.neff -s profile.ntff`): multi-worker sessions get
   `_rank_<id>` (`profile_rank_1.ntff`); each pairs with the one NEFF it was captured from.
 - a framework trace named `neuron_framework_trace_rank_<N>.json` belongs in its `_pid_` directory.
+- **early** (TorchNeuron's early `NeuronProfiler` context manager, `parmoham-aws/test-repo-parmoham`,
+  `torch_neuronx/profiling.py`): the runtime's profile in `neuron_output_dir` (its tests expect
+  `{output_dir}/{instance_id}_pid_{process_id}/` with `*_instid_*_vnc_*.ntff`, `neff_*.neff`, `ntrace.pb`,
+  `trace_info.pb`, ...), the PyTorch trace beside it as `f"{neuron_output_dir}/pytorch_trace.json"`, and
+  `framework_mapping_<YYYYmmdd_HHMMSS_mmm>.json` there too (mapping.py).
 - **inspect** (the runtime's inspect session, `NEURON_RT_INSPECT_DEVICE_PROFILE=1`, as users on trn2 read it;
   `Deep-Learning-Profiling-Tools/Tilebench`, `tilebench/core/nki_timer.py`: "per executed NEFF, the exact
   binary it loaded (`neff_<model_id>_vnc_0.neff`), a device trace of its first execution
@@ -65,7 +70,8 @@ _CAPTURE_NTFF = re.compile(rf"^(?P<stem>.+?){_RANK}\.ntff$")
 _SESSION_NEFF = re.compile(r"^neff_(?P<hash>[0-9A-Za-z]+)_vnc_(?P<core>\d+)\.neff$")
 _MODEL_NEFF = re.compile(r"^neff_(?P<hash>[0-9A-Za-z]+)\.neff$")
 _GRAPH_NEFF = re.compile(r"^graph_(?P<hash>[0-9A-Za-z]+)\.neff$")
-_FRAMEWORK_TRACE = re.compile(r"^(?:trace|neuron_framework_trace_rank_(?P<rank>\d+))\.json$")
+# trace.json (NeuronConfig's export_trace), pytorch_trace.json (the early NeuronProfiler's, in its neuron_output_dir)
+_FRAMEWORK_TRACE = re.compile(r"^(?:trace|pytorch_trace|neuron_framework_trace_rank_(?P<rank>\d+))\.json$")
 _EPOCH_NS = re.compile(r"^\d{16,20}$")  # the runtime's timestamp folder: 1778711290599971590
 
 

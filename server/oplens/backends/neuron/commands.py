@@ -75,7 +75,10 @@ def describe_plan(link: explorer.ExplorerLink) -> list[str]:
 
 def describe(link: explorer.ExplorerLink) -> list[str]:
     """The link for people: the URL, what happened, and the tunnel to run on their own machine."""
-    done = "ingested" if link.ingest_command else "was ingested before"
+    if link.upload_command:
+        done = f"uploaded to the viewer at {link.endpoint}"
+    else:
+        done = "ingested" if link.ingest_command else "was uploaded before"
     lines = [f"Neuron Explorer: {link.url}", f"  {link.profile} {done} as {link.display_name!r}"]
     if link.viewer == "started":
         lines.append(f"  viewer started (pid {link.viewer_pid}); it keeps running, log: {link.viewer_log}")

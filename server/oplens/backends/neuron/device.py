@@ -8,15 +8,27 @@ Follows the documented API (DESIGN.md, "Facts about the Neuron side"), line for 
         ...; torch.neuron.synchronize()
 
 The device profile lands in the run's directory (`neuron_profile/`), so it is kept with the run.
+
+Which generation of the profiling API is installed is read from its signatures (`api.py`) and recorded in
+the run (`backend.details["api"]`). Under the early one (TorchNeuron's early `NeuronProfiler(pytorch_activities=...,
+neuron_output_dir=...)` context manager, no NeuronConfig) OpLens keeps its own torch.profiler session (its schedule,
+its line ranges) and runs the early profiler's runtime capture beside it, NRT only (`pytorch_activities=[]`, the
+early docstring's "NRT profiling only" form: two torch profilers cannot run at once), from the profiler's start to
+its `on_trace_ready`, where the Chrome trace is written as the early profiler writes its own
+(`<neuron_output_dir>/pytorch_trace.json`) and the framework mapping too (`_sync_framework_mapping_state` enables
+it only while the early profiler's own torch profiler runs, so OpLens sets the same switch for its own,
+`_C._set_profiler_mapping_enabled`, and writes `_C._get_profiler_mappings()` as `_dump_profiler_mappings` does).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import inspect
+import json
 import os
 import time
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +36,7 @@ import torch
 from torch.profiler import ProfilerActivity
 
 from oplens.backends.device import Backend
-from oplens.backends.neuron import install
+from oplens.backends.neuron import api, install
 from oplens.backends.neuron.artifacts import (
     COLLECT_FROM_ENV,
     COLLECT_SINCE_ENV,
@@ -34,7 +46,7 @@ from oplens.backends.neuron.artifacts import (
     find_artifacts,
 )
 from oplens.backends.neuron.facts import NEURON
-from oplens.backends.neuron.options import DEFAULT_NEFF_CACHE_ENV, NEFF_CACHE_ENV, NeuronOptions
+from oplens.backends.neuron.options import DEFAULT_MODES, DEFAULT_NEFF_CACHE_ENV, NEFF_CACHE_ENV, NeuronOptions
 from oplens.records.errors import bad_input
 from oplens.records.job import RUN_DIR_ENV
 from oplens.records.run import Artifacts
@@ -48,12 +60,14 @@ def install_hint() -> str:
 class NeuronBackend(Backend[NeuronOptions]):
     facts = NEURON
     options_type = NeuronOptions
+    _configured: dict[str, Any] | None = None  # the profiler's options, once configured
+    _generation: api.Generation | None = None
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
         try:
             import torch_neuronx  # noqa: F401  (registers the "neuron" device with torch)
-            from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode  # noqa: F401
+            import torch_neuronx.profiling as profiling
         except ModuleNotFoundError as e:
             if e.name and e.name.split(".")[0] != "torch_neuronx":
                 return f"torch_neuronx needs {e.name!r}, which is missing ({e}); {install_hint()}"
@@ -62,6 +76,11 @@ class NeuronBackend(Backend[NeuronOptions]):
             return f"torch_neuronx is not installed; {install_hint()}"
         except Exception as e:  # the PyPI stub raises ImportError on import; a broken install raises anything
             return f"torch_neuronx {_installed_version()}does not import ({type(e).__name__}: {e}); {install_hint()}"
+        generation, why = api.detect(profiling)
+        if generation is None:
+            return f"{why}; {install_hint()}"
+        if generation.name != api.EARLY and not hasattr(profiling, "ProfileMode"):
+            return f"this torch_neuronx.profiling has NeuronConfig but no ProfileMode; {install_hint()}"
         neuron = getattr(torch, "neuron", None)
         if neuron is None:
             return "torch_neuronx imported but registered no torch.neuron device module (is it TorchNeuron 2.13+?)"
@@ -79,12 +98,36 @@ class NeuronBackend(Backend[NeuronOptions]):
         return torch.device("neuron", self.options.device_index)
 
     def activities(self) -> list[ProfilerActivity]:
+        if self.generation().name == api.EARLY:
+            # PrivateUse1 would start the runtime's capture a second time, through Kineto ("profile().__enter__ →
+            # Kineto calls our factory → ... nrt_inspect_begin_with_options()", the early source's
+            # torch_neuronx/csrc/profiler/README.md); the early docstring's combined form passes CPU only
+            return [ProfilerActivity.CPU]
         return [ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]
+
+    def generation(self) -> api.Generation:
+        """The installed profiling API's generation (api.py), detected once and recorded in the run."""
+        found = self._generation
+        if found is None:
+            import torch_neuronx.profiling as profiling
+
+            found, why = api.detect(profiling)
+            if found is None:
+                raise bad_input(why, install_hint())
+            self._generation = found
+            self.details["api"] = found.name
+            self.details["api_detected_by"] = found.evidence
+        return found
+
+    def _set_generation(self, name: str, evidence: str) -> None:
+        self._generation = api.Generation(name, evidence)
+        self.details["api"], self.details["api_detected_by"] = name, evidence
 
     def synchronize(self) -> None:
         torch.neuron.synchronize()  # type: ignore[attr-defined]  # execution is asynchronous
 
     def neuron_config(self, run_dir: Path) -> Any:
+        self.generation()  # recorded in the run
         from torch_neuronx.profiling import NeuronConfig, ProfileMode
 
         names = list(self.options.modes)
@@ -109,6 +152,8 @@ class NeuronBackend(Backend[NeuronOptions]):
             try:
                 config = NeuronConfig(**kwargs, correlate_device_time=True)
                 self.details["neuron_config"]["correlate_device_time"] = True
+                if accepts is None:  # no signature to read: what the call itself showed
+                    self._set_generation(api.CORRELATE, "NeuronConfig(correlate_device_time=True) accepted (no signature)")
                 return config
             except TypeError:
                 if accepts:
@@ -132,19 +177,72 @@ class NeuronBackend(Backend[NeuronOptions]):
 
     def configure(self, run_dir: Path) -> None:
         """NeuronConfig and NeuronProfiler before the warm-up, in the documented order (`precache_node_info`
-        populates per-NEFF metadata during the warm-up iterations)."""
+        populates per-NEFF metadata during the warm-up iterations). The early generation has nothing to set
+        before: its capture starts with the profiler (`profiler_options`)."""
+        generation = self.generation()
+        if generation.name == api.EARLY:
+            self.warnings.append(f"{generation.line} (detected: {generation.evidence})")
+            self._configured = {}
+            return
         from torch_neuronx.profiling import NeuronProfiler
 
         config = self.neuron_config(run_dir)
         self._configured = {"experimental_config": config, "on_trace_ready": NeuronProfiler(config).export_trace}
 
     def profiler_options(self, run_dir: Path) -> dict[str, Any]:
-        if not getattr(self, "_configured", None):
+        if self._configured is None:
             self.configure(run_dir)
-        return dict(self._configured)
+        if self.generation().name == api.EARLY:
+            return {"on_trace_ready": self._start_early(run_dir)}
+        return dict(self._configured or {})
 
     def writes_own_trace(self) -> bool:
-        return True  # NeuronProfiler.export_trace writes trace.json into the profile directory
+        # NeuronProfiler.export_trace writes trace.json into the profile directory; under the early API,
+        # OpLens's on_trace_ready writes pytorch_trace.json where the early profiler writes its own
+        return True
+
+    def _start_early(self, run_dir: Path) -> Any:
+        """The early NeuronProfiler's runtime capture started (NRT only), the framework mapping switched on; the
+        `on_trace_ready` that writes the Chrome trace and the mapping, then stops the capture."""
+        from torch_neuronx.profiling import NeuronProfiler
+
+        out = run_dir / PROFILE_DIR
+        out.mkdir(parents=True, exist_ok=True)
+        accepts = api.parameters(NeuronProfiler) or set()
+        kwargs: dict[str, Any] = {"pytorch_activities": [], "neuron_output_dir": str(out)}
+        given = self.options.given()
+        if self.options.capture_enabled_for_nc and ("event_filters" in accepts or "**" in accepts):
+            kwargs["event_filters"] = {"nc": self.options.capture_enabled_for_nc.split(",")}
+            given.pop("capture_enabled_for_nc")
+        given.pop("neff_cache_dir", None)  # read from TORCH_NEURONX_NEFF_CACHE_DIR when compiling (environment())
+        for key in given:
+            self.warnings.append(f"the early NeuronProfiler takes no {key}: the option was ignored")
+        if list(self.options.modes) != list(DEFAULT_MODES):
+            self.warnings.append("the early NeuronProfiler has no profile modes (it always captures the system and device "
+                                 f"traces): --neuron-modes {','.join(self.options.modes)} was ignored")  # fmt: skip
+        profiler = NeuronProfiler(**{k: v for k, v in kwargs.items() if k in accepts or "**" in accepts})
+        profiler.start()
+        switch, dump = _mapping_bindings()
+        if switch is not None:
+            switch(True)
+        self.details["neuron_profiler"] = {**kwargs, "neuron_output_dir": PROFILE_DIR, "framework_mapping": switch is not None}
+        if switch is None:
+            self.warnings.append("this torch_neuronx has no _C._set_profiler_mapping_enabled / _get_profiler_mappings: "
+                                 "no framework mapping; executions go to their ops by flow links or order")  # fmt: skip
+
+        def ready(prof: Any) -> None:
+            try:
+                prof.export_chrome_trace(str(out / api.EARLY_TRACE))
+            finally:
+                try:
+                    if switch is not None and dump is not None:
+                        switch(False)
+                        self.synchronize()  # as _dump_profiler_mappings: torch_neuronx.synchronize() first
+                        _write_mapping(out, dump())
+                finally:
+                    profiler.stop()
+
+        return ready
 
     def artifacts(self, run_dir: Path) -> Artifacts:
         """The profile's files; which session folder was taken and the NEFFs copied in are said among
@@ -174,6 +272,28 @@ def _neff_cache_environment(given: str | None, env: Mapping[str, str]) -> dict[s
     out[COLLECT_FROM_ENV] = os.pathsep.join(sources)
     out[COLLECT_SINCE_ENV] = str(time.time_ns())
     return out
+
+
+def _mapping_bindings() -> tuple[Any, Any]:
+    """TorchNeuron's framework-mapping switch and reader (the early source's `_C._set_profiler_mapping_enabled`,
+    `_C._get_profiler_mappings`), or None where this build has none."""
+    try:
+        import torch_neuronx._C as c_module
+    except Exception:
+        return None, None
+    switch, dump = getattr(c_module, "_set_profiler_mapping_enabled", None), getattr(c_module, "_get_profiler_mappings", None)
+    return (switch, dump) if callable(switch) and callable(dump) else (None, None)
+
+
+def _write_mapping(out: Path, mappings: Any) -> Path | None:
+    """`framework_mapping_<YYYYmmdd_HHMMSS_mmm>.json` in the output dir, as the early `_dump_profiler_mappings`
+    names it ("Match NRT timestamp format: YYYYMMDD_HHMMSS_MMM"), where the mapping holds data."""
+    if not isinstance(mappings, dict) or not mappings.get("data"):
+        return None
+    now = datetime.now()
+    path = out / f"framework_mapping_{now.strftime('%Y%m%d_%H%M%S')}_{now.microsecond // 1000:03d}.json"
+    path.write_text(json.dumps(mappings, indent=2), encoding="utf-8")
+    return path
 
 
 def _installed_version() -> str:

@@ -3,12 +3,19 @@
 `neuron-explorer` (package aws-neuronx-tools, in /opt/aws/neuron/bin) serves a UI (port 3001)
 and the API the UI calls (3002); both must be forwarded or the page loads empty. OpLens:
 
-1. picks what to ingest: the profile directory where it holds a system trace (`trace_info.pb`),
-   else a device-only profile by its NEFF/NTFF pair (Explorer cannot ingest that as a directory);
+1. picks what to open: the session directory that holds a system profile (`ntrace.pb` + `trace_info.pb`),
+   else a device-only profile by its NEFF/NTFF pair (Explorer cannot take that as a directory);
 2. makes sure a viewer serves on the ports: one already there is reused, else OpLens starts
-   `neuron-explorer view` detached and leaves it running for later runs;
-3. ingests with `view ... --ingest-only --display-name <run id> --framework-source-root <workspace>`;
-4. returns the profile URL and the tunnel command (`ExplorerLink`).
+   `neuron-explorer view --data-path <OpLens's data path>` detached and leaves it running for later runs;
+3. registers the profile with that viewer through its API, as trn2 users do:
+   `neuron-explorer upload --endpoint http://localhost:<api> --profile-directory <session> | --neff F --ntff F
+   --name <run id> --overwrite --wait` (get-started.rst: "All upload methods (CLI, web UI) work
+   interchangeably — once a profile is uploaded, it's visible in both interfaces", the browser's and the VS
+   Code extension's). An `--ingest-only` into a separate data path may not be listed by a viewer already running;
+4. where the upload did not process the profile into OpLens's data path (a viewer started elsewhere, with its
+   own), also ingests it there (`view -d ... --data-path DATA --ingest-only --display-name <run id>`), for the
+   engine tables OpLens reads (`read_engines`);
+5. returns the profile URL and the tunnel command (`ExplorerLink`).
 
 Parent side, no torch: the CLI (`oplens explorer RUN`) and the language server call
 `open_in_explorer`.
@@ -26,6 +33,8 @@ import socket
 import subprocess
 import threading
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +53,8 @@ NEURON_BIN = Path("/opt/aws/neuron/bin")
 DEFAULT_UI_PORT = 3001
 DEFAULT_API_PORT = 3002
 START_TIMEOUT_S = 60.0
-INGEST_TIMEOUT_S = 1800.0  # large profiles take minutes to process
+INGEST_TIMEOUT_S = 1800.0  # large profiles take minutes to process (the upload's --wait too)
+NAMESPACE = "global"  # the namespace `upload` files a profile in by default (and the API path's)
 INSTALL_TOOLS = (
     "install the Neuron tools (package aws-neuronx-tools: sudo apt install aws-neuronx-tools, or dnf on Amazon "
     "Linux; the Neuron DLAMI has them) and put /opt/aws/neuron/bin on PATH"
@@ -110,11 +120,17 @@ class ExplorerLink:
     host: str
     ui_port: int
     api_port: int
-    profile: str  # what is ingested: "profile directory <path>" or "NEFF/NTFF pair <hash>"
+    profile: str  # what is opened: "profile directory <path>" or "NEFF/NTFF pair <hash>"
     data_path: str = ""  # the one --data-path of ingest and viewer (profiles land in <data-path>/profiles/)
     profiles: list[dict[str, Any]] = field(default_factory=list)  # {dir, kind, neff, ntff, rank}
-    commands: list[list[str]] = field(default_factory=list)  # the viewer's (if started) and the ingest's argv
-    ingest_command: list[str] = field(default_factory=list)  # empty when it was ingested before
+    commands: list[list[str]] = field(default_factory=list)  # the argv run: viewer (if started), upload, ingest (if needed)
+    # what processed the profile into the data path OpLens reads this time: the upload, or the `--ingest-only`
+    # where the upload processed it elsewhere; empty when it was uploaded before
+    ingest_command: list[str] = field(default_factory=list)
+    upload_command: list[str] = field(default_factory=list)  # `neuron-explorer upload ...`; empty when uploaded before
+    endpoint: str = ""  # the viewer's API the profile is uploaded to: http://localhost:<api>
+    profile_directory: str = ""  # the system profile's session directory uploaded ("" for a NEFF/NTFF pair)
+    upload_files: list[str] = field(default_factory=list)  # the NEFF and NTFF uploaded (a device-only profile)
     viewer: str = ""  # "started" | "already serving" | "" (dry run)
     viewer_pid: int = 0  # the viewer OpLens started (0: it was already serving)
     viewer_log: str = ""
@@ -126,6 +142,7 @@ class ExplorerLink:
     def plan(self) -> dict[str, Any]:
         """What `--dry-run --json` prints."""
         return {"profiles": self.profiles, "commands": self.commands, "data_path": self.data_path,
+                "endpoint": self.endpoint, "profile_directory": self.profile_directory, "upload_files": self.upload_files,
                 "url": self.url, "tunnel": self.tunnel, "display_name": self.display_name, "messages": self.messages}  # fmt: skip
 
 
@@ -146,11 +163,12 @@ def open_in_explorer(
     state_dir: Path | None = None,
     dry_run: bool = False,
 ) -> ExplorerLink:
-    """Ingest a Neuron profile into Neuron Explorer (starting the viewer if none serves) and return its
+    """Upload a Neuron profile to Neuron Explorer's viewer (starting one if none serves) and return its
     URL and tunnel command; `dry_run`: launch nothing, return the plan. `pair` picks one NEFF/NTFF pair
-    by hash (prefix). Ingest and viewer share one absolute `--data-path` (default: the runs root's).
+    by hash (prefix). The viewer OpLens starts and the fallback ingest share one absolute `--data-path`
+    (default: the runs root's). `reingest`: upload (and process) again though it was uploaded before.
 
-    Raises `OpLensError`: bad_input (nothing Explorer can ingest, ports taken by another program),
+    Raises `OpLensError`: bad_input (nothing Explorer can open, ports taken by another program),
     backend_unavailable (no neuron-explorer), tool_failed or timeout (the tool itself failed)."""
     _check_ports(ui_port, api_port)
     what = ingest_target(source, pair, workspace)
@@ -170,12 +188,19 @@ def open_in_explorer(
         data_path=str(data),
         profiles=[_profile_entry(p, source.base) for p in source.profiles],
         messages=list(what.messages),
+        endpoint=f"http://localhost:{api_port}",
+        profile_directory=what.directory,
+        upload_files=list(what.files),
     )
+    upload = upload_command(tool, link.endpoint, what, display_name)
     ingest = [str(tool), "view", *what.args, "--data-path", str(data), "--ingest-only", "--display-name", display_name]
     viewer = viewer_command(tool, ui_port, api_port, data)
     if dry_run:
-        link.commands = [viewer, ingest]
+        link.commands = [viewer, upload] + ([ingest] if source.run is not None else [])
         link.messages.append("dry run: nothing was started; the viewer command runs only where none serves on the ports")
+        if source.run is not None:
+            link.messages.append(f"the --ingest-only runs only where the upload leaves no processed profile in {data} "
+                                 "(a viewer started elsewhere, with its own data path)")  # fmt: skip
         return link
     data.mkdir(parents=True, exist_ok=True)
     with _LOCK:
@@ -185,12 +210,28 @@ def open_in_explorer(
     key = f"{ui_port}:{display_name}"
     ingested = _load_json(state)
     if key in ingested and not reingest:
-        link.messages.append(f"already ingested on {ingested[key]}; --reingest to process it again")
-        link.messages += read_engines(source, data, display_name)
-        return link
-    link.ingest_command = ingest
-    link.commands.append(ingest)
-    output = run_ingest(ingest, source.base, what.profile, ingest_timeout_s)
+        # A viewer OpLens just started (the one that had it is gone) gets it again; one that serves still is asked.
+        listed = None if link.viewer == "started" else profile_listed(api_port, display_name)
+        if link.viewer == "started" or listed is False:
+            why = "the viewer was started afresh" if link.viewer == "started" else "the viewer serving does not list it"
+            link.messages.append(f"uploaded before (on {ingested[key]}), but {why}: uploaded again")
+        else:
+            link.messages.append(f"already uploaded on {ingested[key]}; --reingest to process it again")
+            link.messages += read_engines(source, data, display_name)
+            return link
+    processed = engines.processed_dir(data, display_name)
+    before = _stamp(processed)
+    link.upload_command = link.ingest_command = upload
+    link.commands.append(upload)
+    output = run_upload(upload, source.base, what.profile, ingest_timeout_s, link.endpoint)
+    after = _stamp(processed)
+    if source.run is not None and (after is None or (reingest and after == before)):
+        # The upload processed it where that viewer keeps its profiles, not in OpLens's data path.
+        link.messages.append(f"the viewer on port {api_port} processed the upload outside {data}: ingested it there too, "
+                             "for the engine breakdown")  # fmt: skip
+        link.ingest_command = ingest
+        link.commands.append(ingest)
+        output += "\n" + run_ingest(ingest, source.base, what.profile, ingest_timeout_s)
     link.messages += log_warnings(output, NeuronOptions())
     printed = re.search(r"https?://\S+/profile/\S+", output)
     if printed and printed.group(0).rstrip(".") != link.url:
@@ -264,10 +305,20 @@ def _tool_or_name() -> Path:
 
 @dataclass
 class IngestTarget:
-    args: list[str]  # `-d DIR`, or `-n NEFF -s NTFF --framework-source-root DIR`
+    args: list[str]  # `-d DIR`, or `-n NEFF -s NTFF --framework-source-root DIR` (the `view --ingest-only`)
     profile: str  # in words, for messages
     pair: str = ""  # the pair's hash, for a device-only profile
     messages: list[str] = field(default_factory=list)
+    upload: list[str] = field(default_factory=list)  # `--profile-directory SESSION`, or `--neff NEFF --ntff NTFF`
+    directory: str = ""  # the system profile's session directory (what `--profile-directory` names)
+    files: list[str] = field(default_factory=list)  # the pair's NEFF and NTFF
+
+
+def upload_command(tool: Path, endpoint: str, what: IngestTarget, name: str) -> list[str]:
+    """`neuron-explorer upload`, as trn2 users register a profile with the viewer serving (its API, `--endpoint`):
+    `--profile-directory <dirname of ntrace.pb>` for a system profile, `--neff --ntff` for a device-only one;
+    `--overwrite`: a profile uploaded again replaces the one of that name; `--wait`: returns once processed."""
+    return [str(tool), "upload", "--endpoint", endpoint, *what.upload, "--name", name, "--overwrite", "--wait"]
 
 
 def ingest_target(source: ProfileSource, pair: str | None, workspace: Path) -> IngestTarget:
@@ -286,13 +337,19 @@ def ingest_target(source: ProfileSource, pair: str | None, workspace: Path) -> I
         if len(chosen) > 1:
             target.messages.append(f"{len(chosen)} NTFFs of NEFF {best.hash} (one per NeuronCore); opened {Path(best.ntff).name}")
         return target
-    if any(p.kind == "system" for p in source.profiles):
+    systems = [p for p in source.profiles if p.kind == "system"]
+    if systems:
         if not source.root.is_dir():
             raise bad_input(f"the profile directory {source.root} is gone", "profile again")
-        target = IngestTarget(["-d", str(source.root)], f"profile directory {source.root}")
+        session = _session(source, systems)
+        target = IngestTarget(["-d", str(source.root)], f"profile directory {source.root}",
+                              upload=["--profile-directory", str(session)], directory=str(session))  # fmt: skip
         device_only = [p.dir for p in source.profiles if p.kind != "system"]
         if device_only:
-            target.messages.append(f"not a system profile, left out of the directory ingest: {', '.join(device_only)}")
+            target.messages.append(f"not a system profile, left out of the directory upload: {', '.join(device_only)}")
+        if len(systems) > 1:
+            target.messages.append(f"{len(systems)} system profiles (one per process); uploaded {session}; open another "
+                                   "with oplens explorer <its directory>")  # fmt: skip
         return target
     if not pairs:
         if any(t.form == "session" for t in source.ntffs):
@@ -316,6 +373,17 @@ def ingest_target(source: ProfileSource, pair: str | None, workspace: Path) -> I
     return target
 
 
+def _session(source: ProfileSource, systems: list[NeuronProfileDir]) -> Path:
+    """The system profile's session directory to upload (the folder of its ntrace.pb): the run's own session
+    where it is one of them, else the first."""
+    own = source.run.artifacts.device_profile_dir if source.run is not None else ""
+    chosen = next((p for p in systems if own and Path(p.dir) == Path(own)), systems[0])
+    session = source.base / chosen.dir
+    if not all((session / name).is_file() for name in SYSTEM_PROFILE):
+        raise bad_input(f"the system profile {session} is gone (no {' + '.join(SYSTEM_PROFILE)})", "profile again")
+    return session
+
+
 def _pair_target(pair: NeffNtffPair, base: Path, workspace: Path) -> IngestTarget:
     neff, ntff = base / pair.neff, base / pair.ntff
     for path in (neff, ntff):
@@ -323,7 +391,8 @@ def _pair_target(pair: NeffNtffPair, base: Path, workspace: Path) -> IngestTarge
             raise bad_input(f"{path} is gone", "profile again")
     # --framework-source-root is documented with -n/-s (not with -d)
     args = ["-n", str(neff), "-s", str(ntff), "--framework-source-root", str(workspace.resolve())]
-    return IngestTarget(args, f"NEFF/NTFF pair {pair.hash}", pair.hash)
+    return IngestTarget(args, f"NEFF/NTFF pair {pair.hash}", pair.hash, upload=["--neff", str(neff), "--ntff", str(ntff)],
+                        files=[str(neff), str(ntff)])  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- the viewer
@@ -351,14 +420,10 @@ def ensure_viewer(link: ExplorerLink, tool: Path, log_dir: Path, timeout_s: floa
     if foreign:
         raise _ports_taken(foreign, link)
     if ui.listening and api.listening:
-        link.viewer = "already serving"
-        same_data = (
-            f"a viewer already serves on {link.ui_port}/{link.api_port}: the profile shows there only if it was started "
-            f"with --data-path {data_path} (OpLens starts it so); otherwise stop it and run again"
-        )
+        link.viewer = "already serving"  # the upload registers the profile with it, whatever its data path
         if not (ui.explorer or api.explorer):
-            return [f"ports {link.ui_port}/{link.api_port} are served by {ui.describe()}: taken to be Neuron Explorer", same_data]
-        return [same_data] if data_path is not None and str(data_path) not in (ui.command + api.command) else []
+            return [f"ports {link.ui_port}/{link.api_port} are served by {ui.describe()}: taken to be Neuron Explorer"]
+        return []
     if ui.listening or api.listening:
         busy = ui if ui.listening else api
         if not busy.explorer:
@@ -535,25 +600,76 @@ def _reap() -> None:
 # ---------------------------------------------------------------------------- ingest
 
 
-def run_ingest(cmd: list[str], run_dir: Path, profile: str, timeout_s: float) -> str:
+def _run_tool(cmd: list[str], cwd: Path, timeout_s: float, late: str, fix: str) -> tuple[int, str]:
+    """Run one neuron-explorer command: its exit status and output; a timeout is an OpLensError (`late`
+    says what did not finish, `fix` what to do)."""
     try:
         done = subprocess.run(
-            cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", timeout=timeout_s, cwd=run_dir
+            cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", timeout=timeout_s, cwd=cwd
         )
     except subprocess.TimeoutExpired:
-        raise OpLensError(
-            "timeout",
-            f"neuron-explorer did not finish ingesting the {profile} within {timeout_s:g} s",
-            "large profiles take long: run the command yourself, or profile fewer cores (--neuron-cores 0)\n" + " ".join(cmd),
-        ) from None
-    output = (done.stdout or "") + (done.stderr or "")
-    if done.returncode != 0:
+        raise OpLensError("timeout", f"{late} within {timeout_s:g} s", f"{fix}\n" + " ".join(cmd)) from None
+    return done.returncode, (done.stdout or "") + (done.stderr or "")
+
+
+def _last_lines(output: str, lines: int = 20) -> str:
+    return "\n".join(output.splitlines()[-lines:])
+
+
+def run_ingest(cmd: list[str], run_dir: Path, profile: str, timeout_s: float) -> str:
+    code, output = _run_tool(cmd, run_dir, timeout_s, f"neuron-explorer did not finish ingesting the {profile}",
+                             "large profiles take long: run the command yourself, or profile fewer cores "
+                             "(--neuron-cores 0)")  # fmt: skip
+    if code != 0:
         raise OpLensError(
             "tool_failed",
-            f"neuron-explorer could not ingest the {profile} (exit {done.returncode})",
-            "command: " + " ".join(cmd) + "\noutput (tail):\n" + "\n".join(output.splitlines()[-20:]),
+            f"neuron-explorer could not ingest the {profile} (exit {code})",
+            "command: " + " ".join(cmd) + "\noutput (tail):\n" + _last_lines(output),
         )
     return output
+
+
+def run_upload(cmd: list[str], cwd: Path, profile: str, timeout_s: float, endpoint: str) -> str:
+    """Run `neuron-explorer upload`; its output, or an OpLensError naming what failed and what to do."""
+    code, output = _run_tool(cmd, cwd, timeout_s, f"neuron-explorer upload did not finish processing the {profile}",
+                             "large profiles take long: raise --timeout, run the command yourself, or profile fewer "
+                             "cores (--neuron-cores 0)")  # fmt: skip
+    if code != 0:
+        low = output.lower()
+        if "connection refused" in low or "cannot reach" in low:
+            fix = (f"the viewer's API does not answer at {endpoint}: start `neuron-explorer view` (or stop whatever "
+                   "holds the ports) and run again")  # fmt: skip
+        elif "unknown command" in low or ("usage" in low and "upload" not in low):
+            fix = "this neuron-explorer has no `upload` command: update aws-neuronx-tools (Neuron SDK 2.30+)"
+        else:
+            fix = "see the tool's output below and the viewer's log; `--reingest` uploads again"
+        raise OpLensError(
+            "tool_failed",
+            f"neuron-explorer could not upload the {profile} to the viewer at {endpoint} (exit {code})",
+            f"{fix}\ncommand: " + " ".join(cmd) + "\noutput (tail):\n" + _last_lines(output),
+        )
+    return output
+
+
+def profile_listed(api_port: int, name: str, namespace: str = NAMESPACE) -> bool | None:
+    """Whether the viewer's API knows the profile (`GET /api/v1/profiles/namespace/<ns>/profile_name/<name>`,
+    the path users read its artifacts under); None where it does not say (no answer, another status)."""
+    url = f"http://localhost:{api_port}/api/v1/profiles/namespace/{quote(namespace, safe='')}/profile_name/{quote(name, safe='')}"
+    try:
+        with urllib.request.urlopen(url, timeout=5) as answer:  # localhost, a fixed scheme
+            return True if answer.status == 200 else None
+    except urllib.error.HTTPError as e:
+        return False if e.code == 404 else None
+    except (OSError, ValueError):
+        return None
+
+
+def _stamp(folder: Path) -> int | None:
+    """The newest mtime (ns) of a processed profile's files; None where there is none."""
+    try:
+        return max((p.stat().st_mtime_ns for p in folder.iterdir()), default=folder.stat().st_mtime_ns)
+    except OSError:
+        return None
 
 
 def _tail(path: Path, lines: int = 15) -> str:

@@ -7,7 +7,8 @@ command users on trn2 time with ("Only the system trace is needed for timing",
 `Deep-Learning-Profiling-Tools/Tilebench`, `tilebench/core/nki_timer.py`); the instruction trace is kept
 only where a compiled graph's device time is to be split over its lines (item 2). The processed tables stay
 with the run (`<run>/neuron_system_trace/profiles/global/system_trace@latest/`), so `oplens analyze`
-reads them again without neuron-explorer. `systrace.py` gives each execution to its launching op; its
+reads them again without neuron-explorer. `systrace.py` gives each execution to its launching op (by flow
+links, by the early NeuronProfiler's framework mapping where the run holds one, `mapping.py`, else by order); its
 framework side is the run's trace.json as TorchNeuron wrote it (the trace Explorer merges with the
 runtime's: same threads, same clock), linked back to the profile's ops by correlation id.
 """
@@ -20,6 +21,7 @@ from pathlib import Path
 from oplens.analysis.attribution import COMPILED_REGION
 from oplens.analysis.chrome_trace import read_events
 from oplens.backends.neuron import engines, explorer, systrace
+from oplens.backends.neuron import mapping as fwmap
 from oplens.backends.neuron.artifacts import SYSTEM_PROFILE
 from oplens.backends.neuron.fused import NO_DEBUG_FIX, neff_line_time, region_shares
 from oplens.backends.spec import RuntimeTime
@@ -88,7 +90,14 @@ def runtime_time(
         framework = read_events(trace)
     except (OSError, ValueError, KeyError, TypeError) as e:
         return nothing(f"the framework trace {trace} does not read ({e})")
-    st = systrace.line_device_time(folder, def_line, framework)
+    # the early NeuronProfiler's framework_mapping_*.json (mapping.py), in its output dir: the mapping rule
+    fm, fm_problem = None, ""
+    found_map = fwmap.find(run_dir / art.profile_output_dir) if art.profile_output_dir else None
+    if found_map is not None:
+        fm, fm_problem = fwmap.read(found_map)
+    st = systrace.line_device_time(folder, def_line, framework, fm, fwmap.sequence_numbers(trace) if fm else None)
+    if fm_problem:
+        st.problems.append(f"rule mapping: {fm_problem}")
     tables = str(folder.relative_to(run_dir))
     region_lines, split_note = _splits(folder, st, fused)
     if not st.rule:

@@ -95,6 +95,8 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
             lines.append(f"  NEFF/NTFF {pair.hash}: {Path(pair.neff).name} ↔ {Path(pair.ntff).name} ({size})")
         if art.trace_json:
             lines.append(f"  framework trace: {art.trace_json}")
+        if run.backend.details.get("api"):  # which generation of TorchNeuron's profiling API, by its signatures
+            lines.append(f"  profiling API: {run.backend.details['api']} ({run.backend.details.get('api_detected_by', '')})")
         lines.append(f"  open in Neuron Explorer: oplens {commands.EXPLORER.name} {run.run_id}")
         for g in run.engine_graphs:  # those on a line are shown with the lines
             if g.line is None:

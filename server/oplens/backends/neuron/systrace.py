@@ -39,7 +39,15 @@ The rules here, in order:
    (else the line running on the profiled thread then) is the launching op, and its `oplens.iter:<k>` /
    `oplens.line:<n>` ranges give the iteration and line. Used when every execution links to one
    iteration and line, and every link's time falls inside the framework's iterations (same clock).
-2. **order** (clock-free, Tilebench's): executions sorted by device start, matched one to one to the
+2. **mapping** (clock-free; where the early NeuronProfiler wrote `framework_mapping_*.json`, mapping.py): each
+   execution's `nrta_seq_id` (in `extra_attributes_json`) names the framework op's `seq_nr` (torch's autograd
+   counter, the Chrome trace's `"Sequence number"`); executions sharing one value go to the launches sharing it,
+   in launch order (executions by `nrta_seq_id`, the runtime's strictly ordered sequence). Executions launched
+   while the mapping was off, and the earliest of a value's executions beyond its launches (the profiler's own
+   warm-up, inside the mapping's window), are outside the profiled iterations. Refused, with the reason, where
+   executions carry no `nrta_seq_id`, the launches no sequence number, several threads mapped, or a value has
+   fewer executions than launches.
+3. **order** (clock-free, Tilebench's): executions sorted by device start, matched one to one to the
    launching ops in launch order per iteration (the framework's runtime calls where its trace has them,
    else each iteration's top-level ops), refused with the reason where the numbers differ or the
    multiset of model ids differs between iterations.
@@ -57,6 +65,7 @@ from typing import Any
 
 from oplens.analysis import attribution
 from oplens.analysis.attribution import Node, RawEvent
+from oplens.backends.neuron import mapping as fwmap
 from oplens.backends.neuron.engines import PARQUET_HINT, Columns, parquet_reader, read_table
 
 TABLE = "SystemProfileEvents"
@@ -66,7 +75,7 @@ HW, RT, FRAMEWORK = "neuron_hw", "neuron_rt", "framework"
 COLUMNS = ("id", "name", "start_ts", "end_ts", "trace_event_source", "thread_id", "nc_idx", "pcore_idx",
            "flow_id", "extra_attributes_json")  # fmt: skip
 REQUIRED = ("name", "start_ts", "end_ts")  # without these no execution can be timed
-RULE_FLOW, RULE_ORDER = "flow", "order"
+RULE_FLOW, RULE_MAPPING, RULE_ORDER = "flow", "mapping", "order"
 
 
 @dataclass
@@ -79,6 +88,7 @@ class Execution:
     end_ns: int
     pcores: int = 1
     nc_idx: int | None = None
+    nrta_seq_id: int | None = None  # the runtime's async sequence id, where its rows carry one (mapping.py)
 
     @property
     def duration_ns(self) -> int:
@@ -101,7 +111,7 @@ class SysTraceTime:
     """What the system trace says about each line's device time (µs per iteration)."""
 
     source: str  # the processed profile's folder
-    rule: str = ""  # RULE_FLOW, RULE_ORDER, or "" (no per-line figures)
+    rule: str = ""  # RULE_FLOW, RULE_MAPPING, RULE_ORDER, or "" (no per-line figures)
     iterations: int = 0
     executions: int = 0  # merged executions in the trace
     pcores_per_execution: int = 0  # the most physical-core rows one execution had (2 at LNC=2)
@@ -182,21 +192,25 @@ def executions(rows: list[dict[str, Any]]) -> list[Execution]:
     for r in rows:
         if not is_execution(r) or r["start_ts"] is None or r["end_ts"] is None:
             continue
-        model, flows = str(_attrs(r.get("extra_attributes_json")).get("model_id", "")), _flows(r.get("flow_id"))
+        attrs = _attrs(r.get("extra_attributes_json"))
+        model, flows, seq = str(attrs.get("model_id", "")), _flows(r.get("flow_id")), fwmap.nrta_seq_id(attrs)
         nc = r.get("nc_idx")
         if not flows:
-            loose.append(Execution(model, (), int(r["start_ts"]), int(r["end_ts"]), 1, nc))
+            loose.append(Execution(model, (), int(r["start_ts"]), int(r["end_ts"]), 1, nc, seq))
             continue
         e = by_key.get((model, flows))
         if e is None:
-            by_key[(model, flows)] = Execution(model, flows, int(r["start_ts"]), int(r["end_ts"]), 1, nc)
+            by_key[(model, flows)] = Execution(model, flows, int(r["start_ts"]), int(r["end_ts"]), 1, nc, seq)
         else:
             e.start_ns, e.end_ns, e.pcores = min(e.start_ns, int(r["start_ts"])), max(e.end_ns, int(r["end_ts"])), e.pcores + 1
+            e.nrta_seq_id = e.nrta_seq_id if e.nrta_seq_id is not None else seq
     merged: list[Execution] = []
     for e in sorted(loose, key=lambda x: (x.model_id, x.nc_idx if x.nc_idx is not None else -1, x.start_ns)):
         last = merged[-1] if merged else None
-        if last is not None and (last.model_id, last.nc_idx) == (e.model_id, e.nc_idx) and e.start_ns < last.end_ns:
+        if last is not None and (last.model_id, last.nc_idx) == (e.model_id, e.nc_idx) and e.start_ns < last.end_ns \
+                and e.nrta_seq_id in (None, last.nrta_seq_id):  # fmt: skip
             last.end_ns, last.pcores = max(last.end_ns, e.end_ns), last.pcores + 1
+            last.nrta_seq_id = last.nrta_seq_id if last.nrta_seq_id is not None else e.nrta_seq_id
         else:
             merged.append(e)
     return sorted([*by_key.values(), *merged], key=lambda x: (x.start_ns, x.end_ns))
@@ -349,6 +363,66 @@ def _by_flow(result: SysTraceTime, rows: list[dict[str, Any]], execs: list[Execu
     return True
 
 
+def _by_mapping(result: SysTraceTime, execs: list[Execution], fw: _Framework, fm: fwmap.Mapping,
+                seq_by_corr: dict[int, int]) -> bool:  # fmt: skip
+    """The framework mapping's rule (mapping.py says what its join key can tell): clock-free, by the
+    runtime's sequence ids and torch's sequence numbers, never by the two clocks."""
+    name = Path(fm.path).name
+    with_seq = [e for e in execs if e.nrta_seq_id is not None]
+    if not with_seq:
+        result.problems.append(f"rule mapping: {name} is there, but the system trace's executions carry no nrta_seq_id "
+                               "(extra_attributes_json) to look up in it")  # fmt: skip
+        return False
+    mapped = [e for e in with_seq if e.nrta_seq_id in fm.by_seq]
+    if not mapped:
+        result.problems.append(f"rule mapping: none of the {len(with_seq)} executions' nrta_seq_id is in {name}")
+        return False
+    threads = {f.th_id for e in mapped for f in fm.by_seq[e.nrta_seq_id or 0]}
+    if len(threads) > 1:
+        result.problems.append(f"rule mapping: {name} names {len(threads)} framework threads (th_id {sorted(threads)}), "
+                               "which the Chrome trace does not show: not used")  # fmt: skip
+        return False
+    units = {(e.nrta_seq_id or 0) >> fwmap.SEQ_NUM_BITS for e in mapped}
+    if len(units) > 1:
+        result.problems.append(f"rule mapping: executions on {len(units)} execution units, whose sequence ids are not "
+                               "ordered against each other: not used")  # fmt: skip
+        return False
+    launches, what = fw.launches()
+    flat = [(it, line, op, corr) for it, per in enumerate(launches) for line, op, corr in per]
+    keyless = [op for _, _, op, corr in flat if corr not in seq_by_corr]
+    if keyless:
+        result.problems.append(f"rule mapping: {len(keyless)} of {len(flat)} launches ({what}, e.g. {keyless[0]}) carry "
+                               f"no {fwmap.SEQUENCE_ARG!r} in the framework trace (torch records it with grad mode on)")
+        return False
+    by_key_execs: dict[int, list[Execution]] = defaultdict(list)
+    for e in sorted(mapped, key=lambda x: x.nrta_seq_id or 0):
+        by_key_execs[fm.by_seq[e.nrta_seq_id or 0][0].seq_nr].append(e)  # several ops (concatenated): the first's
+    by_key_launches: dict[int, list[tuple[int, int, str, int]]] = defaultdict(list)
+    for x in flat:
+        by_key_launches[seq_by_corr[x[3]]].append(x)
+    placed: list[tuple[Execution, tuple[int, int, str, int]]] = []
+    in_map = {id(e) for e in mapped}
+    outside = [e for e in execs if id(e) not in in_map]  # launched while the mapping was off
+    for key in sorted(set(by_key_execs) | set(by_key_launches)):
+        es, ls = by_key_execs.get(key, []), by_key_launches.get(key, [])
+        if len(es) < len(ls):
+            result.problems.append(f"rule mapping: sequence number {key} has {len(ls)} launches ({what}) in the profiled "
+                                   f"iterations but {len(es)} mapped executions: they cannot be matched one to one")  # fmt: skip
+            return False
+        extra = len(es) - len(ls)  # the earliest: launched before the profiled iterations, inside the mapping's window
+        outside += es[:extra]
+        placed += list(zip(es[extra:], ls, strict=True))
+    patterns = [Counter(e.model_id for e, (it, _, _, _) in placed if it == k) for k in range(fw.iterations)]
+    if any(p != patterns[0] for p in patterns):
+        result.problems.append("rule mapping refused: the multiset of executed graphs (model ids) differs between iterations")
+        return False
+    result.outside_us += sum(e.duration_ns for e in outside) / 1e3
+    for e, (it, line, op, corr) in placed:
+        _add(result, Placed(e, it, line, op, corr))
+    result.rule = RULE_MAPPING
+    return True
+
+
 def _by_order(result: SysTraceTime, execs: list[Execution], fw: _Framework) -> bool:
     """Tilebench's clock-free rule: executions by device start, sliced by each iteration's launches."""
     launches, what = fw.launches()
@@ -403,10 +477,14 @@ def _flow_edges(folder: Path) -> list[tuple[int, int]]:
 # ---------------------------------------------------------------------------- the entry point
 
 
-def line_device_time(folder: Path, def_line: int, framework: list[RawEvent] | None = None) -> SysTraceTime:
+def line_device_time(folder: Path, def_line: int, framework: list[RawEvent] | None = None,
+                     framework_mapping: fwmap.Mapping | None = None, seq_by_corr: dict[int, int] | None = None,
+                     ) -> SysTraceTime:  # fmt: skip
     """Each line's device time per iteration from the processed system profile in `folder`
     (`engines.processed_dir(DP, N)`). `framework`: the run's framework events (its trace.json through
-    `oplens.analysis.chrome_trace.read_events`); None: the table's own framework rows."""
+    `oplens.analysis.chrome_trace.read_events`); None: the table's own framework rows. `framework_mapping`: the
+    early NeuronProfiler's framework_mapping_*.json, with `seq_by_corr` (each op's "Sequence number" by its
+    correlation id, `mapping.sequence_numbers`): the mapping rule between flow and order."""
     result = SysTraceTime(source=str(folder))
     cols, problems = read_events(folder)
     result.problems += problems
@@ -436,12 +514,21 @@ def line_device_time(folder: Path, def_line: int, framework: list[RawEvent] | No
         return result
     result.iterations = fw.iterations
     result.per_iteration_us = [0.0] * fw.iterations
-    if not _by_flow(result, rows, execs, fw, edges):
+
+    def reset() -> None:
         result.per_line_us, result.per_op_us, result.outside_us, result.placed = {}, {}, 0.0, []
         result.per_iteration_us = [0.0] * fw.iterations
-        if not _by_order(result, execs, fw):
-            result.per_line_us, result.per_op_us, result.placed = {}, {}, []
-            result.per_iteration_us = []
+
+    if _by_flow(result, rows, execs, fw, edges):
+        return result
+    reset()
+    if framework_mapping is not None:
+        if _by_mapping(result, execs, fw, framework_mapping, seq_by_corr or {}):
+            return result
+        reset()
+    if not _by_order(result, execs, fw):
+        result.per_line_us, result.per_op_us, result.placed = {}, {}, []
+        result.per_iteration_us = []
     return result
 
 
