@@ -242,3 +242,10 @@ def test_the_fused_builtin_s_one_execution_comes_back_on_its_line(tmp_path: Path
     run = json.loads(proc.stdout)
     assert run["device_time"]["source"] == "system_trace"
     assert per_line(run) == pytest.approx({7: 40.0}, rel=0.01)
+
+
+def test_neuron_explorer_s_processing_warnings_become_the_run_s(tmp_path: Path) -> None:
+    message = "Current NEFF is missing compiler metrics. Please re-compile using latest version of the compiler."
+    run = profile(tmp_path, STANDIN_EXPLORER_WARNING=f"Missing Data: {message}")  # the schema reference's example
+    assert per_line(run) == pytest.approx(PER_LINE, rel=0.01)
+    assert f"Neuron Explorer, processing the system trace: Missing Data: {message}" in run["backend"]["warnings"]

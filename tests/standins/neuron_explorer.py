@@ -42,6 +42,9 @@ Environment (set by the test):
                                  row links to the hardware execution and to the framework op's row)
   STANDIN_SYSTRACE_CLOCK_NS=N    the runtime's and hardware rows N ns off the framework's clock
   STANDIN_SYSTRACE_DROP=COLUMN   SystemProfileEvents written without COLUMN
+  STANDIN_EXPLORER_WARNING="CATEGORY: MESSAGE"
+                                 the processed system trace's Warning table holds that row (profile-schema-reference.rst:
+                                 "Warnings produced during profile processing", columns message, category)
 
 With -d SESSION whose ntrace.pb is the stand-in torch_neuronx's (JSON of known executions), the ingest
 writes the system profile's tables as profile-schema-reference.rst documents them (see `system_tables`).
@@ -362,6 +365,10 @@ def system_tables(session: Path, processed: Path, argv: list[str]) -> None:
     sessions = [session] if (session / "ntrace.pb").is_file() else sorted(p.parent for p in session.rglob("ntrace.pb"))
     rows: list[dict[str, object]] = []
     warnings: list[dict[str, str]] = []
+    said = os.environ.get("STANDIN_EXPLORER_WARNING", "")  # "CATEGORY: MESSAGE", the Warning table's one row
+    if said:
+        category, _, message = said.partition(": ")
+        warnings.append({"category": category, "message": message})
     flows = os.environ.get("STANDIN_SYSTRACE_FLOWS", "framework")
     offset = int(os.environ.get("STANDIN_SYSTRACE_CLOCK_NS", "0"))
     seq_ids = os.environ.get("STANDIN_SYSTRACE_NRTA_SEQ") == "1"

@@ -82,6 +82,7 @@ class RuntimeTime:
     # compiled region → {(file, line, function): its fraction of the region's device time}, from the device profile
     region_lines: dict[str, dict[tuple[str, int, str], float]] = field(default_factory=dict)
     split_note: str = ""  # why a region has no split (and how to get one)
+    warnings: list[str] = field(default_factory=list)  # what the runtime's tool warned of while processing it
 
     def split(self, lines: list[LineStat]) -> None:
         """Each compiled region's device time over the lines its graph fused (in place)."""

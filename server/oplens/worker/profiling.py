@@ -104,6 +104,8 @@ def finish(job: Job, backend: Backend[Any], measured: Measured, clock: _Clock | 
                                                      fused=measured.fused, progress=progress)  # fmt: skip
         if rt is not None and rt.tables:
             artifacts.processed_system_trace = rt.tables
+        if rt is not None:
+            warnings.extend(rt.warnings)
         return rt
 
     derived = process(measured.prof, measured.shapes_prof, len(measured.wall_us), job.target, backend.facts,

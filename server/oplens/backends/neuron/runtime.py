@@ -100,15 +100,31 @@ def runtime_time(
         st.problems.append(f"rule mapping: {fm_problem}")
     tables = str(folder.relative_to(run_dir))
     region_lines, split_note = _splits(folder, st, fused)
+    warned = explorer_warnings(folder)
     if not st.rule:
         return RuntimeTime(SYSTEM_TRACE, [], 0.0, "; ".join(st.problems) or "no execution placed", tables,
-                           region_lines, split_note)  # fmt: skip
+                           region_lines, split_note, warned)  # fmt: skip
     found = (f"{st.executions} execution(s) in {tables}, "
              + (f"{st.pcores_per_execution} physical-core rows each merged, " if st.pcores_per_execution > 1 else "")
              + f"given to their ops by rule {st.rule}"
              + (f"; {st.outside_us:.1f} µs outside the profiled iterations left out" if st.outside_us else "")
              + (f" ({'; '.join(st.problems)})" if st.problems else ""))  # fmt: skip
-    return RuntimeTime(SYSTEM_TRACE, systrace.device_events(st), st.total_mean_us(), found, tables, region_lines, split_note)
+    return RuntimeTime(SYSTEM_TRACE, systrace.device_events(st), st.total_mean_us(), found, tables, region_lines,
+                       split_note, warned)  # fmt: skip
+
+
+def explorer_warnings(folder: Path) -> list[str]:
+    """The processed profile's `Warning` table (profile-schema-reference.rst: "Warnings produced during
+    profile processing. Used to communicate the possibility of missing or unexpected data", `message`,
+    `category`), as the run's warnings; none where the table is absent (written only when there are some)."""
+    try:
+        table = engines.read_table(folder, "Warning", ["message", "category"])
+    except Exception:  # a table that is not the documented Parquet (pyarrow raises its own errors)
+        return []
+    if table is None:
+        return []
+    return [f"Neuron Explorer, processing the system trace: {c or 'Warning'}: {m}"
+            for m, c in zip(table["message"], table["category"], strict=False) if m]  # fmt: skip
 
 
 def _splits(folder: Path, st: systrace.SysTraceTime, fused: Mapping[str, list[SourceRef]]
