@@ -7,7 +7,7 @@ STAMP := $(VENV)/.oplens-installed
 
 NODE_STAMP := node_modules/.oplens-installed
 
-.PHONY: setup demo test lint generate bench vsix ext-test e2e
+.PHONY: setup demo test lint generate bench vsix ext-test e2e tunnel-deps
 
 setup: $(STAMP)
 
@@ -55,7 +55,12 @@ lint: setup
 	$(VENV)/bin/lint-imports  # the architecture: pyproject.toml [tool.importlinter]
 	$(PY) extension/generate.py --check  # the generated TypeScript is fresh (else: make generate)
 
-test: lint
+# The OpenSSH server and client the SSH-tunnel tests start on loopback (tests/test_tunnel.py); nothing is configured
+# or left running system-wide.
+tunnel-deps:
+	bash tests/install_tunnel_deps.sh
+
+test: lint tunnel-deps
 	$(PY) -m pytest
 	$(MAKE) ext-test
 	$(MAKE) e2e

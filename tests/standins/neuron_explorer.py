@@ -27,10 +27,13 @@ Individual Files"; "once a profile is uploaded, it's visible in both interfaces"
 overwrite, profile_directory | neff + ntff: paths on this host, where the real client sends the files) answers 202
 and processes in the background; `GET /api/v1/profiles/namespace/<ns>/profile_name/<name>` 200 with the profile's
 JSON {name, namespace, uploader, status: PROCESSING | PROCESSED | FAILED, ...}, else 404; `GET /api/v1/profiles`
-the list. The UI port: `GET /` the landing page, `GET /profile/<name>` 200 for a processed profile (namespace
-global), else 404.
+the list (API answers carry `Access-Control-Allow-Origin: *`). The UI port: `GET /` the landing page, `GET
+/profile/<name>` 200 for a processed profile (namespace global), else 404; as the real UI, the profile's page reads
+it from the API at localhost:<api port> (a script: "API reachable: ..." or "API unreachable: ..." in #api-status).
 Environment (set by the test):
   STANDIN_EXPLORER_RECORD=PATH   append each call's argv (JSON lines) to PATH
+  STANDIN_EXPLORER_HOST=ADDRESS  `view` binds ADDRESS (default 127.0.0.1), e.g. 127.0.0.2 for a "host" that is not
+                                 the test's own localhost (tests/test_tunnel.py)
   STANDIN_EXPLORER_FAIL_START=1  `view` exits at once with an error (a refused option)
   STANDIN_EXPLORER_FAIL_INGEST=1 the ingest fails (exit 1); in the viewer's environment, its processing of an upload
   STANDIN_EXPLORER_FAIL_UPLOAD=1 `upload` fails as troubleshooting.rst shows it: `Failed to upload NTFF (HTTP 400)`
@@ -53,6 +56,7 @@ writes the system profile's tables as profile-schema-reference.rst documents the
 from __future__ import annotations
 
 import contextlib
+import html
 import http.server
 import io
 import json
@@ -165,6 +169,7 @@ class Page(http.server.BaseHTTPRequestHandler):
 
     role = "ui"
     registry: Registry
+    api_port = 3002  # where the UI's pages call the API
 
     def do_GET(self) -> None:  # noqa: N802
         path = unquote(self.path.split("?", 1)[0]).rstrip("/")
@@ -174,8 +179,7 @@ class Page(http.server.BaseHTTPRequestHandler):
             if path.startswith("/profile/"):
                 entry = self.registry.get("global", path.removeprefix("/profile/"))
                 if entry is not None and entry["status"] == "PROCESSED":
-                    page = f"<html><title>{entry['name']} - Neuron Explorer (stand-in)</title></html>"
-                    return self.send(200, page, "text/html")
+                    return self.send(200, self.profile_page(entry["name"]), "text/html")
                 return self.send(404, "<html>Profile not found</html>", "text/html")
             return self.send(404, "<html>Not found</html>", "text/html")
         parts = path.split("/")  # ['', 'api', 'v1', 'profiles', 'namespace', NS, 'profile_name', NAME, ...]
@@ -189,6 +193,20 @@ class Page(http.server.BaseHTTPRequestHandler):
                 return self.send(200, json.dumps(entry))
             return self.send(404, json.dumps({"error": f"profile {parts[7]} not found in namespace {parts[5]}"}))
         return self.send(404, json.dumps({"error": "not found"}))
+
+    def profile_page(self, name: str) -> str:
+        """A profile's page: as the real UI, its script reads the profile from the API port at localhost (so in
+        a browser on the user's machine both ports must be forwarded), and says in #api-status whether it could."""
+        api = json.dumps(f"http://localhost:{self.api_port}/api/v1/profiles/namespace/global/profile_name/{quote(name, safe='')}")
+        return f"""<html><head><title>{html.escape(name)} - Neuron Explorer (stand-in)</title></head>
+<body><p id="api-status">calling the API</p>
+<script>
+const said = document.getElementById("api-status");
+fetch({api})
+  .then((r) => {{ if (!r.ok) throw new Error(`HTTP ${{r.status}}`); return r.json(); }})
+  .then((p) => {{ said.textContent = `API reachable: ${{p.name}} ${{p.status}}`; }})
+  .catch((e) => {{ said.textContent = `API unreachable: ${{e}}`; }});
+</script></body></html>"""
 
     def do_POST(self) -> None:  # noqa: N802
         if self.role != "api" or self.path.rstrip("/") != "/api/v1/profiles":
@@ -205,6 +223,8 @@ class Page(http.server.BaseHTTPRequestHandler):
         self.send_response(code)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
+        if self.role == "api":  # the UI's pages (another origin: the UI port) read it
+            self.send_header("Access-Control-Allow-Origin", "*")
         self.end_headers()
         self.wfile.write(data)
 
@@ -227,8 +247,8 @@ def serve(argv: list[str]) -> int:
     registry = Registry(data_path, ui)
     servers = []
     for role, port in (("ui", ui), ("api", api)):
-        handler = type(f"{role.title()}Page", (Page,), {"role": role, "registry": registry})
-        servers.append(Server(("127.0.0.1", port), handler))
+        handler = type(f"{role.title()}Page", (Page,), {"role": role, "registry": registry, "api_port": api})
+        servers.append(Server((os.environ.get("STANDIN_EXPLORER_HOST", "127.0.0.1"), port), handler))
     for server in servers:
         threading.Thread(target=server.serve_forever, daemon=True).start()
     record(serving=[ui, api], data_path=str(data_path))

@@ -266,7 +266,7 @@ export function describeWsFailure(url: string, f: WsFailure, tokenSource: string
       severity: 'error',
       message:
         `OpLens: the server at ${url} refused the token (${tokenSource}). The server prints its token at start ` +
-        'and writes it to ~/.oplens/ws-token on its host (a restarted server has a new one).',
+        'and writes it to ~/.oplens/ws-token on its host (a restarted server keeps it; `oplens serve --ws --new-token` makes a new one).',
       actions: [
         { kind: 'setToken', title: 'Set Token…' },
         { kind: 'openSettings', title: 'Set Token File', setting: 'oplens.server.tokenFile' },

@@ -19,6 +19,11 @@ def add_arguments(s: argparse.ArgumentParser) -> None:
     mode.add_argument("--stdio", action="store_true", help="speak LSP on stdin/stdout (the default)")
     mode.add_argument("--ws", metavar="HOST:PORT", help="serve LSP over WebSocket, e.g. 127.0.0.1:8765")
     s.add_argument("--token-file", metavar="PATH", help="where the WebSocket token is written (mode 0600)")
+    s.add_argument(
+        "--new-token",
+        action="store_true",
+        help="write a new WebSocket token (the old one is refused); by default the token file's is kept",
+    )
     s.add_argument("--workspace", metavar="DIR", help="the workspace on this host (default: the client's root or .)")
     s.add_argument("--out", metavar="DIR", help="runs directory (default: <workspace>/.oplens/runs)")
     s.add_argument("--no-warm", action="store_true", help="do not keep a warm worker (saves ~300 MB while idle)")
@@ -41,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
 
     lsp.configure_logging(args.log_level, args.log_file)
     workspace = Path(args.workspace).resolve() if args.workspace else None
+    if args.new_token and not args.ws:
+        print("oplens serve: --new-token goes with --ws HOST:PORT (stdio has no token)", file=sys.stderr)
+        return 2
     if args.ws:
         return _serve_websocket(args, workspace or Path.cwd())
     return lsp.serve_stdio(workspace, args.out, warm=not args.no_warm)
@@ -52,7 +60,9 @@ def _serve_websocket(args: argparse.Namespace, workspace: Path) -> int:
 
     try:
         host, port = parse_address(args.ws)
-        return serve_websocket(host, port, workspace, args.out, args.token_file, warm=not args.no_warm)
+        return serve_websocket(
+            host, port, workspace, args.out, args.token_file, warm=not args.no_warm, new_token=args.new_token
+        )
     except OpLensError as e:
         from rich.console import Console
 

@@ -24,6 +24,7 @@ import os
 import secrets
 import signal
 import socket
+import stat
 import sys
 import tempfile
 from collections.abc import Callable
@@ -60,17 +61,45 @@ def parse_address(text: str) -> tuple[str, int]:
 
 
 def serve_websocket(
-    host: str, port: int, workspace: Path, runs_dir: str | None, token_file: str | None, warm: bool = True
+    host: str,
+    port: int,
+    workspace: Path,
+    runs_dir: str | None,
+    token_file: str | None,
+    warm: bool = True,
+    new_token: bool = False,
 ) -> int:
-    """Serve LSP clients on ws://host:port until SIGINT or SIGTERM; 0 when stopped."""
+    """Serve LSP clients on ws://host:port until SIGINT or SIGTERM; 0 when stopped. The token file's
+    token is kept from the last start (`read_token`) unless `new_token`, or it is missing or unfit."""
     token_path = Path(token_file or DEFAULT_TOKEN_FILE).expanduser().resolve()
-    token = write_token(token_path)
+    kept = None if new_token else read_token(token_path)
+    token = kept or write_token(token_path)
     shared = SharedState(workspace, runs_dir, warm=warm)
     try:
-        asyncio.run(_serve(host, port, shared, token, token_path))
+        asyncio.run(_serve(host, port, shared, token, token_path, kept is not None))
     finally:
         shared.close()
     return 0
+
+
+def read_token(path: Path) -> str | None:
+    """The token a previous start wrote to `path`, to keep (editors reconnect to a restarted server with the
+    token they have): only from a regular file of this user's that no one else can read or write, holding one
+    token as `write_token` makes them; else None (a fresh one is written)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, encoding="ascii", errors="replace") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+            log.warning("token file %s is not private to this user: writing a new token", path)
+            return None
+        text = f.read(1024)
+    token = text.strip()
+    if text != token + "\n" or len(token) < 32 or not all(c.isascii() and (c.isalnum() or c in "-_") for c in token):
+        return None
+    return token
 
 
 def write_token(path: Path) -> str:
@@ -91,7 +120,7 @@ def write_token(path: Path) -> str:
     return token
 
 
-async def _serve(host: str, port: int, shared: SharedState, token: str, token_path: Path) -> None:
+async def _serve(host: str, port: int, shared: SharedState, token: str, token_path: Path, kept: bool = False) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -105,7 +134,7 @@ async def _serve(host: str, port: int, shared: SharedState, token: str, token_pa
     except OSError as e:
         raise bad_input(f"cannot listen on {host}:{port}: {e.strerror or e}", ADDRESS_HELP) from None
     async with server:  # on leaving: close every connection (1001 going away) and wait for them
-        _announce(server, host, token, token_path)
+        _announce(server, host, token, token_path, kept)
         await stop.wait()
     log.info("stopped")
 
@@ -180,12 +209,13 @@ async def _connection(ws: ServerConnection, shared: SharedState) -> None:
 # ---- the start banner (stderr) --------------------------------------------------------------
 
 
-def _announce(server: Server, host: str, token: str, token_path: Path) -> None:
+def _announce(server: Server, host: str, token: str, token_path: Path, kept: bool = False) -> None:
     bound = [sock.getsockname()[:2] for sock in server.sockets]
     for address, port in bound:
         _say(f"listening on ws://{f'[{address}]' if ':' in address else address}:{port}")
     port = bound[0][1]
-    _say(f"token: {token} (also in {token_path}, readable only by you)")
+    again = "kept from the last start; --new-token makes a new one" if kept else "new"
+    _say(f"token: {token} ({again}; also in {token_path}, readable only by you)")
     _say(
         f"from your machine: ssh -N -L {port}:localhost:{port} {socket.gethostname()}  then connect to "
         f"ws://localhost:{port} with the header 'Authorization: Bearer <token>' (or ws://localhost:{port}/?token=<token>)"
