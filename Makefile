@@ -72,3 +72,4 @@ bench: setup
 	$(PY) bench/capture_overhead.py
 	$(PY) bench/merge_ranks.py
 	$(PY) bench/calibrate.py
+	$(PY) bench/systrace.py

@@ -12,7 +12,14 @@
  * (`oplens/result`, `oplens/document`) go to the hooks. A server that announces another OpLens
  * protocol in `serverInfo` (protocol.ts) is stopped with a message saying what to install.
  *
- * VS Code glue: imports `vscode`; its models are protocol.ts, websocket.ts and pathMap.ts.
+ * A WebSocket that drops (the SSH tunnel went down, the server restarted) is retried with backoff
+ * (reconnect.ts) with the token already given; meanwhile the state is `reconnecting` and requests
+ * are refused at once with `ServerReconnecting`. Once it opens again a fresh LSP session starts, as
+ * on a first start: the open documents are sent again and the server's `oplens/document`
+ * notifications bring back the runs it keeps on disk (none is re-run). A 401 (the token was
+ * rotated with `--new-token`) stops retrying and says so as a first connect does.
+ *
+ * VS Code glue: imports `vscode`; its models are protocol.ts, websocket.ts, reconnect.ts and pathMap.ts.
  */
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -34,11 +41,12 @@ import type { Notifier } from '../problems/notify';
 import { describeServerExit, describeWsFailure, diagnosePreflight, PREFLIGHT_SCRIPT, type InstallHints, type PreflightOutcome } from '../problems/problems';
 import { initializationOptions, serverArgs } from '../settings/settings';
 import { expandPath, workspaceRoot, type SettingsSource } from '../settings/source';
-import type { ServerState } from '../status/status';
+import type { ReconnectInfo, ServerState } from '../status/status';
 import type { Interpreter, InterpreterChooser } from './interpreter';
 import { PathMap } from './pathMap';
 import { checkServerProtocol } from './protocol';
-import { connectWebSocket, WsConnectError } from './websocket';
+import { Reconnector, reconnectingMessage, type ConnectionState } from './reconnect';
+import { connectWebSocket, WsConnectError, type MessageTransports } from './websocket';
 
 const TOKEN_SECRET = 'oplens.server.token';
 const STDERR_TAIL = 8_000;
@@ -61,6 +69,19 @@ export class ServerUnavailable extends Error {
   }
 }
 
+/**
+ * The WebSocket dropped and is being retried: the request was not sent. Not a `ServerUnavailable`
+ * (whose callers say "not running"): its message is the one to show.
+ */
+export class ServerReconnecting extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ServerReconnecting';
+  }
+}
+
+type WsTransports = MessageTransports & { socket: { terminate(): void } };
+
 export class OpLensServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private child: ChildProcess | undefined;
@@ -75,6 +96,13 @@ export class OpLensServer implements vscode.Disposable {
   private _state: ServerState = 'stopped';
   private _connection: Connection | undefined;
   private hints: InstallHints | undefined;
+  /** The token the WebSocket was opened with, and where it came from (kept for reconnecting). */
+  private wsAuth: { token: string | undefined; source: string } | undefined;
+  /** Retrying a dropped WebSocket; undefined otherwise. */
+  private reconnector: Reconnector<WsTransports> | undefined;
+  /** A WebSocket the reconnector opened, for the next start's client. */
+  private pendingTransports: WsTransports | undefined;
+  private _stateDetail: string | undefined;
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
   private readonly subscriptions: vscode.Disposable[] = [];
 
@@ -112,6 +140,21 @@ export class OpLensServer implements vscode.Disposable {
     return this._connection;
   }
 
+  /** The attempt and the delay while the state is `reconnecting`. */
+  get reconnectInfo(): ReconnectInfo | undefined {
+    const s = this.reconnector?.state;
+    if (s?.kind !== 'reconnecting') {
+      return undefined;
+    }
+    const f = s.lastFailure;
+    return { attempt: s.attempt, nextDelayMs: s.nextDelayMs, lastFailure: f ? (f.code ?? (f.status ? `HTTP ${f.status}` : f.message)) : undefined };
+  }
+
+  /** Why the state is what it is, where that is worth a line in the tooltip. */
+  get stateDetail(): string | undefined {
+    return this._stateDetail;
+  }
+
   /** The commands the running server registers (`executeCommandProvider.commands`); undefined while none runs. */
   get serverCommands(): readonly string[] | undefined {
     const client = this.client;
@@ -128,9 +171,9 @@ export class OpLensServer implements vscode.Disposable {
     return new PathMap(this.settings.value.pathMappings);
   }
 
-  private setState(state: ServerState): void {
+  private setState(state: ServerState, fireAnyway = false): void {
     const shown: ServerState = state === 'ready' && this.busyCount > 0 ? 'busy' : state;
-    if (shown !== this._state) {
+    if (shown !== this._state || fireAnyway) {
       this._state = shown;
       this.stateEmitter.fire(shown);
     }
@@ -165,10 +208,16 @@ export class OpLensServer implements vscode.Disposable {
     this.stopping = false;
     this.failureReported = false;
     this.stderrTail = '';
+    this._stateDetail = undefined;
     const s = this.settings.value;
     let serverOptions: ServerOptions;
+    const reopened = this.pendingTransports;
+    this.pendingTransports = undefined;
     try {
-      if (s.server.url) {
+      if (reopened && s.server.url) {
+        this._connection = { kind: 'websocket', url: s.server.url };
+        serverOptions = () => Promise.resolve(reopened); // opened by the reconnector, with the token it had
+      } else if (s.server.url) {
         this._connection = { kind: 'websocket', url: s.server.url };
         serverOptions = await this.websocketOptions(s.server.url);
       } else {
@@ -202,6 +251,14 @@ export class OpLensServer implements vscode.Disposable {
       this.setState('ready');
     } catch (e) {
       this.log.error(`the server did not start: ${(e as Error).message}`);
+      if (this.reconnector?.active) {
+        return; // the WebSocket dropped again while the session started: the close handler retries
+      }
+      if (reopened && this._connection?.kind === 'websocket' && !this.stopping) {
+        this.failureReported = true; // the close handler must not report it too
+        this.beginReconnect(this._connection.url); // it dropped again before the session was up: keep trying
+        return;
+      }
       this.setState('failed');
       await this.reportStartFailure(e);
     }
@@ -338,6 +395,7 @@ export class OpLensServer implements vscode.Disposable {
 
   private async websocketOptions(url: string): Promise<ServerOptions> {
     const { token, source } = await this.token();
+    this.wsAuth = { token, source };
     return async () => {
       try {
         const transports = await connectWebSocket(url, token);
@@ -383,27 +441,123 @@ export class OpLensServer implements vscode.Disposable {
       return;
     }
     this.failureReported = true;
-    this.setState('failed');
     const connection = this._connection;
     if (connection?.kind === 'websocket') {
-      void this.notifier.show(
-        {
-          severity: 'error',
-          message: `OpLens: the connection to ${connection.url} closed (the server stopped, or the tunnel went down). Results are kept on the host.`,
-          actions: [
-            { kind: 'restartServer', title: 'Reconnect' },
-            { kind: 'showOutput', title: 'Show Output' },
-          ],
-        },
-        { restartServer: () => this.restart(0) },
-      );
+      this.beginReconnect(connection.url);
       return;
     }
+    this.setState('failed');
     const exit = await Promise.race([
       this.childExit ?? Promise.resolve({ code: null, signal: null }),
       new Promise<{ code: null; signal: null }>((resolve) => setTimeout(() => resolve({ code: null, signal: null }), 1500)),
     ]);
     void this.notifier.show(describeServerExit(exit.code, exit.signal, this.stderrTail, this.hints), { restartServer: () => this.restart(0) });
+  }
+
+  // ---- reconnecting ------------------------------------------------------------------------
+
+  /** The WebSocket dropped: drop the old session and retry with backoff, with the token already given. */
+  private beginReconnect(url: string): void {
+    const old = this.client;
+    this.client = undefined;
+    if (old) {
+      void Promise.resolve()
+        .then(() => old.dispose(1000))
+        .catch(() => undefined); // already stopped by the close
+    }
+    this.reconnector?.stop();
+    const auth = this.wsAuth;
+    const reconnector: Reconnector<WsTransports> = new Reconnector<WsTransports>({
+      attempt: () => connectWebSocket(url, auth?.token),
+      onState: (state) => {
+        if (this.reconnector === reconnector) {
+          this.onReconnectState(url, state, auth?.source ?? 'the token given');
+        }
+      },
+      onConnected: (transports) => {
+        if (this.reconnector === reconnector) {
+          void this.resume(url, transports);
+        } else {
+          transports.socket.terminate();
+        }
+      },
+      discard: (transports) => transports.socket.terminate(),
+    });
+    this.reconnector = reconnector;
+    this.log.warn(`the connection to ${url} closed (the server stopped, or the tunnel went down): reconnecting`);
+    reconnector.start();
+    void vscode.window
+      .showWarningMessage(
+        `OpLens: the connection to ${url} closed (the server stopped, or the tunnel went down). Reconnecting by itself; results are kept on the host.`,
+        'Reconnect',
+        'Stop Reconnecting',
+        'Show Output',
+      )
+      .then((chosen) => {
+        if (chosen === 'Reconnect') {
+          void this.retryNow();
+        } else if (chosen === 'Stop Reconnecting') {
+          this.stopReconnecting();
+        } else if (chosen === 'Show Output') {
+          this.log.show(true);
+        }
+      });
+  }
+
+  private onReconnectState(url: string, state: ConnectionState, tokenSource: string): void {
+    switch (state.kind) {
+      case 'reconnecting':
+        if (state.lastFailure) {
+          this.log.info(`reconnecting to ${url}: attempt ${state.attempt - 1} failed (${state.lastFailure.code ?? state.lastFailure.status ?? state.lastFailure.message}); next in ${state.nextDelayMs} ms`);
+        }
+        this.setState('reconnecting', true);
+        return;
+      case 'failed':
+        this.reconnector = undefined;
+        this._stateDetail = state.failure.status === 401 ? 'the server refused the token (401)' : `refused: HTTP ${state.failure.status ?? state.failure.code}`;
+        this.setState('failed');
+        void this.notifier.show(describeWsFailure(url, state.failure, tokenSource), { restartServer: () => this.restart(0) });
+        return;
+      case 'stopped':
+      case 'connected':
+        return; // stopped: whoever stopped it sets the state; connected: resume() does
+    }
+  }
+
+  /** The WebSocket is open again: a fresh LSP session on it, as on a first start. */
+  private async resume(url: string, transports: WsTransports): Promise<void> {
+    this.log.info(`reconnected to ${url}: starting a new session (the runs it keeps come back with the open files)`);
+    this.reconnector = undefined;
+    await this.starting?.catch(() => undefined);
+    this.pendingTransports = transports;
+    await this.start();
+    if (this.isReady) {
+      vscode.window.setStatusBarMessage(`$(plug) OpLens: reconnected to ${url}`, 5_000);
+    }
+  }
+
+  /** The "Reconnect" button: try at once while reconnecting; otherwise start again. */
+  async retryNow(): Promise<void> {
+    if (this.reconnector?.active) {
+      this.reconnector.retryNow();
+      return;
+    }
+    if (!this.isReady) {
+      await this.restart(0);
+    }
+  }
+
+  /** Give up reconnecting (Restart Server starts again). */
+  stopReconnecting(): void {
+    const r = this.reconnector;
+    if (!r?.active) {
+      return;
+    }
+    this.reconnector = undefined;
+    r.stop();
+    this._stateDetail = 'stopped reconnecting: Restart Server connects again';
+    this.log.info('stopped reconnecting');
+    this.setState('stopped');
   }
 
   private async reportStartFailure(e: unknown): Promise<void> {
@@ -438,6 +592,11 @@ export class OpLensServer implements vscode.Disposable {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    const reconnector = this.reconnector;
+    this.reconnector = undefined;
+    reconnector?.stop();
+    this.pendingTransports?.socket.terminate();
+    this.pendingTransports = undefined;
     const client = this.client;
     const child = this.child;
     this.client = undefined;
@@ -484,8 +643,12 @@ export class OpLensServer implements vscode.Disposable {
 
   // ---- requests ---------------------------------------------------------------------------
 
-  /** The running client; waits for a start in progress. */
+  /** The running client; waits for a start in progress; refuses at once while reconnecting (`ServerReconnecting`). */
   async ready(): Promise<LanguageClient> {
+    const reconnector = this.reconnector;
+    if (reconnector?.active && this._connection?.kind === 'websocket') {
+      throw new ServerReconnecting(reconnectingMessage(this._connection.url, reconnector.state));
+    }
     if (this.starting) {
       await this.starting;
     }

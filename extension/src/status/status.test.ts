@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { backendLabel, statusView } from './status';
+import { backendLabel, reconnectDetail, statusView } from './status';
 
 describe('status bar', () => {
   it('shows the backend by its device label', () => {
@@ -21,5 +21,31 @@ describe('status bar', () => {
     assert.equal(failed.error, true);
     assert.match(failed.text, /not running/);
     assert.match(failed.tooltip, /ws:\/\/localhost:8765/);
+  });
+
+  it('says "disconnected, reconnecting" with the attempt and the delay while a dropped WebSocket is retried', () => {
+    const view = statusView({
+      state: 'reconnecting',
+      backend: 'neuron',
+      connection: 'ws://localhost:8765',
+      reconnect: { attempt: 3, nextDelayMs: 4_000, lastFailure: 'ECONNREFUSED' },
+    });
+    assert.equal(view.text, '$(debug-disconnect) OpLens NEURON · disconnected, reconnecting…');
+    assert.equal(view.warning, true);
+    assert.equal(view.error, false);
+    assert.match(view.tooltip, /disconnected, reconnecting… \(attempt 3, next try in 4 s, last: ECONNREFUSED\)/);
+    assert.match(view.tooltip, /Connection: ws:\/\/localhost:8765/);
+    assert.match(view.tooltip, /runs show again once reconnected/);
+    assert.equal(reconnectDetail({ attempt: 1, nextDelayMs: 0 }), 'attempt 1, trying now');
+    assert.equal(reconnectDetail({ attempt: 2, nextDelayMs: 250 }), 'attempt 2, next try in 250 ms');
+    // the other states are not drawn as a warning; ready stays quiet
+    assert.equal(statusView({ state: 'ready', backend: 'cpu', connection: 'ws://localhost:8765' }).warning, false);
+    assert.equal(statusView({ state: 'failed', backend: 'cpu', connection: 'ws://localhost:8765' }).warning, false);
+  });
+
+  it('a refused token after a drop: not running, with why', () => {
+    const view = statusView({ state: 'failed', backend: 'cpu', connection: 'ws://localhost:8765', detail: 'the server refused the token (401)' });
+    assert.equal(view.error, true);
+    assert.match(view.tooltip, /not running \(the server refused the token \(401\)\)/);
   });
 });

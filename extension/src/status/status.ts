@@ -1,12 +1,21 @@
 /**
- * What the status-bar item says: the backend (`NEURON`, `CUDA`, `CPU`) and the server's state.
+ * What the status-bar item says: the backend (`NEURON`, `CUDA`, `CPU`) and the server's state;
+ * while a dropped WebSocket is retried, "disconnected, reconnecting…" with the attempt and the delay.
  *
  * Pure: imports no `vscode`; unit-tested in status.test.ts.
  */
 
 import { backendFacts } from '../../shared/backends';
 
-export type ServerState = 'stopped' | 'starting' | 'ready' | 'busy' | 'failed';
+export type ServerState = 'stopped' | 'starting' | 'ready' | 'busy' | 'reconnecting' | 'failed';
+
+/** The reconnect machine's figures (server/reconnect.ts) while the state is `reconnecting`. */
+export interface ReconnectInfo {
+  attempt: number;
+  nextDelayMs: number;
+  /** Why the last attempt failed: `ECONNREFUSED`, … */
+  lastFailure?: string;
+}
 
 export interface StatusInput {
   state: ServerState;
@@ -18,6 +27,7 @@ export interface StatusInput {
   connection: string;
   interpreter?: string;
   detail?: string;
+  reconnect?: ReconnectInfo;
 }
 
 export interface StatusView {
@@ -25,6 +35,8 @@ export interface StatusView {
   tooltip: string;
   /** Draw it as an error (the server is down). */
   error: boolean;
+  /** Draw it as a warning (the connection dropped; it is being retried). */
+  warning: boolean;
 }
 
 const ICONS: Record<ServerState, string> = {
@@ -32,6 +44,7 @@ const ICONS: Record<ServerState, string> = {
   starting: '$(sync~spin)',
   ready: '$(flame)',
   busy: '$(loading~spin)',
+  reconnecting: '$(debug-disconnect)',
   failed: '$(error)',
 };
 
@@ -40,6 +53,7 @@ const WORDS: Record<ServerState, string> = {
   starting: 'starting…',
   ready: 'ready',
   busy: 'profiling…',
+  reconnecting: 'disconnected, reconnecting…',
   failed: 'not running',
 };
 
@@ -52,17 +66,27 @@ export function backendLabel(backend: string, lastDevice?: string): string {
   return backend ? backendFacts(backend).deviceLabel : 'AUTO';
 }
 
+/** "attempt 3, next try in 4 s, last: ECONNREFUSED". */
+export function reconnectDetail(r: ReconnectInfo): string {
+  const delay = r.nextDelayMs <= 0 ? 'trying now' : `next try in ${r.nextDelayMs < 1_000 ? `${Math.round(r.nextDelayMs)} ms` : `${Math.round(r.nextDelayMs / 1_000)} s`}`;
+  return `attempt ${r.attempt}, ${delay}${r.lastFailure ? `, last: ${r.lastFailure}` : ''}`;
+}
+
 export function statusView(s: StatusInput): StatusView {
   const label = backendLabel(s.backend, s.lastDevice);
   const text = s.state === 'ready' ? `${ICONS.ready} OpLens ${label}` : `${ICONS[s.state]} OpLens ${label} · ${WORDS[s.state]}`;
+  const detail = [s.state === 'reconnecting' && s.reconnect ? reconnectDetail(s.reconnect) : undefined, s.detail].filter(Boolean).join('; ');
   const lines = [
-    `OpLens server: ${WORDS[s.state]}${s.detail ? ` (${s.detail})` : ''}`,
+    `OpLens server: ${WORDS[s.state]}${detail ? ` (${detail})` : ''}`,
     `Backend: ${label} (oplens.backend = ${s.backend})`,
     `Connection: ${s.connection}`,
   ];
   if (s.interpreter) {
     lines.push(`Interpreter: ${s.interpreter}`);
   }
+  if (s.state === 'reconnecting') {
+    lines.push('The server keeps running on the host; its runs show again once reconnected. A command issued meanwhile says so and does not run.');
+  }
   lines.push('', 'Click for OpLens actions');
-  return { text, tooltip: lines.join('\n'), error: s.state === 'failed' };
+  return { text, tooltip: lines.join('\n'), error: s.state === 'failed', warning: s.state === 'reconnecting' };
 }

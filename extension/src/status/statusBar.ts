@@ -1,6 +1,7 @@
 /**
  * The status-bar item: the backend (`NEURON`, `CUDA`, `CPU`, or what `auto` chose last) and the
- * server's state; a click opens the OpLens actions.
+ * server's state ("disconnected, reconnecting…" while a dropped WebSocket is retried, drawn as a
+ * warning); a click opens the OpLens actions.
  *
  * VS Code glue: imports `vscode`; its model is status.ts.
  */
@@ -40,12 +41,18 @@ export class StatusBar implements vscode.Disposable {
       lastDevice: this.store.newest()?.run.backend.device_label,
       connection: this.server.describeConnection(),
       interpreter: connection?.kind === 'stdio' ? `${connection.interpreter.command} (${connection.interpreter.origin})` : undefined,
+      reconnect: this.server.reconnectInfo,
+      detail: this.server.stateDetail,
     });
     this.item.text = view.text;
     this.item.tooltip = view.tooltip;
-    this.item.backgroundColor = view.error ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+    this.item.backgroundColor = view.error
+      ? new vscode.ThemeColor('statusBarItem.errorBackground')
+      : view.warning
+        ? new vscode.ThemeColor('statusBarItem.warningBackground')
+        : undefined;
     const python = vscode.window.visibleTextEditors.some((e) => e.document.languageId === 'python');
-    if (python || view.error || this.server.state === 'busy') {
+    if (python || view.error || view.warning || this.server.state === 'busy') {
       this.item.show();
     } else {
       this.item.hide();
