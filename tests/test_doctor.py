@@ -18,7 +18,7 @@ from typing import Any
 
 from conftest import STANDINS, oplens_cli, write_stand_in_explorer
 from oplens.engine.doctor import judge_profile
-from oplens.records.ceilings import SCHEMA, cache_file
+from oplens.records.ceilings import DeviceCeilings, FigureSpread, cache_file, save
 from oplens.records.run import Run
 
 EVERY_CHECK = ["python", "torch", "backend", "runs directory", "tiny profile", "language server"]
@@ -131,13 +131,11 @@ def calibrated(tmp_path: Path) -> str:
     as a host keeps its first one: the stand-in device runs each kernel through Python, far too slowly
     for the calibration's large matmuls."""
     device = "NeuronCore (1 visible)"
-    figure = {"best": 1e11, "median": 1e11, "worst": 1e11, "repeats": 1, "seconds": 0.01, "size": [256], "inner": 1}
+    figure = FigureSpread(best=1e11, median=1e11, worst=1e11, repeats=1, seconds=0.01, size=[256])
     path = cache_file(socket.gethostname(), "neuron", device, {"OPLENS_CACHE_DIR": str(tmp_path / "cache")})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"schema": SCHEMA, "name": device, "backend": "neuron", "host": socket.gethostname(),
-                                "dtype_peaks": {"float32": 1e11}, "bytes_per_s": 2e10, "source": "measured",
-                                "measured_at": "2026-12-02T00:00:00.000+00:00",
-                                "spread": {"float32": figure, "triad": figure}}))  # fmt: skip
+    save(path, DeviceCeilings(name=device, dtype_peaks={"float32": 1e11}, bytes_per_s=2e10, source="measured",
+                              measured_at="2026-12-02T00:00:00.000+00:00", backend="neuron", host=socket.gethostname(),
+                              spread={"float32": figure, "triad": figure}))  # fmt: skip
     return str(tmp_path / "cache")
 
 

@@ -114,9 +114,7 @@ class NeuronBackend(Backend[NeuronOptions]):
             found, why = api.detect(profiling)
             if found is None:
                 raise bad_input(why, install_hint())
-            self._generation = found
-            self.details["api"] = found.name
-            self.details["api_detected_by"] = found.evidence
+            self._set_generation(found.name, found.evidence)
         return found
 
     def _set_generation(self, name: str, evidence: str) -> None:
