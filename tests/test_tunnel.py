@@ -195,6 +195,142 @@ def test_two_laptops_each_through_its_own_tunnel_are_each_served(
     assert any("waiting for the device" in m for m in messages), messages
 
 
+# ---- 3. the tunnel drops and comes back -------------------------------------------------------------
+
+SLOW = '''\
+import time
+
+import torch
+
+
+def slow(x):
+    time.sleep(0.25)
+    return x * 2
+'''
+SLOW_LENS_LINE = 5  # `def slow(x):`, 0-based
+
+
+def runs_on_disk(workspace: Path) -> set[str]:
+    runs = workspace / ".oplens" / "runs"
+    return {d.name for d in runs.iterdir() if (d / "result.json").is_file()} if runs.is_dir() else set()
+
+
+async def start_profile_and_drop(url: str, token: str, local_root: str, workspace: Path, tunnel: Tunnel) -> str:
+    """An editor profiles `slow` through the tunnel; once the server reports the job under way, the ssh client is
+    killed (the laptop slept). Returns how the editor's socket ended."""
+    async with connect(url, additional_headers={"Authorization": f"Bearer {token}"}) as ws:
+        c = ProfilingClient(ws)
+        await c.request("initialize", {
+            "processId": None, "rootUri": f"file://{local_root}", "capabilities": {"window": {"workDoneProgress": True}},
+            "initializationOptions": {"pathMappings": [{"local": local_root, "host": str(workspace)}]},
+        })  # fmt: skip
+        await c.notify("initialized", {})
+        request = profile_request(f"file://{local_root}/slow.py", "slow")
+        request["arguments"][0].update(warmup=1, iters=6)
+        await ws.send(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "workspace/executeCommand", "params": request}))
+        while True:
+            message = json.loads(await ws.recv())
+            if "method" in message and "id" in message:  # the progress token: answered
+                await ws.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": None}))
+            if message.get("method") == "$/progress" and message["params"]["value"].get("kind") == "report":
+                break  # the worker is at it
+            assert message.get("id") != 7, f"the profile ended before the tunnel could drop: {message}"
+        tunnel.proc.kill()  # SIGKILL: no goodbye on either side, as when the laptop sleeps or the Wi-Fi changes
+        try:
+            while True:
+                message = json.loads(await asyncio.wait_for(ws.recv(), timeout=30))
+                assert message.get("id") != 7, f"the reply came through a killed tunnel: {message}"
+        except Exception as e:  # noqa: BLE001 (the closed socket, however websockets words it)
+            return type(e).__name__
+
+
+async def lens_titles_after_reconnect(
+    url: str, token: str, local_root: str, workspace: Path, file: str = "slow.py", line: int = SLOW_LENS_LINE
+) -> list[str]:
+    """A fresh session through the tunnel (the same token: nothing asked again) opens the file: the titles of the
+    lenses on the function's `def` line (0-based `line`)."""
+    uri = f"file://{local_root}/{file}"
+    async with connect(url, additional_headers={"Authorization": f"Bearer {token}"}) as ws:
+        c = ProfilingClient(ws)
+        await c.request("initialize", {
+            "processId": None, "rootUri": f"file://{local_root}", "capabilities": {},
+            "initializationOptions": {"pathMappings": [{"local": local_root, "host": str(workspace)}]},
+        })  # fmt: skip
+        await c.notify("initialized", {})
+        doc = {"uri": uri, "languageId": "python", "version": 1, "text": (workspace / file).read_text()}
+        await c.notify("textDocument/didOpen", {"textDocument": doc})
+        lenses = (await c.request("textDocument/codeLens", {"textDocument": {"uri": uri}}))["result"]
+        return [lens["command"]["title"] for lens in lenses if lens["range"]["start"]["line"] == line]
+
+
+def wait_for_runs(workspace: Path, count: int, server: HostServer, timeout_s: float = 120) -> set[str]:
+    deadline = time.monotonic() + timeout_s
+    while len(found := runs_on_disk(workspace)) < count:
+        assert server.proc.poll() is None, f"the server died:\n{server.banner()}"
+        assert time.monotonic() < deadline, f"no new run on disk after {timeout_s} s:\n{server.banner()}"
+        time.sleep(0.2)
+    return found
+
+
+def test_the_tunnel_drops_mid_profile_the_run_is_kept_and_shown_after_reconnect(
+    ssh_host: SSHHost, tmp_path: Path
+) -> None:
+    """Kill the ssh client while a profile runs: the same server process finishes the job and keeps exactly one
+    more run on disk; the tunnel restarted on the same local port, a session with the same token shows the run's
+    lens (from disk: not re-run, still one more run)."""
+    workspace, token_file, port = host_workspace(tmp_path), tmp_path / "private" / "ws-token", free_port()
+    (workspace / "slow.py").write_text(SLOW)
+    earlier = runs_on_disk(workspace)
+    server = start_server(tmp_path, token_file, workspace, port)
+    pid, local, root = server.proc.pid, free_port(), "/Users/laptop/proj"
+    url = f"ws://localhost:{local}"
+    try:
+        tunnel = ssh_host.tunnel(f"{local}:localhost:{port}")
+        ended = asyncio.run(asyncio.wait_for(start_profile_and_drop(url, server.token, root, workspace, tunnel), 120))
+        assert ended in {"ConnectionClosedError", "ConnectionClosedOK", "ConnectionClosed", "TimeoutError"}, ended
+        assert not accepts(local), "the laptop's port still answers with its tunnel gone"
+
+        after = wait_for_runs(workspace, len(earlier) + 1, server)
+        assert server.proc.poll() is None and server.proc.pid == pid  # the same server: the outage ended nothing
+        (new_run,) = after - earlier
+        result = json.loads((workspace / ".oplens" / "runs" / new_run / "result.json").read_text())
+        assert result["target"]["qualname"] == "slow" and result["config"]["iters"] == 6
+
+        back = ssh_host.tunnel(f"{local}:localhost:{port}")  # the laptop woke: the same forward again
+        titles = asyncio.run(asyncio.wait_for(lens_titles_after_reconnect(url, server.token, root, workspace), 60))
+        back.close()
+        assert any(t.startswith("CPU ") and "6 iters" in t for t in titles), titles
+        assert runs_on_disk(workspace) == after  # shown, not re-run
+        assert server.proc.pid == pid and server.proc.poll() is None
+    finally:
+        server.stop()
+
+
+def test_a_restarted_server_brings_its_runs_back_through_the_same_tunnel(ssh_host: SSHHost, tmp_path: Path) -> None:
+    """The host's server restarts on its port (the token kept) while the tunnel stays up: a fresh session with the
+    token the editor had shows the run profiled before the restart, from disk."""
+    workspace, token_file, port = host_workspace(tmp_path), tmp_path / "private" / "ws-token", free_port()
+    server = start_server(tmp_path, token_file, workspace, port)
+    local, root = free_port(), "/home/laptop/proj"
+    url = f"ws://localhost:{local}"
+    tunnel = ssh_host.tunnel(f"{local}:localhost:{port}")
+    try:
+        token = server.token
+        client, reply = asyncio.run(asyncio.wait_for(
+            laptop_session(Served(url, token, token_file, workspace), root, "double"), timeout=120))  # fmt: skip
+        assert "result" in reply, reply
+        before = runs_on_disk(workspace)
+        assert len(before) == 1
+        server.stop()
+        server = start_server(tmp_path, token_file, workspace, port)
+        titles = asyncio.run(asyncio.wait_for(lens_titles_after_reconnect(url, token, root, workspace, "model.py", 3), 60))
+        assert any(t.startswith("CPU ") and "2 iters" in t for t in titles), titles
+        assert runs_on_disk(workspace) == before
+    finally:
+        tunnel.close()
+        server.stop()
+
+
 # ---- 6. security through the tunnel ---------------------------------------------------------------
 
 
