@@ -139,7 +139,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     new StatusBar(srv, settings, store),
     new EarlierRuns(srv, store, docs, prof, log),
     ...Object.entries(commands).map(([name, run]) => vscode.commands.registerCommand(EXTENSION_COMMANDS[name as ExtensionCommand], run)),
-    vscode.commands.registerCommand(STATUS_MENU_COMMAND, statusMenu),
+    vscode.commands.registerCommand(STATUS_MENU_COMMAND, () => statusMenu(srv)),
     vscode.window.registerWebviewPanelSerializer(RESULTS_VIEW_TYPE, panel.serializer),
   );
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ERROR_KIND } from '../../shared/generated/errors';
 import {
+  describeCaptureError,
   describeProfileError,
   describeServerExit,
   describeWsFailure,
@@ -181,6 +182,17 @@ describe('errors of requests', () => {
     assert.match(p.message, /server stopped/);
     assert.equal(p.actions[0]?.kind, 'restartServer');
     assert.ok(isConnectionLost({ message: 'Client is not running' }));
+  });
+
+  it('over a WebSocket a lost connection is the tunnel: wait for the reconnect, the run is kept on the host', () => {
+    const lost = { message: 'Pending response rejected since connection got disposed' };
+    const p = describeProfileError(lost, 'f', 'cpu', 'websocket');
+    assert.equal(p.severity, 'warning');
+    assert.match(p.message, /connection to the server dropped while profiling f/);
+    assert.match(p.message, /shows here once reconnected \(nothing is re-run\)/);
+    assert.deepEqual(kinds(p.actions), ['showOutput']); // no "Restart Server": it reconnects by itself
+    const capture = describeCaptureError(lost, 'f', 'train.py', 'cpu', 'websocket');
+    assert.match(capture.message, /once reconnected/);
   });
 
   it('a plain JSON-RPC error (no engine data) keeps its message', () => {

@@ -358,8 +358,24 @@ export function isConnectionLost(e: RpcError): boolean {
   return /connection (got )?disposed|connection is closed|client is not running|not running/i.test(e.message);
 }
 
-/** A failed profile (or compare) → what to tell the user. `what` names it: "rmsnorm_naive". */
-export function describeProfileError(e: RpcError, what: string, backend: string): Problem {
+/** How the extension reaches its server: a process it started (stdio) or `oplens serve --ws` on a host. */
+export type ServerLink = 'stdio' | 'websocket';
+
+/**
+ * A failed profile (or compare) → what to tell the user. `what` names it: "rmsnorm_naive". Over a
+ * WebSocket a lost connection is the tunnel (or the host's server restarting): the server finishes the
+ * job and keeps its run, which the reconnect brings back, so the advice is to wait, not to restart.
+ */
+export function describeProfileError(e: RpcError, what: string, backend: string, link: ServerLink = 'stdio'): Problem {
+  if (isConnectionLost(e) && link === 'websocket') {
+    return {
+      severity: 'warning',
+      message:
+        `OpLens: the connection to the server dropped while profiling ${what}. The server on the host finishes it and keeps the run; ` +
+        'it shows here once reconnected (nothing is re-run).',
+      actions: [{ kind: 'showOutput', title: 'Show Output' }],
+    };
+  }
   if (isConnectionLost(e)) {
     return {
       severity: 'error',
@@ -436,13 +452,13 @@ export const REQUEST_CANCELLED = -32800;
  * early, outlived the timeout, died); a run it kept before (a partial one) is drawn by its
  * `oplens/result` like any run. `program` names the program: "train.py --steps 30".
  */
-export function describeCaptureError(e: RpcError, what: string, program: string, backend: string): Problem {
+export function describeCaptureError(e: RpcError, what: string, program: string, backend: string, link: ServerLink = 'stdio'): Problem {
   if (e.code === REQUEST_CANCELLED) {
     return { severity: 'info', message: `OpLens: capturing ${what} in ${program} was cancelled; the program was stopped.`, actions: [] };
   }
   const err = isConnectionLost(e) ? undefined : engineError(e.data);
   if (!err) {
-    return describeProfileError(e, what, backend);
+    return describeProfileError(e, what, backend, link);
   }
   const detail = err.detail || undefined;
   const output: Action = { kind: 'showOutput', title: 'Show Program Output' };

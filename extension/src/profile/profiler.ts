@@ -16,13 +16,13 @@ import { CANCEL_COMMAND, PROFILE_COMMAND, SHOW_RUN_COMMAND } from '../../shared/
 import { enclosingFunction, topLevelFunctionNames, type DocFunction, type DocumentInfo } from '../documents/documentIndex';
 import type { Documents } from '../documents/documents';
 import type { ActionHandlers, Notifier } from '../problems/notify';
-import { describeCaptureError, describeProfileError, type RpcError } from '../problems/problems';
+import { describeCaptureError, describeProfileError, type RpcError, type ServerLink } from '../problems/problems';
 import type { PickedProgram, ProgramPicker } from '../program/picker';
 import { programForHost, type ProgramSpec } from '../program/program';
 import type { ResultsPanel } from '../results/panel';
 import { parseProfileResponse, parseRun } from '../runs/parseRun';
 import type { RunStore } from '../runs/runStore';
-import { ServerUnavailable, type OpLensServer } from '../server/server';
+import { ServerReconnecting, ServerUnavailable, type OpLensServer } from '../server/server';
 import { captureOptions, requestOptions } from '../settings/settings';
 import type { SettingsSource } from '../settings/source';
 import { ArgumentMemory } from './argMemory';
@@ -170,7 +170,7 @@ export class Profiler {
       if (failure.error instanceof ServerUnavailable) {
         await this.reportFailure(failure.error, qualname, backend);
       } else {
-        await this.notifier.show(describeCaptureError(asRpcError(failure.error), qualname, program.label, backend), {
+        await this.notifier.show(describeCaptureError(asRpcError(failure.error), qualname, program.label, backend, this.link()), {
           pickProgram: () => this.profileInProgram(uri, qualname, options),
           retryWithBackend: (b: string) => this.profileInProgram(uri, qualname, { ...options, backend: b }, program),
         });
@@ -265,7 +265,16 @@ export class Profiler {
       });
       return;
     }
-    await this.notifier.show(describeProfileError(asRpcError(e), what, backend), handlers);
+    if (e instanceof ServerReconnecting) {
+      await this.notifier.show({ severity: 'warning', message: `OpLens: ${what}: ${e.message}`, actions: [{ kind: 'showOutput', title: 'Show Output' }] });
+      return;
+    }
+    await this.notifier.show(describeProfileError(asRpcError(e), what, backend, this.link()), handlers);
+  }
+
+  /** How the server is reached, for the advice on a lost connection. */
+  private link(): ServerLink {
+    return this.server.connection?.kind === 'websocket' ? 'websocket' : 'stdio';
   }
 
   /** Ask the server for a run it keeps (`oplens.showRun`); it also re-sends `oplens/result`. */

@@ -65,9 +65,19 @@ export class StatusBar implements vscode.Disposable {
   }
 }
 
-/** The actions a click on the status item offers. */
-export async function statusMenu(): Promise<void> {
-  const items: (vscode.QuickPickItem & { command: string; args?: unknown[] })[] = [
+type MenuItem = vscode.QuickPickItem & ({ command: string; args?: unknown[] } | { run: () => unknown });
+
+/** The actions a click on the status item offers; while a dropped WebSocket is retried, first "Reconnect Now" and "Stop Reconnecting". */
+export async function statusMenu(server: OpLensServer): Promise<void> {
+  const reconnecting: MenuItem[] =
+    server.state === 'reconnecting'
+      ? [
+          { label: '$(plug) Reconnect Now', description: 'try the WebSocket again at once', run: () => server.retryNow() },
+          { label: '$(debug-stop) Stop Reconnecting', description: 'Restart Server connects again', run: () => server.stopReconnecting() },
+        ]
+      : [];
+  const items: MenuItem[] = [
+    ...reconnecting,
     { label: '$(flame) Profile Function', command: EXTENSION_COMMANDS.profileFunction },
     { label: '$(preview) Show Results', command: EXTENSION_COMMANDS.showResults },
     { label: '$(git-compare) Compare Functions…', command: EXTENSION_COMMANDS.compareFunctions },
@@ -77,7 +87,9 @@ export async function statusMenu(): Promise<void> {
     { label: '$(output) Show Output', command: EXTENSION_COMMANDS.showOutput },
   ];
   const picked = await vscode.window.showQuickPick(items, { placeHolder: 'OpLens' });
-  if (picked) {
+  if (picked && 'run' in picked) {
+    await picked.run();
+  } else if (picked) {
     await vscode.commands.executeCommand(picked.command, ...(picked.args ?? []));
   }
 }
