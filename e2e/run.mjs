@@ -11,6 +11,7 @@
 //   --keep            keep the temporary folder (code-server logs, workspace, runs) for inspection
 //   --serve-only      set up and start code-server (extension installed), print its URL and wait (debugging)
 //   --program-only    after opening rmsnorm.py, only the Profile Function in Program… steps (Block.forward)
+//   --tunnel-only     after opening rmsnorm.py, only the steps through a real SSH tunnel (e2e/tunnel_host.py)
 // Environment: OPLENS_E2E_PYTHON overrides the interpreter (default <repo>/.venv/bin/python);
 //   OPLENS_E2E_TORCH_THREADS sets OMP_NUM_THREADS for the profiled code (default 1; empty: unset).
 //
@@ -57,7 +58,7 @@ const CAPTURED_PARTIAL = /\b[1-4] (calls?|iters?)\b/;
 
 // ------------------------------------------------------------------ arguments
 const argv = process.argv.slice(2);
-const opt = { vsix: null, smoke: false, keep: false, serveOnly: false, programOnly: false };
+const opt = { vsix: null, smoke: false, keep: false, serveOnly: false, programOnly: false, tunnelOnly: false };
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (a === '--vsix') opt.vsix = path.resolve(argv[++i]);
@@ -65,6 +66,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--keep') opt.keep = true;
   else if (a === '--serve-only') opt.serveOnly = true;
   else if (a === '--program-only') opt.programOnly = true;
+  else if (a === '--tunnel-only') opt.tunnelOnly = true;
   else if (a === '-h' || a === '--help') {
     const lines = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1);
     console.log(lines.slice(0, lines.findIndex((l) => !l.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
@@ -81,6 +83,8 @@ let page = null;
 let server = null;
 let context = null;
 let tmpRoot = null;
+let csPort = null; // code-server's
+const cleanups = []; // what a phase started, ended in cleanup()
 let shotIndex = 0;
 
 class StepFailure extends Error {}
@@ -235,6 +239,11 @@ function saveLogs() {
 }
 
 function cleanup() {
+  for (const end of cleanups.splice(0)) {
+    try {
+      end();
+    } catch {}
+  }
   saveLogs();
   if (server && server.exitCode === null) {
     try {
@@ -465,6 +474,7 @@ async function main() {
   const workspace = path.join(tmpRoot, 'workspace');
   const userData = path.join(tmpRoot, 'user-data');
   const port = await freePort();
+  csPort = port;
   log(`temp folder ${tmpRoot}; code-server port ${port}${vsix ? `; extension ${path.relative(REPO, vsix)}` : ' (smoke: no extension)'}`);
 
   await step('prepare workspace and settings', async () => {
@@ -671,11 +681,17 @@ async function main() {
     return;
   }
 
+  if (opt.tunnelOnly) {
+    await throughTheTunnel(python);
+    log('PASSED (--tunnel-only): profiled through a real SSH tunnel with path mappings; the tunnel killed mid-profile, "disconnected, reconnecting", a command refused meanwhile, the extension reconnected by itself and showed the run the host finished (not re-run)');
+    return;
+  }
   if (!opt.programOnly) await profileCompareAndDiff();
   await captureInProgram();
+  if (!opt.programOnly) await throughTheTunnel(python);
   log(opt.programOnly
     ? 'PASSED (--program-only): Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled'
-    : 'PASSED: totals lens, per-line hints, results panel with aten::mul, its roofline chart (a dot\'s hover and click), comparison with speed-ups, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled');
+    : 'PASSED: totals lens, per-line hints, results panel with aten::mul, its roofline chart (a dot\'s hover and click), comparison with speed-ups, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled, and through a real SSH tunnel: a profile with path mappings, the tunnel killed mid-profile and the run shown after the extension reconnected by itself');
 }
 
 /** Profile rmsnorm_naive, compare the three variants, edit rmsnorm_naive and diff the new run. */
@@ -1099,6 +1115,183 @@ async function captureInProgram() {
     await waitFor('the program to end', async () => !captureWorkers().some((w) => w.pid === worker.pid), 15000);
     await screenshot('program-capture-cancelled');
   });
+}
+
+// ------------------------------------------------------------------ through a real SSH tunnel (issue 21)
+const SLOW_PY = `import time
+
+import torch
+
+
+def make_inputs(*shape):
+    return torch.randn(*shape)
+
+
+def quick(x):
+    return x * 2
+
+
+def slow(x):
+    time.sleep(0.4)
+    return x + 1
+`;
+
+/** e2e/tunnel_host.py: sshd, \`oplens serve --ws\` and \`ssh -N -L\`; one JSON line per command. */
+class TunnelHost {
+  constructor(python, folder, workspace) {
+    this.proc = spawn(python, [path.join(E2E_DIR, 'tunnel_host.py'), '--folder', folder, '--workspace', workspace], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    this.lines = [];
+    this.waiters = [];
+    let buffered = '';
+    this.proc.stdout.on('data', (chunk) => {
+      buffered += chunk;
+      for (let i; (i = buffered.indexOf('\n')) >= 0; ) {
+        const line = buffered.slice(0, i);
+        buffered = buffered.slice(i + 1);
+        const waiter = this.waiters.shift();
+        if (waiter) waiter(JSON.parse(line));
+        else this.lines.push(JSON.parse(line));
+      }
+    });
+    this.proc.on('exit', (code) => {
+      for (const w of this.waiters.splice(0)) w({ error: `tunnel_host.py exited (${code})` });
+    });
+  }
+
+  next(timeoutMs = 60000) {
+    if (this.lines.length) return Promise.resolve(this.lines.shift());
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new StepFailure('no answer from e2e/tunnel_host.py')), timeoutMs);
+      this.waiters.push((v) => {
+        clearTimeout(timer);
+        resolve(v);
+      });
+    });
+  }
+
+  async command(cmd) {
+    this.proc.stdin.write(`${cmd}\n`);
+    const answer = await this.next();
+    if (answer.error) throw new StepFailure(`tunnel_host.py ${cmd}: ${answer.error}`);
+    return answer;
+  }
+
+  stop() {
+    if (this.proc.exitCode === null) this.proc.stdin.end('stop\n');
+  }
+}
+
+async function statusBarText() {
+  return (await page.locator('.statusbar').textContent()) ?? '';
+}
+
+/**
+ * The laptop's window (its own folder, \`oplens.server.url\` through the tunnel, the token file,
+ * \`oplens.pathMappings\` to the host's folder) profiles a function; the tunnel is killed while a
+ * second profile runs: the status bar says disconnected, reconnecting; a command meanwhile says it
+ * did not run; the host finishes the run (the same server process); the tunnel restarted, the
+ * extension reconnects by itself and shows the run that finished during the outage (not re-run).
+ */
+async function throughTheTunnel(python) {
+  const hostFolder = path.join(tmpRoot, 'host');
+  const hostWorkspace = path.join(hostFolder, 'workspace');
+  const laptop = path.join(tmpRoot, 'laptop-proj');
+  let host = null;
+  let info = null;
+  await step('start the host behind a real SSH tunnel (its sshd, oplens serve --ws, ssh -N -L)', async () => {
+    fs.mkdirSync(hostWorkspace, { recursive: true, mode: 0o700 });
+    fs.chmodSync(hostFolder, 0o700);
+    fs.mkdirSync(path.join(laptop, '.vscode'), { recursive: true });
+    for (const dir of [hostWorkspace, laptop]) fs.writeFileSync(path.join(dir, 'slow.py'), SLOW_PY);
+    host = new TunnelHost(python, hostFolder, hostWorkspace);
+    cleanups.push(() => host.stop());
+    info = await host.next(90000);
+    if (info.error) throw new StepFailure(`the SSH host cannot start: ${info.error}`);
+    log(`host: oplens serve --ws (pid ${info.server_pid}) reached through: ${info.tunnel}`);
+    fs.writeFileSync(path.join(laptop, '.vscode', 'settings.json'), JSON.stringify({
+      'oplens.server.url': info.url,
+      'oplens.server.tokenFile': info.token_file,
+      'oplens.pathMappings': [{ local: laptop, host: info.host_workspace }],
+    }, null, 2));
+  });
+
+  await step("open the laptop's folder in a new window and slow.py in it", async () => {
+    page = await context.newPage();
+    page.setDefaultTimeout(20000);
+    await page.goto(`http://127.0.0.1:${csPort}/?folder=${encodeURIComponent(laptop)}`, { waitUntil: 'domcontentloaded' });
+    await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60000 });
+    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'slow.py' }).first().click({ timeout: 60000 });
+    await waitFor('the editor to show slow.py', async () => (await editorLines()).some((l) => l.includes('def slow')), 30000);
+    await waitFor('a ▶ Profile CodeLens in slow.py', async () => (await codeLensTexts()).some((t) => t.includes('Profile')), LENS_TIMEOUT_MS);
+  });
+
+  const totals = async () => (await codeLensTexts()).filter((t) => /\bops?\b/.test(t) && /iters?\b/.test(t));
+  await step('profile quick through the tunnel (path mappings: the laptop\'s folder is not the host\'s)', async () => {
+    await rightClickOnLine('return x * 2');
+    await clickMenuItem(/^(OpLens: )?Profile Function$/);
+    await answerArgumentsUntil('the totals lens over quick', async () => ((await totals()).length === 1 ? true : null));
+    const { runs } = await host.command('runs');
+    if (runs.length !== 1) throw new StepFailure(`the host should hold the one run, it holds ${JSON.stringify(runs)}`);
+    log(`through the tunnel: ${(await totals())[0]}; the run on the host: ${runs[0]}`);
+    await screenshot('tunnel-profiled');
+  });
+
+  let before = null;
+  await step('profile slow, and kill the ssh client while it runs', async () => {
+    before = (await host.command('runs')).runs;
+    await rightClickOnLine('time.sleep(0.4)');
+    await clickMenuItem(/^(OpLens: )?Profile Function$/);
+    await answerArgumentsUntil('the status bar to say profiling', async () => (/profiling/.test(await statusBarText()) ? true : null));
+    const now = await host.command('runs');
+    if (now.runs.length !== before.length) throw new StepFailure('slow\'s profile finished before the tunnel could drop');
+    const dropped = await host.command('drop');
+    if (!dropped.server_alive) throw new StepFailure('the server died with the tunnel');
+    log('the ssh client killed mid-profile');
+  });
+
+  await step('assert: "disconnected, reconnecting" in the status bar; the host finishes the run meanwhile', async () => {
+    await waitFor('the status bar to say disconnected, reconnecting', async () => /disconnected, reconnecting/.test(await statusBarText()), 30000, 250);
+    await screenshot('tunnel-dropped');
+    const finished = await waitFor('the host to store slow\'s run', async () => {
+      const r = await host.command('runs');
+      return r.runs.length > before.length ? r : null;
+    }, 120000, 1000);
+    if (finished.runs.length !== before.length + 1) throw new StepFailure(`exactly one more run expected: ${JSON.stringify(finished.runs)}`);
+    if (finished.server_pid !== info.server_pid || !finished.server_alive) throw new StepFailure('not the same server process');
+    if (!/disconnected, reconnecting/.test(await statusBarText())) throw new StepFailure('reconnected with the tunnel down?');
+    const toasts = (await page.locator('.notifications-toasts .notification-toast').allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
+    log(`notifications while down: ${toasts.join(' | ') || '(none)'}`);
+    if (!toasts.some((t) => /dropped while profiling slow/.test(t) && /once reconnected/.test(t))) {
+      throw new StepFailure(`no notification that slow's run shows once reconnected: ${toasts.join(' | ')}`);
+    }
+    await clearNotifications();
+  });
+
+  await step('a command while disconnected says it did not run', async () => {
+    await rightClickOnLine('return x * 2');
+    await clickMenuItem(/^(OpLens: )?Profile Function$/);
+    const said = await waitFor('a notification that the command did not run', async () => {
+      if (await quickInputVisible()) await page.keyboard.press('Enter'); // the arguments, remembered
+      const toasts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
+      return toasts.map((t) => t.replace(/\s+/g, ' ')).find((t) => /reconnecting to ws:\/\/localhost:\d+/.test(t) && /did not run/.test(t));
+    }, 30000, 500);
+    log(`while disconnected: ${said}`);
+    await clearNotifications();
+  });
+
+  await step('restart the tunnel: the extension reconnects by itself and shows slow\'s run (not re-run)', async () => {
+    await host.command('restore');
+    await waitFor('the status bar to stop saying reconnecting', async () => !/reconnecting/.test(await statusBarText()), 60000, 500);
+    const lenses = await waitFor('the totals lenses over quick and slow', async () => ((await totals()).length === 2 ? totals() : null), 30000);
+    log(`after the reconnect: ${lenses.join(' | ')}`);
+    const after = await host.command('runs');
+    if (after.runs.length !== before.length + 1) throw new StepFailure(`re-run? the host holds ${JSON.stringify(after.runs)}`);
+    if (after.server_pid !== info.server_pid) throw new StepFailure('not the same server process');
+    await screenshot('tunnel-reconnected');
+  });
+  host.stop();
 }
 
 /**
