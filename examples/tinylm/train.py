@@ -64,6 +64,16 @@ def get_batch(data: torch.Tensor, batch: int, seq: int, gen: torch.Generator) ->
     return x, y
 
 
+def train_step(forward: Forward, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor) -> float:
+    """One AdamW step on a batch; the loss (`.item()` waits for the step to finish)."""
+    _, loss = forward(x, y)
+    assert loss is not None  # targets were given
+    opt.zero_grad(set_to_none=True)
+    loss.backward()  # type: ignore[no-untyped-call]
+    opt.step()
+    return loss.item()
+
+
 def train(model: TinyLM, args: argparse.Namespace, gen: torch.Generator) -> float | None:
     """Run args.steps AdamW steps; print the loss every args.log_every steps. Returns the last loss."""
     data = make_data()
@@ -75,12 +85,7 @@ def train(model: TinyLM, args: argparse.Namespace, gen: torch.Generator) -> floa
     for step in range(1, args.steps + 1):
         t0 = time.perf_counter()
         x, y = get_batch(data, args.batch, args.seq, gen)
-        _, loss = forward(x, y)
-        assert loss is not None  # targets were given
-        opt.zero_grad(set_to_none=True)
-        loss.backward()  # type: ignore[no-untyped-call]
-        opt.step()
-        last = loss.item()  # also waits for the step to finish, so the timing is honest
+        last = train_step(forward, opt, x, y)  # waits for the step to finish, so the timing is honest
         step_times.append(time.perf_counter() - t0)
         if step % args.log_every == 0:
             print(f"step {step} loss {last:.4f}", flush=True)

@@ -38,6 +38,7 @@ export type Stage = (typeof STAGES)[number];
 export const ITER_RANGE = 'oplens.iter:';
 export const LINE_RANGE = 'oplens.line:';
 export const INNER_RANGE = 'oplens.inner:';
+export const MODULE_RANGE = 'oplens.module:'; // oplens.module:<path>, one per nn.Module call in a program overview
 
 // ---- shared with the server: oplens.backends.registry ----------------------------------------
 

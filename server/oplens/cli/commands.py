@@ -33,7 +33,7 @@ from oplens.engine.merge import merge_dirs, rank_part
 from oplens.engine.profile import ProfileRequest, profile
 from oplens.engine.program import DEFAULT_CALLS, DEFAULT_SKIP, ProgramRequest, run_program
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
-from oplens.records.errors import OpLensError
+from oplens.records.errors import OpLensError, bad_input
 from oplens.records.job import ProgramSpec, TargetSpec
 from oplens.records.run import Run
 
@@ -66,9 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="capture functions inside your own program: oplens run --target F -- script.py ARGS",
                        description="Run your program (`-- script.py ARGS...` or `-m module ARGS...`) with the "
                        "targets captured: each target's first --skip calls run untouched, the next --calls are "
-                       "profiled line by line, the rest run untouched.")  # fmt: skip
-    r.add_argument("--target", action="append", required=True, metavar="TARGET",
+                       "profiled line by line, the rest run untouched. With --step instead of --target: an overview "
+                       "of the whole program, each of its functions' self and total time over --calls steps.")  # fmt: skip
+    r.add_argument("--target", action="append", default=[], metavar="TARGET",
                    help="FILE::QUALNAME or FILE:LINE; repeat for several (captured one after another)")
+    r.add_argument("--step", metavar="STEP", help="FILE::QUALNAME of the program's step (the training step, "
+                   "Model.forward): an overview of every function over --calls steps, not one function's lines")  # fmt: skip
     r.add_argument("--skip", type=int, default=DEFAULT_SKIP, help=f"calls run untouched first (default {DEFAULT_SKIP})")
     r.add_argument("--calls", type=int, default=DEFAULT_CALLS, help=f"calls profiled (default {DEFAULT_CALLS})")
     r.add_argument("--profiler-warmup", type=int, default=DEFAULT_PROFILER_WARMUP,
@@ -207,8 +210,12 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     """`oplens run`: the program's output passes through (to stderr when stdout carries --json -)."""
     program = _program(args)
     given = {name: spec.cli_options(args) for name, spec in registry.SPECS.items()}
+    if args.step and args.target:
+        raise bad_input("--step and --target go one at a time", "run the overview (--step) first, then capture the hot "
+                        "function line by line (--target)")  # fmt: skip
     req = ProgramRequest(
-        targets=[TargetSpec.parse(t) for t in args.target],
+        targets=[TargetSpec.parse(t) for t in ([args.step] if args.step else args.target)],
+        overview=bool(args.step),
         program=program,
         skip=args.skip,
         calls=args.calls,
@@ -229,7 +236,7 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         target.flush()
 
     kept: list[Run] = []
-    with capture_display(err, ", ".join(args.target)) as on_progress:
+    with capture_display(err, args.step or ", ".join(args.target)) as on_progress:
         try:
             done = run_program(req, progress=on_progress, echo=echo, stdin=None, on_run=kept.append)
         except OpLensError:

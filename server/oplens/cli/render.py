@@ -40,6 +40,9 @@ VIEWS = ("time", "work", "memory", "bound")  # --view: what the per-line listing
 
 
 def profile(console: Console, run: Run, view: str = "time") -> None:
+    if run.overview is not None:
+        overview(console, run)
+        return
     label = run.backend.device_label
     has_device = registry.facts_of(run.backend.name).on_device
     t = run.target
@@ -381,6 +384,64 @@ def change_text(ratio: float | None) -> str:
     if ratio >= 1.5:
         return f"{ratio:.1f}×"
     return f"{(ratio - 1) * 100:+.0f} %"
+
+
+OVERVIEW_ROWS = 15  # functions and modules listed; result.json has them all
+
+
+def overview(console: Console, run: Run) -> None:
+    """A program overview: its hot functions (with `file:line` to go to), files and modules, per step."""
+    o = run.overview
+    assert o is not None
+    label = o.device_label
+    c = run.capture
+    where = f"{c.program}" if c else ""
+    console.print(
+        f"[bold]overview[/] of {escape(where)}  ·  {label} ({run.backend.name}, torch {run.backend.torch_version})  ·  "
+        f"{o.steps} steps of {escape(run.target.qualname)} ({escape(_rel(run.target.file))}:{run.target.def_line})"
+        + (f", after {c.calls_skipped} skipped" if c else "")
+        + (f"  ·  [bold yellow]partial[/]: {escape(c.reason)}" if c and c.partial else ""),
+        highlight=False,
+    )
+    on_device = registry.facts_of(run.backend.name).on_device
+    per_step = f"per step: {label} {fmt_us(o.total_device_us)}" + (f", CPU {fmt_us(o.total_cpu_us)}" if on_device else "")
+    if o.step_wall_us:
+        wall = sorted(o.step_wall_us)
+        per_step += f", wall {fmt_us(wall[len(wall) // 2])} (median)"
+    console.print(per_step, highlight=False)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for col, justify in [("function", "left"), ("where", "left"), (f"self {label}", "right"), ("share", "right"),
+                         (f"total {label}", "right"), ("total %", "right"), ("calls/step", "right")]:  # fmt: skip
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for f in o.functions[:OVERVIEW_ROWS]:
+        table.add_row(escape(f.qualname), escape(f"{_rel(f.file)}:{f.def_line}"), fmt_us(f.self_device_us),
+                      Text.assemble(_bar(f.pct_self), f" {f.pct_self:4.1f} %"), fmt_us(f.total_device_us),
+                      f"{f.pct_total:.1f} %", f"{f.calls:g}")  # fmt: skip
+    console.print(table)
+    if len(o.functions) > OVERVIEW_ROWS:
+        console.print(f"[dim]… {len(o.functions) - OVERVIEW_ROWS} more functions in result.json[/]")
+    if o.outside_user_device_us:
+        share = 100.0 * o.outside_user_device_us / o.total_device_us if o.total_device_us else 0.0
+        console.print(f"[dim]{fmt_us(o.outside_user_device_us)} ({share:.1f} %) ran under none of your functions[/]")
+    if o.modules:
+        mods = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        for col, justify in [("module", "left"), ("type", "left"), (f"total {label}", "right"), ("total %", "right"),
+                             (f"self {label}", "right"), ("calls/step", "right")]:  # fmt: skip
+            mods.add_column(col, justify=justify)  # type: ignore[arg-type]
+        for m in o.modules[:OVERVIEW_ROWS]:
+            mods.add_row(escape(m.path), escape(m.type), fmt_us(m.total_device_us), f"{m.pct_total:.1f} %",
+                         fmt_us(m.self_device_us), f"{m.calls:g}")  # fmt: skip
+        console.print(mods)
+    if o.functions:
+        top = o.functions[0]
+        console.print(
+            f"next: oplens run --target {escape(_rel(top.file))}::{escape(top.qualname)} -- … "
+            "(its lines, in this program)",
+            highlight=False,
+        )
+    if o.note:
+        console.print(f"[dim]{escape(o.note)}[/]")
+    warnings(console, run)
 
 
 def _runs_what(run: Run) -> str:

@@ -60,6 +60,9 @@ class ProgramRequest:
     # torchrun's options (`--nproc-per-node 2 ...`): the program runs in each rank torchrun starts,
     # every rank captured; None: one process.
     launcher: list[str] | None = None
+    # A program overview: `targets` is the one step function, each profiled step recorded whole with
+    # Python stacks and attributed to the user's functions (`Run.overview`), not line by line.
+    overview: bool = False
 
 
 def validate(req: ProgramRequest) -> ProgramSpec:
@@ -67,7 +70,11 @@ def validate(req: ProgramRequest) -> ProgramSpec:
     request.check(req.backend, req.skip, req.calls, req.profiler_warmup, req.timeout_s, req.backend_options,
                   request.RUN_FLAGS)  # fmt: skip
     if not req.targets:
-        raise bad_input("no --target given", "name the function to capture: --target FILE::FUNCTION (or FILE:LINE)")
+        raise bad_input("no --target given", "name the function to capture: --target FILE::FUNCTION (or FILE:LINE), "
+                        "or the program's step for an overview of its functions: --step FILE::FUNCTION")  # fmt: skip
+    if req.overview and len(req.targets) != 1:
+        raise bad_input("an overview takes one --step and no --target", "run the overview first (--step), then "
+                        "capture its hot function line by line (--target)")  # fmt: skip
     p = req.program
     if is_torchrun(p):  # a launch configuration that already runs torchrun: its options kept, not wrapped twice
         options, inner = split_torchrun(p.args)
@@ -130,6 +137,7 @@ def run_program(
         program=program,
         more_targets=[StagedTarget(t, str(d)) for (t, _), d in zip(more, staged[1:], strict=True)],
         stop=req.stop,
+        overview=req.overview,
     )
     ranks_dir = root / ".staging" / f"{ids[0]}.ranks" if req.launcher is not None else None
     if ranks_dir is not None:

@@ -104,6 +104,7 @@ class Job:
     program: ProgramSpec | None = None  # a capture: the program to run
     more_targets: list[StagedTarget] = field(default_factory=list)  # a capture's other targets, in order
     stop: bool = False  # a capture: end the program once every window is captured
+    overview: bool = False  # a program overview: `target` is the step function, profiled whole with Python stacks
     # A distributed capture (torchrun): each rank writes its messages to <ranks_dir>/rank-<R>.jsonl
     # and its part of each run to <stage_dir>/ranks/<R>/.
     ranks_dir: str = ""

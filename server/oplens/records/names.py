@@ -35,3 +35,4 @@ STAGES = ("queued", "importing", "waiting", "warmup", "capture", "profile", "ing
 ITER_RANGE = "oplens.iter:"  # oplens.iter:<i>, one per profiled iteration
 LINE_RANGE = "oplens.line:"  # oplens.line:<n>, one per executed line of the target
 INNER_RANGE = "oplens.inner:"  # oplens.inner:<function>:<n>, lines of same-file helpers
+MODULE_RANGE = "oplens.module:"  # oplens.module:<path>, one per nn.Module call in a program overview

@@ -15,6 +15,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, Union
 
+from oplens.records.overview import Overview
+
 SCHEMA = "oplens.result/1"
 
 
@@ -408,6 +410,7 @@ class Run:
     engine_graphs: list[GraphEngines] = field(default_factory=list)
     engine_note: str = ""
     device_time: DeviceTimeSources | None = None  # where device time came from (None: a run older than the record)
+    overview: Overview | None = None  # a program overview (`oplens run --step`): per function, not per line
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -37,9 +38,12 @@ T = TypeVar("T")
 class ProfiledCalls:
     """`calls` recorded calls after `warm` dropped ones, under one profiler session."""
 
-    def __init__(self, backend: Backend[Any], stage_dir: Path, marker: LineMarker, calls: int, warm: int) -> None:
+    def __init__(self, backend: Backend[Any], stage_dir: Path, marker: AbstractContextManager[Any], calls: int, warm: int,
+                 stacks: bool = False) -> None:  # fmt: skip
+        """`marker`: the target's line marks (the overview's steps: none); `stacks`: record Python stacks
+        (the overview's attribution to functions)."""
         self.backend, self.stage_dir, self.marker = backend, stage_dir, marker
-        self.calls, self.warm = calls, warm
+        self.calls, self.warm, self.stacks = calls, warm, stacks
         self.prof: Any = None  # the torch.profiler.profile, once started
         self.started = 0  # calls begun (the profiler's warm-up included)
         self.wall_us: list[float] = []  # per recorded call, synchronised
@@ -89,6 +93,8 @@ class ProfiledCalls:
         options = self.backend.profiler_options(self.stage_dir)
         if self.warm > 0:
             options["schedule"] = torch.profiler.schedule(wait=0, warmup=self.warm, active=self.calls, repeat=1)
+        if self.stacks:
+            options["with_stack"] = True
         prof = torch.profiler.profile(activities=self.backend.activities(), record_shapes=False, **options)
         prof.start()
         self._running = True

@@ -30,6 +30,7 @@ from oplens.records.job import STOP_SIGNAL, Failed, Job, ProgramSpec
 from oplens.worker.capture import Capturer, Send, StopProgram, Window
 from oplens.worker.compiled import FusedLines
 from oplens.worker.instrument import ImportHook, Instrumented, modules_from_file_named
+from oplens.worker.overview import OverviewCapturer
 from oplens.worker.usercode import user_error
 
 
@@ -41,7 +42,8 @@ def run(job: Job, backend: Backend[Any], send: Send, stop_signals: tuple[int, ..
     targets = [job.target] + [t.target for t in job.more_targets]
     hook = ImportHook([Instrumented(i, t) for i, t in enumerate(targets)])
     error: BaseException | None = None
-    with FusedLines() as fused, hook, Capturer(job, backend, hook, fused, send) as capture:
+    capturer = OverviewCapturer if job.overview else Capturer
+    with FusedLines() as fused, hook, capturer(job, backend, hook, fused, send) as capture:
         capture.send_waiting()
         for sig in stop_signals:
             signal.signal(sig, _stop)

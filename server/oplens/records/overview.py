@@ -1,0 +1,71 @@
+"""The program overview: which of the user's functions (and modules, and files) spend the time.
+
+`oplens run --step FILE::QUALNAME` without `--target` profiles whole steps of the program with
+Python stacks; every op's self time goes to the user's function innermost on its stack (self) and to
+every user function on it (total, each counted once per op), and to the `nn.Module` instance path
+it ran under. Figures are µs *per step* (mean over the profiled steps). The record rides on a `Run`
+(`Run.overview`) so a stored overview is listed, kept and compared like any run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+OVERVIEW_SCHEMA = "oplens.overview/1"
+
+
+@dataclass
+class FunctionStat:
+    """One user function: where its `def` is, and its time per step."""
+
+    file: str  # absolute path on the host
+    qualname: str  # "Block.forward", "train_step", "outer.<locals>.inner" as "outer.inner"
+    def_line: int
+    self_device_us: float = 0.0  # ops whose innermost user frame is this function
+    total_device_us: float = 0.0  # ops with this function anywhere on their stack (once per op)
+    self_cpu_us: float = 0.0
+    total_cpu_us: float = 0.0
+    calls: float = 0.0  # frames of it entered, per step
+    pct_self: float = 0.0  # self device time, % of all device time in the steps
+    pct_total: float = 0.0
+
+
+@dataclass
+class FileStat:
+    file: str
+    self_device_us: float = 0.0  # its functions' self time
+    self_cpu_us: float = 0.0
+    pct: float = 0.0
+    functions: int = 0  # of its functions, how many the overview saw
+
+
+@dataclass
+class ModuleStat:
+    """One `nn.Module` instance, by its attribute path from the root module (`model.blocks.3.attn`)."""
+
+    path: str
+    type: str  # the class name
+    self_device_us: float = 0.0  # ops under it and under none of its children
+    total_device_us: float = 0.0
+    self_cpu_us: float = 0.0
+    total_cpu_us: float = 0.0
+    calls: float = 0.0  # forward calls per step
+    pct_total: float = 0.0
+
+
+@dataclass
+class Overview:
+    step: str = ""  # "FILE::QUALNAME" of the step function
+    per: str = "step"  # what the figures are per: "step"
+    steps: int = 0  # the profiled steps the figures are the mean of
+    step_wall_us: list[float] = field(default_factory=list)  # each profiled step, synchronised
+    device_label: str = "CPU"
+    total_device_us: float = 0.0  # per step: every op's self device time
+    total_cpu_us: float = 0.0
+    outside_user_device_us: float = 0.0  # under no user frame (e.g. a C++ thread of torch's own)
+    functions: list[FunctionStat] = field(default_factory=list)  # by self device time, highest first
+    files: list[FileStat] = field(default_factory=list)
+    modules: list[ModuleStat] = field(default_factory=list)  # by total device time
+    user_roots: list[str] = field(default_factory=list)  # what counted as the user's code
+    note: str = ""
+    schema: str = OVERVIEW_SCHEMA

@@ -1,0 +1,257 @@
+"""The program overview's window (`oplens run --step FILE::QUALNAME`, worker side).
+
+The step function is instrumented and counted as a capture's target is (`worker/capture.py`: its first
+`skip` calls untouched, the profiler's warm-up dropped, then `calls` steps), but each profiled step is
+recorded whole, with Python stacks (`with_stack=True`) and no line marks, and every `nn.Module` call in
+it gets a range named by the module's attribute path (global forward hooks, installed for the window
+only). The profile is then attributed to the user's functions, files and modules
+(`analysis/functions.py`) and sent as a `Run` with its `overview`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+import sysconfig
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch._C._autograd import DeviceType
+
+import oplens
+from oplens.analysis.functions import OpTime, Profile, PyFrame, Span, attribute
+from oplens.records import names
+from oplens.records.job import Progress
+from oplens.records.run import Capture as CaptureRecord
+from oplens.records.run import Config, Run, Spread, Totals
+from oplens.worker.calls import ProfiledCalls
+from oplens.worker.capture import Capturer, Window
+from oplens.worker.linemarks import Range
+
+
+class OverviewCapturer(Capturer):
+    """The step function's calls as the overview's window (one window: the step function)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.modules = ModuleRanges()
+
+    def _call(self, w: Window, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if w.seen <= self.skip:
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._waiting(w)
+        return self._window_call(w, fn, args, kwargs)
+
+    def _window_call(self, w: Window, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if w.calls is None:
+            self.modules.install(threading.get_ident())
+            w.calls = ProfiledCalls(self.backend, Path(w.stage_dir), contextlib.nullcontext(), self.calls, self.warm,
+                                    stacks=True)  # fmt: skip
+        return super()._window_call(w, fn, args, kwargs)
+
+    def describe(self, w: Window, partial: str, stopped: bool) -> Run:
+        self.modules.remove()
+        assert w.calls is not None
+        t0 = time.perf_counter()
+        self.send(Progress("processing", 0, 1))
+        info = self.backend.info()
+        profile = read_profile(w.calls.prof, self.backend.facts.on_device, self.backend.facts.per_op_device_time)
+        profile.module_types = dict(self.modules.types)
+        program = self.job.program
+        assert program is not None
+        roots = user_roots(self.job.workspace, program.cwd, program.program if not program.module else "")
+        overview = attribute(profile, functools.lru_cache(maxsize=None)(lambda f: user_file(f, roots)))
+        t = w.target
+        overview.step = f"{t.file}::{t.qualname}"
+        overview.step_wall_us = list(w.wall_us)
+        overview.device_label = info.device_label
+        overview.user_roots = roots
+        if overview.steps != len(w.wall_us):
+            overview.note = f"{overview.steps} step ranges in the profile for {len(w.wall_us)} profiled steps"
+        iters = len(w.wall_us)
+        wall = sorted(w.wall_us)
+        stage = Path(w.stage_dir)
+        run = Run(
+            target=t,
+            backend=info,
+            config=Config(warmup=self.skip, iters=iters, profiler_warmup=self.warm, timeout_s=self.job.timeout_s,
+                          record_shapes=False),  # fmt: skip
+            totals=Totals(self_cpu_us=overview.total_cpu_us, self_device_us=overview.total_device_us,
+                          op_calls=len(profile.ops) / max(1, iters),
+                          wall_us=Spread(median=wall[len(wall) // 2], min=wall[0], max=wall[-1]) if wall else Spread()),
+            lines=[],
+            ops=[],
+            run_id=stage.parent.parent.name if stage.parent.name == "ranks" else stage.name,
+            overview=overview,
+        )  # fmt: skip
+        run.capture = CaptureRecord(program=str(program), argv=list(program.args), cwd=program.cwd, calls_seen=w.seen,
+                                    calls_skipped=min(w.seen, self.skip), calls_profiler_warmup=min(w.started, self.warm),
+                                    calls_profiled=iters, partial=bool(partial), reason=partial, stopped=stopped)  # fmt: skip
+        if partial:
+            run.backend.warnings.append(f"partial overview: {partial}; the figures are over those steps only")
+        run.timings_ms["processing"] = (time.perf_counter() - t0) * 1000.0
+        return run
+
+
+def read_profile(prof: Any, on_device: bool, per_op_device_time: bool) -> Profile:
+    """The stopped profile's Python frames, ops (with their linked device time), steps and module ranges."""
+    cpu = DeviceType.CPU
+    frames: list[PyFrame] = []
+    ops: list[tuple[OpTime, int]] = []
+    steps: list[Span] = []
+    modules: list[Span] = []
+    device: dict[int, int] = {}
+    step_prefix, module_prefix = names.ITER_RANGE, names.MODULE_RANGE
+    for k in prof.profiler.kineto_results.events():
+        start = k.start_ns()
+        end = start + k.duration_ns()
+        thread = k.start_thread_id()
+        if k.is_python_function():
+            frames.append(PyFrame(k.name(), thread, start, end))
+            continue
+        if k.device_type() != cpu:
+            linked = k.linked_correlation_id()
+            device[linked] = device.get(linked, 0) + (end - start)
+            continue
+        name = k.name()
+        if name.startswith(step_prefix):
+            steps.append(Span(name[len(step_prefix) :], thread, start, end))
+        elif name.startswith(module_prefix):
+            modules.append(Span(name[len(module_prefix) :], thread, start, end))
+        elif name == "[memory]" or name.startswith("ProfilerStep#") or k.is_async() or thread != k.end_thread_id():
+            continue
+        else:
+            legacy = max(0, int(k.privateuse1_elapsed_us() * 1000)) if per_op_device_time else 0
+            ops.append((OpTime(thread, start, end, legacy), k.correlation_id()))
+    for op, correlation in ops:
+        op.device_ns += device.get(correlation, 0) if correlation else 0
+    steps.sort(key=lambda s: s.start_ns)
+    return Profile(frames, [op for op, _ in ops], steps, modules, on_device=on_device)
+
+
+def user_roots(workspace: str, cwd: str, script: str) -> list[str]:
+    """The folders whose files are the user's: the workspace, the program's folder and its script's."""
+    roots = [workspace, cwd, os.path.dirname(script) if script else ""]
+    out: list[str] = []
+    for r in roots:
+        if r and (real := os.path.realpath(r)) not in out:
+            out.append(real)
+    return out
+
+
+def _library_dirs() -> list[str]:
+    dirs = {sysconfig.get_paths().get(k, "") for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    dirs |= {os.path.dirname(os.path.dirname(torch.__file__)), os.path.dirname(oplens.__file__)}
+    return sorted({os.path.realpath(d) for d in dirs if d})
+
+
+def user_file(name: str, roots: list[str]) -> str | None:
+    """The absolute path of the profiler's file `name` where it is the user's code, else None. The profiler
+    writes some paths relative to the sys.path entry they were found in ("torch/nn/modules/module.py")."""
+    if name.startswith("<"):
+        return None
+    candidates = [name] if os.path.isabs(name) else [os.path.join(p or os.getcwd(), name) for p in sys.path]
+    for c in candidates:
+        if os.path.isfile(c):
+            real = os.path.realpath(c)
+            break
+    else:
+        return None
+    if any(real.startswith(lib + os.sep) for lib in _LIBRARIES()) or "site-packages" in real or "dist-packages" in real:
+        return None
+    return real if any(real.startswith(r + os.sep) for r in roots) else None
+
+
+_LIBRARIES = functools.cache(_library_dirs)
+
+
+class ModuleRanges:
+    """A profiler range per `nn.Module` call on the capturing thread, named by the module's path from the
+    outermost module called (`model.blocks.3.attn`): global forward hooks, only while installed."""
+
+    def __init__(self) -> None:
+        self.thread = 0
+        self.stack: list[tuple[torch.nn.Module, Any]] = []
+        self.paths: dict[int, str] = {}
+        self.descendants: dict[int, dict[int, str]] = {}  # a parent's submodules' names, by id
+        self.types: dict[str, str] = {}
+        self.handles: list[Any] = []
+
+    def install(self, thread: int) -> None:
+        from torch.nn.modules import module as nn_module
+
+        self.thread = thread
+        self.handles = [
+            nn_module.register_module_forward_pre_hook(self._pre),
+            nn_module.register_module_forward_hook(self._post, always_call=True),
+        ]
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+        self.handles = []
+        while self.stack:
+            self.stack.pop()[1].__exit__(None, None, None)
+
+    def _pre(self, module: torch.nn.Module, args: Any) -> None:
+        if threading.get_ident() != self.thread or torch.compiler.is_compiling():
+            return
+        path = self.paths.get(id(module))
+        if path is None:
+            path = self.paths[id(module)] = self._path(module)
+            self.types[path] = type(module).__name__
+        r = Range(names.MODULE_RANGE + path)
+        r.__enter__()
+        self.stack.append((module, r))
+
+    def _post(self, module: torch.nn.Module, args: Any, output: Any) -> None:
+        if threading.get_ident() != self.thread or torch.compiler.is_compiling():
+            return
+        if not any(m is module for m, _ in self.stack):
+            return
+        while self.stack:  # a child whose forward raised never saw its post hook: closed with it
+            m, r = self.stack.pop()
+            r.__exit__(None, None, None)
+            if m is module:
+                return
+
+    def _path(self, module: torch.nn.Module) -> str:
+        if self.stack:
+            parent = self.stack[-1][0]
+            parent_path = self.paths.get(id(parent), type(parent).__name__)
+            names_in = self.descendants.get(id(parent))
+            if names_in is None:  # a container (ModuleList, ModuleDict) is iterated, not called: its children's
+                names_in = self.descendants[id(parent)] = {id(m): n for n, m in parent.named_modules() if n}
+            name = names_in.get(id(module))
+            return f"{parent_path}.{name if name is not None else type(module).__name__}"
+        return _root_name(module)
+
+
+def _root_name(module: torch.nn.Module) -> str:
+    """What the program calls its outermost module: the name bound to it in the outermost frame that binds it
+    (`model` in `main`, rather than a step function's parameter), `self.<name>` on an object, else its class."""
+    found = ""
+    frame = sys._getframe(1)
+    while frame is not None:
+        for name, value in frame.f_locals.items():
+            if value is module:
+                found = name
+                break
+        else:
+            owner = frame.f_locals.get("self")
+            attrs = getattr(owner, "__dict__", None)
+            if isinstance(attrs, dict) and owner is not module:
+                for name, value in attrs.items():
+                    if value is module:
+                        found = f"self.{name}"
+                        break
+        frame = frame.f_back  # type: ignore[assignment]
+    return found or type(module).__name__

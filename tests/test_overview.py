@@ -1,0 +1,160 @@
+"""The program overview (`oplens run --step`): each user function's self and total time per step.
+
+The real CLI runs the tiny LM's training script as a user would; its figures are checked against an
+independent measurement of the same steps (torch.profiler's own FunctionEvents and their stacks), and the
+attribution itself on records whose answer is known.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from conftest import oplens_cli
+from oplens.analysis.functions import OpTime, Profile, PyFrame, Span, attribute, function_at
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+STEP = "examples/tinylm/train.py::train_step"
+
+
+def overview_of_tinylm(tmp_path: Path, steps: int = 4) -> dict:  # type: ignore[type-arg]
+    proc = oplens_cli(ROOT, "run", "--step", STEP, "--skip", "3", "--calls", str(steps), "--stop", "--out",
+                      str(tmp_path / "runs"), "--json", "-", "--", "examples/tinylm_train.py", "--steps", "30")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+# What torch's own event tree says (FunctionEvents, `with_stack=True`: the Python frames are events, each op's
+# `cpu_parent` chain runs through them): each op's Self CPU to the innermost frame of the example's files.
+INDEPENDENT = textwrap.dedent(
+    """
+    import json, sys, torch
+    sys.path.insert(0, sys.argv[1])
+    from tinylm.model import Config, TinyLM
+    from tinylm.train import get_batch, make_data, train_step
+    torch.manual_seed(0)
+    model = TinyLM(Config())
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01)
+    data, gen = make_data(), torch.Generator().manual_seed(0)
+    batches = [get_batch(data, 16, 64, gen) for _ in range(9)]
+    for x, y in batches[:5]:
+        train_step(model, opt, x, y)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], with_stack=True) as prof:
+        for x, y in batches[5:]:
+            train_step(model, opt, x, y)
+    per, total = {}, 0.0
+    for e in prof.events():
+        if e.is_python_function or e.device_type != torch.autograd.DeviceType.CPU or e.is_async:
+            continue
+        total += e.self_cpu_time_total
+        p = e.cpu_parent
+        while p is not None and not (p.is_python_function and "tinylm/" in p.name):
+            p = p.cpu_parent
+        name = p.name.split(": ", 1)[1] if p is not None else "(none)"
+        per[name] = per.get(name, 0.0) + e.self_cpu_time_total
+    print(json.dumps({k: 100 * v / total for k, v in per.items()}))
+    """
+)
+
+
+def test_the_overview_of_a_training_program_lists_its_functions_and_agrees_with_torch(tmp_path: Path) -> None:
+    result = overview_of_tinylm(tmp_path)
+    o = result["overview"]
+    assert o["steps"] == 4 and len(o["step_wall_us"]) == 4 and o["device_label"] == "CPU"
+    by_name = {f["qualname"]: f for f in o["functions"]}
+    model_py = str((EXAMPLES / "tinylm" / "model.py").resolve())
+    for qualname in ("train_step", "TinyLM.forward", "Block.forward", "Attention.forward", "MLP.forward"):
+        assert qualname in by_name, sorted(by_name)
+    assert by_name["Block.forward"]["file"] == model_py and by_name["Block.forward"]["calls"] == 4  # 4 layers a step
+    assert by_name["train_step"]["calls"] == 1 and abs(by_name["train_step"]["pct_total"] - 100.0) < 0.01
+    # self sums to the step's time; total holds its callees
+    self_sum = sum(f["self_device_us"] for f in o["functions"]) + o["outside_user_device_us"]
+    assert abs(self_sum - o["total_device_us"]) <= 0.01 * o["total_device_us"]
+    tiny = by_name["TinyLM.forward"]
+    inner = sum(by_name[q]["total_device_us"] for q in ("Block.forward",))
+    assert tiny["total_device_us"] >= inner + tiny["self_device_us"] - 1
+    assert not any("site-packages" in f["file"] or "/torch/" in f["file"] for f in o["functions"])
+    paths = {m["path"]: m for m in o["modules"]}
+    assert {"model", "model.blocks.0", "model.blocks.3.attn", "model.blocks.3.mlp.fc"} <= set(paths), sorted(paths)
+    assert paths["model.blocks.3.attn"]["type"] == "Attention" and paths["model.blocks.0"]["calls"] == 1
+    assert result["capture"]["calls_profiled"] == 4 and result["lines"] == []
+    # the top function's share, against torch's own attribution of the same kind of steps
+    done = subprocess.run([sys.executable, "-c", INDEPENDENT, str(EXAMPLES)], capture_output=True, text=True,
+                          timeout=300, env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    theirs = json.loads(done.stdout)
+    top = o["functions"][0]
+    assert top["qualname"].rsplit(".", 1)[-1] in {k.rsplit(".", 1)[-1] for k in theirs}
+    their_share = theirs.get(top["qualname"].rsplit(".", 1)[-1], 0.0)
+    assert abs(top["pct_self"] - their_share) <= 10.0, (top, theirs)
+
+
+def test_the_overview_renders_a_table_with_where_each_function_is(tmp_path: Path) -> None:
+    proc = oplens_cli(ROOT, "run", "--step", STEP, "--skip", "2", "--calls", "2", "--stop", "--out", str(tmp_path / "runs"),
+                      "--", "examples/tinylm_train.py", "--steps", "20")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "overview of" in out and "2 steps of train_step" in out
+    assert "examples/tinylm/model.py:88" in out  # Block.forward's def line, to go to
+    assert "next: oplens run --target examples/tinylm/train.py::train_step" in out or "next: oplens run --target" in out
+    assert "model.blocks.0.attn" in out
+
+
+def test_step_and_target_together_are_refused_with_the_fix(tmp_path: Path) -> None:
+    proc = oplens_cli(ROOT, "run", "--step", STEP, "--target", "examples/tinylm/model.py::Block.forward", "--",
+                      "examples/tinylm_train.py", "--steps", "2")  # fmt: skip
+    assert proc.returncode == 2
+    assert "--step and --target go one at a time" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_step_never_called_says_so_with_the_counts(tmp_path: Path) -> None:
+    proc = oplens_cli(ROOT, "run", "--step", "examples/tinylm/train.py::generate", "--calls", "2", "--out",
+                      str(tmp_path / "runs"), "--", "examples/tinylm_train.py", "--steps", "2")  # fmt: skip
+    assert proc.returncode != 0
+    assert "generate" in proc.stderr and "called 0 times" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ---- the attribution on known records -----------------------------------------------------------------
+
+
+def test_self_and_total_follow_the_user_frames_on_each_ops_stack(tmp_path: Path) -> None:
+    """outer (user) calls helper (a library) which calls inner (user): an op in inner is inner's self and
+    both's total; an op under only the library frame is outer's self; a frameless thread's op goes to what
+    the main thread was in; an op outside the step is not counted."""
+    src = tmp_path / "prog.py"
+    src.write_text("def outer():\n    pass\n\n\ndef inner():\n    pass\n")
+    lib = "/usr/lib/python3/lib.py"
+    is_user = {str(src): str(src)}.get
+    frames = [
+        PyFrame(f"{src}(1): outer", 1, 100, 1000),
+        PyFrame(f"{lib}(7): helper", 1, 150, 900),
+        PyFrame(f"{src}(5): inner", 1, 200, 400),
+    ]
+    ops = [
+        OpTime(1, 210, 300, 0),  # in inner: 90 ns, of which its child below 40
+        OpTime(1, 220, 260, 0),
+        OpTime(1, 500, 600, 0),  # under helper only: outer's self
+        OpTime(2, 700, 750, 0),  # an autograd thread: on outer at 700 (helper open): outer's
+        OpTime(1, 1100, 1200, 0),  # after the step
+    ]
+    profile = Profile(frames, ops, steps=[Span("0", 1, 0, 1050)])
+    o = attribute(profile, is_user)
+    f = {x.qualname: x for x in o.functions}
+    assert f["inner"].self_cpu_us * 1000 == 90 and f["inner"].total_cpu_us * 1000 == 90
+    assert f["outer"].self_cpu_us * 1000 == 150 and f["outer"].total_cpu_us * 1000 == 240
+    assert o.total_cpu_us * 1000 == 240 and o.outside_user_device_us == 0
+    assert f["outer"].calls == 1 and f["inner"].def_line == 5
+
+
+def test_a_frame_met_already_running_is_found_by_its_enclosing_def(tmp_path: Path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text("class A:\n    def f(self):\n        x = 1\n        return x\n\n\n"
+                   "def g():\n    def f():\n        return 2\n    return f\n")
+    assert function_at(str(src), 2, "f") == ("A.f", 2)
+    assert function_at(str(src), 4, "f") == ("A.f", 2)  # the current line of a running frame
+    assert function_at(str(src), 9, "f") == ("g.f", 8)
+    assert function_at(str(src), 3, "<module>") == ("<module>", 3)
