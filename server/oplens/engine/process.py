@@ -66,7 +66,8 @@ class WorkerProcess:
                 stderr=subprocess.STDOUT if echo is None else subprocess.PIPE,
                 pass_fds=(write_fd,),
                 cwd=str(cwd) if cwd else None,
-                env={**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", messages.PARENT_ENV: str(os.getpid())},
+                env={**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", messages.PARENT_ENV: str(os.getpid()),
+                     messages.LOG_ENV: str(self.log)},
                 start_new_session=True,  # its own process group: a kill takes its children too
             )
         os.close(write_fd)

@@ -13,6 +13,9 @@
 `profile` drives it from a loop (`worker/profiling.py`); the capture from the decorated target,
 one call of the user's program at a time (`worker/capture.py`). Neither writes its own.
 
+Kineto's lines at each start and stop (`profiler_start`, `profiler_stop`, C++ on fd 2) go to the
+program's log, not the user's terminal: every profiler call here runs under `quiet.to_log()`.
+
 `shapes_call` is the one call recorded with input shapes and memory on the CPU activity, what the
 insights and each line's work and memory read (recording them costs as much as a small op, so the
 timed calls go without).
@@ -30,6 +33,7 @@ import torch
 
 from oplens.backends.device import Backend
 from oplens.records import names
+from oplens.worker import quiet
 from oplens.worker.linemarks import LineMarker, Range
 
 T = TypeVar("T")
@@ -69,7 +73,8 @@ class ProfiledCalls:
             self.backend.synchronize()
             elapsed_us = (time.perf_counter_ns() - t0) / 1000.0  # before step(): the last one ends the trace
             if self.warm > 0:
-                self.prof.step()
+                with quiet.to_log():  # Kineto's profiler_start/stop lines come from the schedule's steps
+                    self.prof.step()
             if i >= 0:
                 self.wall_us.append(elapsed_us)
 
@@ -81,7 +86,8 @@ class ProfiledCalls:
             try:
                 self.backend.synchronize()
             finally:
-                self.prof.stop()
+                with quiet.to_log():
+                    self.prof.stop()
         return self.prof
 
     def release(self) -> None:
@@ -96,7 +102,8 @@ class ProfiledCalls:
         if self.stacks:
             options["with_stack"] = True
         prof = torch.profiler.profile(activities=self.backend.activities(), record_shapes=False, **options)
-        prof.start()
+        with quiet.to_log():
+            prof.start()
         self._running = True
         return prof
 
@@ -113,7 +120,8 @@ def shapes_call(backend: Backend[Any], marker: LineMarker, fn: Callable[[], T]) 
     after the profile: it is the caller's, not a temporary of the call."""
     cpu = [torch.profiler.ProfilerActivity.CPU]
     prof = torch.profiler.profile(activities=cpu, record_shapes=True, profile_memory=True)
-    prof.start()
+    with quiet.to_log():
+        prof.start()
     try:
         with Range(f"{names.ITER_RANGE}0"), marker:
             result = fn()
@@ -121,5 +129,6 @@ def shapes_call(backend: Backend[Any], marker: LineMarker, fn: Callable[[], T]) 
         try:
             backend.synchronize()
         finally:
-            prof.stop()
+            with quiet.to_log():
+                prof.stop()
     return prof, result
