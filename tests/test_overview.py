@@ -158,3 +158,55 @@ def test_a_frame_met_already_running_is_found_by_its_enclosing_def(tmp_path: Pat
     assert function_at(str(src), 4, "f") == ("A.f", 2)  # the current line of a running frame
     assert function_at(str(src), 9, "f") == ("g.f", 8)
     assert function_at(str(src), 3, "<module>") == ("<module>", 3)
+
+
+# ---- without a step: a time window --------------------------------------------------------------------
+
+TIMED = """\
+import sys
+import time
+
+import torch
+
+
+def hot(a):
+    return a @ a
+
+
+def cold(a):
+    return a + 1
+
+
+def main():
+    a = torch.randn(256, 256)
+    end = time.monotonic() + float(sys.argv[1])
+    while time.monotonic() < end:
+        hot(a)
+        cold(a)
+    print("done", flush=True)
+
+
+main()
+"""
+
+
+def test_without_a_step_the_overview_is_a_time_window_of_the_program(tmp_path: Path) -> None:
+    (tmp_path / "prog.py").write_text(TIMED)
+    proc = oplens_cli(tmp_path, "run", "--delay", "1", "--duration", "1", "--json", "-", "--", "prog.py", "6")
+    assert proc.returncode == 0, proc.stderr
+    assert "an overview of the program from 1 s after its start, for 1 s" in proc.stderr
+    assert "done" in proc.stderr  # the program's own output (on stderr: stdout carries --json -)
+    o = json.loads(proc.stdout)["overview"]
+    assert o["per"] == "window" and o["steps"] == 1 and o["delay_s"] == 1 and o["window_s"] == 1
+    f = {x["qualname"]: x for x in o["functions"]}
+    assert o["functions"][0]["qualname"] == "hot" and f["hot"]["pct_self"] > f["cold"]["pct_self"] > 0
+    assert f["hot"]["calls"] >= 1 and f["main"]["pct_total"] > 99
+    assert 0.8e6 <= o["step_wall_us"][0] <= 3e6  # the window's own length
+
+
+def test_a_program_that_ends_before_the_window_opens_says_so_with_the_fix(tmp_path: Path) -> None:
+    (tmp_path / "prog.py").write_text(TIMED)
+    proc = oplens_cli(tmp_path, "run", "--delay", "30", "--duration", "1", "--", "prog.py", "0.5")
+    assert proc.returncode == 2, proc.stderr
+    assert "before the overview's window opened (at 30 s)" in proc.stderr and "--delay" in proc.stderr
+    assert "Traceback" not in proc.stderr

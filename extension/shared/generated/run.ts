@@ -86,20 +86,30 @@ export interface ModuleStat {
 
 export interface Overview {
   /**
-   * "FILE::QUALNAME" of the step function
+   * "FILE::QUALNAME" of the step function ("": a time window)
    * @default ''
    */
   step: string;
   /**
-   * what the figures are per: "step"
+   * what the figures are per: "step", or "window" (a time window: its whole length)
    * @default 'step'
    */
   per: string;
   /**
-   * the profiled steps the figures are the mean of
+   * the profiled steps the figures are the mean of (a time window: 1)
    * @default 0
    */
   steps: number;
+  /**
+   * a time window: when it opened, seconds after the program started
+   * @default 0
+   */
+  delay_s: number;
+  /**
+   * a time window: its length
+   * @default 0
+   */
+  window_s: number;
   /**
    * each profiled step, synchronised
    * @default []
@@ -943,6 +953,8 @@ export function readOverview(r: Reader): Overview {
     step: r.str('step', ''),
     per: r.str('per', 'step'),
     steps: r.num('steps', 0),
+    delay_s: r.num('delay_s', 0),
+    window_s: r.num('window_s', 0),
     step_wall_us: r.numbers('step_wall_us'),
     device_label: r.str('device_label', 'CPU'),
     total_device_us: r.num('total_device_us', 0),

@@ -31,7 +31,7 @@ from oplens.engine.compare import compare_rows
 from oplens.engine.diff import diff_runs
 from oplens.engine.merge import merge_dirs, rank_part
 from oplens.engine.profile import ProfileRequest, profile
-from oplens.engine.program import DEFAULT_CALLS, DEFAULT_SKIP, ProgramRequest, run_program
+from oplens.engine.program import DEFAULT_CALLS, DEFAULT_DELAY_S, DEFAULT_DURATION_S, DEFAULT_SKIP, ProgramRequest, run_program
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.job import ProgramSpec, TargetSpec
@@ -70,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "of the whole program, each of its functions' self and total time over --calls steps.")  # fmt: skip
     r.add_argument("--target", action="append", default=[], metavar="TARGET",
                    help="FILE::QUALNAME or FILE:LINE; repeat for several (captured one after another)")
+    r.add_argument("--delay", type=float, default=DEFAULT_DELAY_S, metavar="S",
+                   help="no --target nor --step: the overview's window opens S seconds after the start "
+                   f"(default {DEFAULT_DELAY_S:g})")  # fmt: skip
+    r.add_argument("--duration", type=float, default=DEFAULT_DURATION_S, metavar="S",
+                   help=f"no --target nor --step: the overview's window lasts S seconds (default {DEFAULT_DURATION_S:g})")
     r.add_argument("--step", metavar="STEP", help="FILE::QUALNAME of the program's step (the training step, "
                    "Model.forward): an overview of every function over --calls steps, not one function's lines")  # fmt: skip
     r.add_argument("--skip", type=int, default=DEFAULT_SKIP, help=f"calls run untouched first (default {DEFAULT_SKIP})")
@@ -215,7 +220,9 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
                         "function line by line (--target)")  # fmt: skip
     req = ProgramRequest(
         targets=[TargetSpec.parse(t) for t in ([args.step] if args.step else args.target)],
-        overview=bool(args.step),
+        overview=not args.target,
+        delay_s=args.delay,
+        duration_s=args.duration,
         program=program,
         skip=args.skip,
         calls=args.calls,
@@ -236,7 +243,11 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         target.flush()
 
     kept: list[Run] = []
-    with capture_display(err, args.step or ", ".join(args.target)) as on_progress:
+    if not args.target and not args.step:
+        err.print(f"oplens: an overview of the program from {args.delay:g} s after its start, for {args.duration:g} s "
+                  "(--delay, --duration: past its start-up and first compiles; --step FILE::FUNCTION for whole steps)",
+                  highlight=False)  # fmt: skip
+    with capture_display(err, args.step or ", ".join(args.target) or "the program") as on_progress:
         try:
             done = run_program(req, progress=on_progress, echo=echo, stdin=None, on_run=kept.append)
         except OpLensError:

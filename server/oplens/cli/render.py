@@ -396,22 +396,24 @@ def overview(console: Console, run: Run) -> None:
     label = o.device_label
     c = run.capture
     where = f"{c.program}" if c else ""
+    per = "window" if o.per == "window" else "step"
+    what = (f"a {o.window_s:g} s window from {o.delay_s:g} s after its start" if per == "window" else
+            f"{o.steps} steps of {escape(run.target.qualname)} ({escape(_rel(run.target.file))}:{run.target.def_line})"
+            + (f", after {c.calls_skipped} skipped" if c else ""))  # fmt: skip
     console.print(
         f"[bold]overview[/] of {escape(where)}  ·  {label} ({run.backend.name}, torch {run.backend.torch_version})  ·  "
-        f"{o.steps} steps of {escape(run.target.qualname)} ({escape(_rel(run.target.file))}:{run.target.def_line})"
-        + (f", after {c.calls_skipped} skipped" if c else "")
-        + (f"  ·  [bold yellow]partial[/]: {escape(c.reason)}" if c and c.partial else ""),
+        + what + (f"  ·  [bold yellow]partial[/]: {escape(c.reason)}" if c and c.partial else ""),
         highlight=False,
     )
     on_device = registry.facts_of(run.backend.name).on_device
-    per_step = f"per step: {label} {fmt_us(o.total_device_us)}" + (f", CPU {fmt_us(o.total_cpu_us)}" if on_device else "")
-    if o.step_wall_us:
+    per_step = f"per {per}: {label} {fmt_us(o.total_device_us)}" + (f", CPU {fmt_us(o.total_cpu_us)}" if on_device else "")
+    if o.step_wall_us and per == "step":
         wall = sorted(o.step_wall_us)
         per_step += f", wall {fmt_us(wall[len(wall) // 2])} (median)"
     console.print(per_step, highlight=False)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for col, justify in [("function", "left"), ("where", "left"), (f"self {label}", "right"), ("share", "right"),
-                         (f"total {label}", "right"), ("total %", "right"), ("calls/step", "right")]:  # fmt: skip
+                         (f"total {label}", "right"), ("total %", "right"), (f"calls/{per}", "right")]:  # fmt: skip
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for f in o.functions[:OVERVIEW_ROWS]:
         table.add_row(escape(f.qualname), escape(f"{_rel(f.file)}:{f.def_line}"), fmt_us(f.self_device_us),
@@ -426,7 +428,7 @@ def overview(console: Console, run: Run) -> None:
     if o.modules:
         mods = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
         for col, justify in [("module", "left"), ("type", "left"), (f"total {label}", "right"), ("total %", "right"),
-                             (f"self {label}", "right"), ("calls/step", "right")]:  # fmt: skip
+                             (f"self {label}", "right"), (f"calls/{per}", "right")]:  # fmt: skip
             mods.add_column(col, justify=justify)  # type: ignore[arg-type]
         for m in o.modules[:OVERVIEW_ROWS]:
             mods.add_row(escape(m.path), escape(m.type), fmt_us(m.total_device_us), f"{m.pct_total:.1f} %",

@@ -32,15 +32,19 @@ from oplens.engine import finalize, request, runs
 from oplens.engine.merge import combine_artifacts
 from oplens.engine.process import Echo, ProgressFn, WorkerProcess, signal_name
 from oplens.engine.request import DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S
-from oplens.engine.targets import resolve
+from oplens.engine.targets import FunctionDef, resolve
 from oplens.records import job as messages
 from oplens.records.atomic import write_json_atomic
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.job import Job, ProgramSpec, StagedTarget, TargetSpec
-from oplens.records.run import RankInfo, Run
+from oplens.records.run import RankInfo, Run, Target
 
 DEFAULT_SKIP = 3
 DEFAULT_CALLS = 10
+# An overview's time window (no --step): past a typical start-up (imports, data, the first steps' compiles),
+# long enough for a few steps of most programs.
+DEFAULT_DELAY_S = 10.0
+DEFAULT_DURATION_S = 5.0
 _MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
@@ -63,16 +67,23 @@ class ProgramRequest:
     # A program overview: `targets` is the one step function, each profiled step recorded whole with
     # Python stacks and attributed to the user's functions (`Run.overview`), not line by line.
     overview: bool = False
+    # An overview without a step function (no targets): a time window, `delay_s` after the start, `duration_s` long.
+    delay_s: float = DEFAULT_DELAY_S
+    duration_s: float = DEFAULT_DURATION_S
 
 
 def validate(req: ProgramRequest) -> ProgramSpec:
     """Check the request; the program with its paths made absolute."""
     request.check(req.backend, req.skip, req.calls, req.profiler_warmup, req.timeout_s, req.backend_options,
                   request.RUN_FLAGS)  # fmt: skip
-    if not req.targets:
+    if req.overview and not req.targets:
+        if not (req.delay_s >= 0 and req.duration_s > 0):
+            raise bad_input(f"an overview's window needs --delay ≥ 0 and --duration > 0 (got {req.delay_s:g} and "
+                            f"{req.duration_s:g})", "e.g. --delay 10 --duration 5, or --step FILE::FUNCTION")  # fmt: skip
+    elif not req.targets:
         raise bad_input("no --target given", "name the function to capture: --target FILE::FUNCTION (or FILE:LINE), "
                         "or the program's step for an overview of its functions: --step FILE::FUNCTION")  # fmt: skip
-    if req.overview and len(req.targets) != 1:
+    if req.overview and len(req.targets) > 1:
         raise bad_input("an overview takes one --step and no --target", "run the overview first (--step), then "
                         "capture its hot function line by line (--target)")  # fmt: skip
     p = req.program
@@ -110,7 +121,9 @@ def run_program(
     before an error is raised for the rest."""
     program = validate(req)
     workspace = req.workspace.resolve()
-    resolved = []
+    resolved: list[tuple[Target, FunctionDef | None]] = []
+    if req.overview and not req.targets:
+        resolved.append((_program_target(program), None))
     for spec in req.targets:
         file = Path(spec.file)
         target, fn = resolve(file if file.is_absolute() else workspace / file, spec.qualname, spec.line)
@@ -119,12 +132,12 @@ def run_program(
                             "OpLens captures plain functions: capture the function that consumes it instead")  # fmt: skip
         resolved.append((target, fn))
     root = runs.prepare(runs.runs_root(workspace, req.out))
-    ids = [runs.new_run_id(t.qualname) for t, _ in resolved]
+    ids = [runs.new_run_id(t.qualname or "overview") for t, _ in resolved]
     staged = [runs.stage(root, run_id) for run_id in ids]
-    (first, fn), *more = resolved
+    (first, first_fn), *more = resolved
     job = Job(
         target=first,
-        signature=fn.signature,
+        signature=first_fn.signature if first_fn is not None else "",
         args="",
         backend=req.backend,
         warmup=req.skip,
@@ -138,6 +151,8 @@ def run_program(
         more_targets=[StagedTarget(t, str(d)) for (t, _), d in zip(more, staged[1:], strict=True)],
         stop=req.stop,
         overview=req.overview,
+        window_delay_s=req.delay_s if first_fn is None else 0.0,
+        window_s=req.duration_s if first_fn is None else 0.0,
     )
     ranks_dir = root / ".staging" / f"{ids[0]}.ranks" if req.launcher is not None else None
     if ranks_dir is not None:
@@ -169,6 +184,11 @@ def run_program(
     if error is not None:
         raise error
     return [r for r in stored if r.capture is None or not r.capture.partial]
+
+
+def _program_target(program: ProgramSpec) -> Target:
+    """What an overview over a time window is of: the program (no function: `qualname` empty)."""
+    return Target(file=program.program or program.module, qualname="", first_line=0, last_line=0, source_sha256="")
 
 
 @dataclass

@@ -105,6 +105,10 @@ class Job:
     more_targets: list[StagedTarget] = field(default_factory=list)  # a capture's other targets, in order
     stop: bool = False  # a capture: end the program once every window is captured
     overview: bool = False  # a program overview: `target` is the step function, profiled whole with Python stacks
+    # An overview without a step function (`target.qualname` empty): the window opens this long after the
+    # program starts and lasts `window_s` seconds.
+    window_delay_s: float = 0.0
+    window_s: float = 0.0
     # A distributed capture (torchrun): each rank writes its messages to <ranks_dir>/rank-<R>.jsonl
     # and its part of each run to <stage_dir>/ranks/<R>/.
     ranks_dir: str = ""

@@ -55,9 +55,11 @@ class ModuleStat:
 
 @dataclass
 class Overview:
-    step: str = ""  # "FILE::QUALNAME" of the step function
-    per: str = "step"  # what the figures are per: "step"
-    steps: int = 0  # the profiled steps the figures are the mean of
+    step: str = ""  # "FILE::QUALNAME" of the step function ("": a time window)
+    per: str = "step"  # what the figures are per: "step", or "window" (a time window: its whole length)
+    steps: int = 0  # the profiled steps the figures are the mean of (a time window: 1)
+    delay_s: float = 0.0  # a time window: when it opened, seconds after the program started
+    window_s: float = 0.0  # a time window: its length
     step_wall_us: list[float] = field(default_factory=list)  # each profiled step, synchronised
     device_label: str = "CPU"
     total_device_us: float = 0.0  # per step: every op's self device time

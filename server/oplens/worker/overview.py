@@ -13,10 +13,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import signal
 import sys
 import sysconfig
 import threading
 import time
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ from oplens.records.run import Config, Run, Spread, Totals
 from oplens.worker.calls import ProfiledCalls
 from oplens.worker.capture import Capturer, Window
 from oplens.worker.linemarks import Range
+from oplens.worker.quiet import to_log
 
 
 class OverviewCapturer(Capturer):
@@ -70,7 +73,11 @@ class OverviewCapturer(Capturer):
         roots = user_roots(self.job.workspace, program.cwd, program.program if not program.module else "")
         overview = attribute(profile, functools.lru_cache(maxsize=None)(lambda f: user_file(f, roots)))
         t = w.target
-        overview.step = f"{t.file}::{t.qualname}"
+        overview.step = f"{t.file}::{t.qualname}" if t.qualname else ""
+        if not t.qualname:
+            overview.per = "window"
+            overview.window_s = self.job.window_s
+            overview.delay_s = self.job.window_delay_s
         overview.step_wall_us = list(w.wall_us)
         overview.device_label = info.device_label
         overview.user_roots = roots
@@ -99,6 +106,97 @@ class OverviewCapturer(Capturer):
             run.backend.warnings.append(f"partial overview: {partial}; the figures are over those steps only")
         run.timings_ms["processing"] = (time.perf_counter() - t0) * 1000.0
         return run
+
+
+class TimedWindow:
+    """The profiled part of a time window: what the capture's `ProfiledCalls` is for steps (the profile, the
+    window's wall time as its one "step", `stop()`/`release()`), opened and closed from a timer."""
+
+    def __init__(self, backend: Any, stage_dir: Path) -> None:
+        self.backend, self.stage_dir = backend, stage_dir
+        self.prof: Any = None
+        self.started = 0
+        self.wall_us: list[float] = []
+        self.done = False
+        self._range: Any = None
+        self._t0 = 0
+
+    def begin(self) -> None:
+        options = self.backend.profiler_options(self.stage_dir)
+        self.prof = torch.profiler.profile(activities=self.backend.activities(), record_shapes=False, with_stack=True,
+                                           **options)  # fmt: skip
+        with to_log():
+            self.prof.start()
+        self.started = 1
+        self._range = Range(f"{names.ITER_RANGE}0")  # the window is the one "step" the figures are per
+        self._range.__enter__()
+        self._t0 = time.perf_counter_ns()
+
+    def stop(self) -> Any:
+        if self._range is not None:
+            self._range.__exit__(None, None, None)
+            self._range = None
+            try:
+                self.backend.synchronize()
+            finally:
+                self.wall_us.append((time.perf_counter_ns() - self._t0) / 1000.0)
+                with to_log():
+                    self.prof.stop()
+        return self.prof
+
+    def release(self) -> None:
+        self.stop()
+        self.prof = None
+
+
+POSTPONE_S = 0.05  # a timer that met the program importing tries again this much later
+
+
+def _importing(frame: types.FrameType | None) -> bool:
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+class TimeWindowCapturer(OverviewCapturer):
+    """An overview of whatever the program runs from `window_delay_s` after its start for `window_s` seconds
+    (no step function named): a real-time timer (SIGALRM) opens and closes the window in the main thread,
+    where torch.profiler records the program's ops (started from another thread it would record that
+    thread's only)."""
+
+    def send_waiting(self) -> None:
+        super().send_waiting()
+        self._opened_at = time.monotonic()
+        signal.signal(signal.SIGALRM, self._alarm)
+        signal.setitimer(signal.ITIMER_REAL, max(self.job.window_delay_s, 0.001))
+
+    def _alarm(self, signum: int, frame: types.FrameType | None) -> None:
+        w = self.windows[0]
+        if w.done or self.disabled:
+            return
+        if _importing(frame):  # the profiler's start imports too: begun inside a half-done import, that one breaks
+            signal.setitimer(signal.ITIMER_REAL, POSTPONE_S)
+            return
+        if w.calls is None:
+            self.modules.install(threading.get_ident())
+            window = TimedWindow(self.backend, Path(w.stage_dir))
+            w.calls = window  # type: ignore[assignment]
+            window.begin()
+            self.send(Progress("capture", 0, 1))
+            signal.setitimer(signal.ITIMER_REAL, self.job.window_s)
+            return
+        self.send(Progress("capture", 1, 1))
+        self._complete(w)
+
+    def finish_windows(self, exit_code: int | None, failure: Callable[[Window], Any] | None,
+                       already_begun: bool = False) -> None:  # fmt: skip
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        super().finish_windows(exit_code, failure, already_begun)
+
+    def elapsed_s(self) -> float:
+        return time.monotonic() - getattr(self, "_opened_at", time.monotonic())
 
 
 def read_profile(prof: Any, on_device: bool, per_op_device_time: bool) -> Profile:
@@ -236,22 +334,26 @@ class ModuleRanges:
 
 
 def _root_name(module: torch.nn.Module) -> str:
-    """What the program calls its outermost module: the name bound to it in the outermost frame that binds it
-    (`model` in `main`, rather than a step function's parameter), `self.<name>` on an object, else its class."""
+    """What the program calls the outermost module it is seen calling: the name bound to it in the outermost
+    of the program's frames that binds it (`model` in `main`, rather than a step function's parameter), else
+    `<Owner>.<attribute>` where an object's method holds it (a module entered before a time window opened:
+    its parent's call began outside it), else its class name."""
     found = ""
     frame = sys._getframe(1)
+    torch_dir = os.path.dirname(torch.__file__)
     while frame is not None:
-        for name, value in frame.f_locals.items():
-            if value is module:
-                found = name
-                break
-        else:
-            owner = frame.f_locals.get("self")
-            attrs = getattr(owner, "__dict__", None)
-            if isinstance(attrs, dict) and owner is not module:
-                for name, value in attrs.items():
-                    if value is module:
-                        found = f"self.{name}"
-                        break
+        if not frame.f_code.co_filename.startswith(torch_dir) and frame.f_code.co_filename != __file__:
+            for name, value in frame.f_locals.items():
+                if value is module:
+                    found = name
+                    break
+            else:
+                owner = frame.f_locals.get("self")
+                attrs = getattr(owner, "__dict__", None)
+                if isinstance(attrs, dict):
+                    for name, value in {**attrs, **attrs.get("_modules", {})}.items():
+                        if value is module:
+                            found = f"{type(owner).__name__}.{name}"
+                            break
         frame = frame.f_back  # type: ignore[assignment]
     return found or type(module).__name__

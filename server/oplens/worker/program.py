@@ -30,7 +30,7 @@ from oplens.records.job import STOP_SIGNAL, Failed, Job, ProgramSpec
 from oplens.worker.capture import Capturer, Send, StopProgram, Window
 from oplens.worker.compiled import FusedLines
 from oplens.worker.instrument import ImportHook, Instrumented, modules_from_file_named
-from oplens.worker.overview import OverviewCapturer
+from oplens.worker.overview import OverviewCapturer, TimeWindowCapturer
 from oplens.worker.usercode import user_error
 
 
@@ -39,10 +39,11 @@ def run(job: Job, backend: Backend[Any], send: Send, stop_signals: tuple[int, ..
     the program's exit status."""
     program = job.program
     assert program is not None
-    targets = [job.target] + [t.target for t in job.more_targets]
+    timed = job.overview and not job.target.qualname  # an overview over a time window: nothing to instrument
+    targets = [] if timed else [job.target] + [t.target for t in job.more_targets]
     hook = ImportHook([Instrumented(i, t) for i, t in enumerate(targets)])
     error: BaseException | None = None
-    capturer = OverviewCapturer if job.overview else Capturer
+    capturer = TimeWindowCapturer if timed else OverviewCapturer if job.overview else Capturer
     with FusedLines() as fused, hook, capturer(job, backend, hook, fused, send) as capture:
         capture.send_waiting()
         for sig in stop_signals:
@@ -207,6 +208,17 @@ def _shut_down() -> None:
 def _unfinished(w: Window, capture: Capturer, hook: ImportHook, exit_code: int, error: BaseException | None) -> OpLensError:
     """Why `w`'s window is not complete, with the counts and the likely cause."""
     t = w.target
+    if isinstance(capture, TimeWindowCapturer):
+        job = capture.job
+        ended = f"the program raised {type(error).__name__}: {error}" if error is not None else (
+            f"the program exited with status {exit_code}" if exit_code else "the program ended")  # fmt: skip
+        if w.wall_us:
+            return OpLensError("program_failed", f"{ended} {capture.elapsed_s():.1f} s after it started, during the "
+                               "overview's window: what it saw is kept as a partial run")  # fmt: skip
+        return OpLensError("not_called", f"{ended} {capture.elapsed_s():.1f} s after it started, before the overview's "
+                           f"window opened (at {job.window_delay_s:g} s)",
+                           f"open it sooner (--delay {max(0.0, capture.elapsed_s() / 2):.1f}), or name the program's "
+                           "step: --step FILE::FUNCTION profiles whole steps, however long the program runs")  # fmt: skip
     name = f"{t.qualname} ({Path(t.file).name}:{t.def_line})"
     need = capture.skip + capture.warm + capture.calls
     counts = (
