@@ -15,6 +15,9 @@ from pathlib import Path
 
 from conftest import oplens_cli
 from oplens.analysis.functions import OpTime, Profile, PyFrame, Span, attribute, function_at
+from oplens.engine.overview_diff import diff_overviews
+from oplens.records.overview import FunctionStat, Overview
+from oplens.records.run import BackendInfo, Config, Run, Target, Totals
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -210,3 +213,43 @@ def test_a_program_that_ends_before_the_window_opens_says_so_with_the_fix(tmp_pa
     assert proc.returncode == 2, proc.stderr
     assert "before the overview's window opened (at 30 s)" in proc.stderr and "--delay" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# ---- before/after -------------------------------------------------------------------------------------
+
+
+def _overview_run(run_id: str, functions: list[tuple[str, list[float]]]) -> Run:
+    stats = [FunctionStat(file="/w/m.py", qualname=q, def_line=i + 1, self_device_us=sum(s) / len(s), self_samples_us=s)
+             for i, (q, s) in enumerate(functions)]  # fmt: skip
+    total = sum(f.self_device_us for f in stats)
+    return Run(target=Target("/w/m.py", "step", 1, 2, ""), backend=BackendInfo("cpu", "CPU"), config=Config(0, 5),
+               totals=Totals(total, total, 0), lines=[], ops=[], run_id=run_id,
+               overview=Overview(steps=5, total_device_us=total, functions=stats))  # fmt: skip
+
+
+def test_two_overviews_diff_by_function_with_a_verdict_from_the_steps() -> None:
+    before = _overview_run("a", [("hot", [100, 101, 99, 100, 102, 98, 103, 100]), ("same", [50, 51, 49, 50, 50, 52, 48, 50]),
+                                 ("gone", [10] * 8)])  # fmt: skip
+    after = _overview_run("b", [("hot", [150, 149, 151, 150, 152, 148, 153, 150]), ("same", [50, 49, 51, 50, 50, 48, 52, 51]),
+                                ("new", [5] * 8)])  # fmt: skip
+    d = diff_overviews(before, after)
+    verdicts = {c.qualname: c.verdict for c in d.functions}
+    assert verdicts == {"hot": "slower", "same": "same", "gone": "removed", "new": "new"}
+    assert d.functions[0].qualname == "hot" and abs((d.functions[0].ratio or 0) - 1.5) < 0.01
+
+
+def test_oplens_diff_of_two_stored_overviews(tmp_path: Path) -> None:
+    out = str(tmp_path / "runs")
+    for _ in range(2):
+        proc = oplens_cli(ROOT, "run", "--step", STEP, "--skip", "2", "--calls", "4", "--stop", "--out", out, "--",
+                          "examples/tinylm_train.py", "--steps", "20")  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    first = sorted(p.name for p in (tmp_path / "runs").iterdir() if not p.name.startswith("."))[0]
+    proc = oplens_cli(ROOT, "diff", first, "--out", out, "--json", "-")
+    assert proc.returncode == 0, proc.stderr
+    d = json.loads(proc.stdout)
+    by = {c["qualname"]: c for c in d["functions"]}
+    assert {"train_step", "Block.forward", "Attention.forward"} <= set(by)
+    assert all(c["verdict"] in ("same", "slower", "faster") for q, c in by.items() if q != "<module>")
+    text = oplens_cli(ROOT, "diff", first, "--out", out).stdout
+    assert "overview: run" in text and "Block.forward" in text

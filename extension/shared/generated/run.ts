@@ -39,6 +39,11 @@ export interface FunctionStat {
   pct_self: number;
   /** @default 0 */
   pct_total: number;
+  /**
+   * self device time in each profiled step, in order
+   * @default []
+   */
+  self_samples_us: number[];
 }
 
 export interface FileStat {
@@ -919,6 +924,7 @@ export function readFunctionStat(r: Reader): FunctionStat {
     calls: r.num('calls', 0),
     pct_self: r.num('pct_self', 0),
     pct_total: r.num('pct_total', 0),
+    self_samples_us: r.numbers('self_samples_us'),
   };
 }
 

@@ -171,7 +171,7 @@ class _Sums:
         self.mod_self_cpu: dict[str, int] = {}
         self.mod_total_cpu: dict[str, int] = {}
         self.mod_calls: dict[str, int] = {}
-        self.ops: list[tuple[OpTime, tuple[FunctionKey, ...], tuple[str, ...]]] = []
+        self.ops: list[tuple[OpTime, int, tuple[FunctionKey, ...], tuple[str, ...]]] = []  # op, step, chain, modules
 
     def _step(self, t: int) -> int:
         steps = self.profile.steps
@@ -210,13 +210,15 @@ class _Sums:
                 if ops:
                     ops[-1].child_ns += item.end_ns - item.start_ns
                 ops.append(item)
-                if self._step(start) >= 0:
-                    self.ops.append((item, frames[-1][1] if frames else (), modules[-1][1] if modules else ()))
+                step = self._step(start)
+                if step >= 0:
+                    self.ops.append((item, step, frames[-1][1] if frames else (), modules[-1][1] if modules else ()))
 
     def overview(self) -> Overview:
         on_device = self.profile.on_device
         total_dev = total_cpu = outside = 0
-        for op, chain, mods in self.ops:
+        samples: dict[FunctionKey, list[int]] = {}
+        for op, step, chain, mods in self.ops:
             cpu = max(0, op.end_ns - op.start_ns - op.child_ns)
             dev = op.device_ns if on_device else cpu
             total_dev += dev
@@ -226,6 +228,10 @@ class _Sums:
             else:
                 inner = chain[0]
                 self.self_dev[inner] = self.self_dev.get(inner, 0) + dev
+                per_step = samples.get(inner)
+                if per_step is None:
+                    per_step = samples[inner] = [0] * self.n
+                per_step[step] += dev
                 self.self_cpu[inner] = self.self_cpu.get(inner, 0) + cpu
                 for k in chain:
                     self.total_dev[k] = self.total_dev.get(k, 0) + dev
@@ -250,7 +256,8 @@ class _Sums:
                          self_device_us=us(self.self_dev.get(k, 0)), total_device_us=us(self.total_dev.get(k, 0)),
                          self_cpu_us=us(self.self_cpu.get(k, 0)), total_cpu_us=us(self.total_cpu.get(k, 0)),
                          calls=self.calls.get(k, 0) / n, pct_self=pct(self.self_dev.get(k, 0)),
-                         pct_total=pct(self.total_dev.get(k, 0)))
+                         pct_total=pct(self.total_dev.get(k, 0)),
+                         self_samples_us=[ns / 1000.0 for ns in samples.get(k, [0] * n)])
             for k in keys
         ]  # fmt: skip
         functions.sort(key=lambda f: (-f.self_device_us, -f.total_device_us, f.file, f.def_line))

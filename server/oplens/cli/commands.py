@@ -30,6 +30,7 @@ from oplens.engine.analyze import reanalyze
 from oplens.engine.compare import compare_rows
 from oplens.engine.diff import diff_runs
 from oplens.engine.merge import merge_dirs, rank_part
+from oplens.engine.overview_diff import diff_overviews
 from oplens.engine.profile import ProfileRequest, profile
 from oplens.engine.program import DEFAULT_CALLS, DEFAULT_DELAY_S, DEFAULT_DURATION_S, DEFAULT_SKIP, ProgramRequest, run_program
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
@@ -301,8 +302,9 @@ def _diff(args: argparse.Namespace, out: Console) -> int:
     _check_json_dest(args.json)
     root = runs.runs_root(Path.cwd(), args.out)
     before = runs.find(root, args.before)
-    if args.after is None:  # the latest run of the same function
-        later = [r for r in runs.history(root, before.target.file, before.target.qualname) if r.run_id != before.run_id]
+    if args.after is None:  # the latest run of the same function (an overview: the latest overview with its step)
+        later = [r for r in runs.history(root, before.target.file, before.target.qualname)
+                 if r.run_id != before.run_id and (r.overview is None) == (before.overview is None)]  # fmt: skip
         if not later:
             raise OpLensError(
                 "bad_input",
@@ -312,6 +314,12 @@ def _diff(args: argparse.Namespace, out: Console) -> int:
         after = later[-1]
     else:
         after = runs.find(root, args.after)
+    if before.overview is not None or after.overview is not None:
+        changes = diff_overviews(before, after)
+        _emit_json(args.json, changes.to_dict())
+        if args.json != "-":
+            render.overview_diff(out, changes)
+        return 0
     result = diff_runs(before, after)
     _emit_json(args.json, result.to_dict())
     if args.json != "-":

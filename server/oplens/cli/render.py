@@ -13,6 +13,7 @@ from rich.text import Text
 
 from oplens.backends import registry
 from oplens.engine.diff import FunctionDiff
+from oplens.engine.overview_diff import OverviewDiff
 from oplens.records.errors import OpLensError
 from oplens.records.format import device_time_sources, fmt_above, fmt_bound_cell, fmt_bytes, fmt_flops, fmt_us, fused_split
 from oplens.records.run import HOST_CPU, LineStat, Run
@@ -375,6 +376,25 @@ def diff(console: Console, d: FunctionDiff) -> None:
         + (f" (p = {t.p_value:.2g})" if t.p_value is not None else ""),
         highlight=False,
     )
+
+
+def overview_diff(console: Console, d: OverviewDiff) -> None:
+    """Two overviews: each function's self time per step before and after, and its verdict."""
+    label = d.device_label
+    console.print(f"[bold]overview[/]: run {d.before_run} → {d.after_run} (self {label} per step)", highlight=False)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for name, justify in (("function", "left"), ("where", "left"), ("before", "right"), ("after", "right"),
+                          ("change", "right"), ("verdict", "left")):  # fmt: skip
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for c in d.functions[:OVERVIEW_ROWS]:
+        table.add_row(escape(c.qualname), escape(f"{_rel(c.file)}:{c.def_line}"),
+                      fmt_us(c.before_us) if c.before_us is not None else "",
+                      fmt_us(c.after_us) if c.after_us is not None else "",
+                      change_text(c.ratio) if c.ratio is not None else "",
+                      Text(c.verdict, style=VERDICT_STYLE.get(c.verdict, "")))  # fmt: skip
+    console.print(table)
+    console.print(f"Total: {fmt_us(d.before_total_us)} → {fmt_us(d.after_total_us)}"
+                  + (f" ({change_text(d.total_ratio)})" if d.total_ratio is not None else ""), highlight=False)  # fmt: skip
 
 
 def change_text(ratio: float | None) -> str:

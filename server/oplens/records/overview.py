@@ -28,6 +28,7 @@ class FunctionStat:
     calls: float = 0.0  # frames of it entered, per step
     pct_self: float = 0.0  # self device time, % of all device time in the steps
     pct_total: float = 0.0
+    self_samples_us: list[float] = field(default_factory=list)  # self device time in each profiled step, in order
 
 
 @dataclass
