@@ -73,3 +73,4 @@ bench: setup
 	$(PY) bench/merge_ranks.py
 	$(PY) bench/calibrate.py
 	$(PY) bench/systrace.py
+	$(PY) bench/overview_overhead.py
