@@ -3,7 +3,8 @@
 `many_small_ops` is the worst case for line markers: ~30 lines of elementwise ops on an
 8-element tensor, so each line's `record_function` range costs about as much as the op it
 encloses; it also calls a same-file helper (`_helper`), whose lines get `oplens.inner` ranges.
-`train_step` is the forward+backward target of the processing benchmark.
+`train_step` is the forward+backward target of the processing benchmark; `small_ops_loop` the one of
+the processing scale benchmark, its profile as large as its loop count makes it.
 """
 
 from __future__ import annotations
@@ -63,3 +64,15 @@ def train_step(model: torch.nn.Module, x: torch.Tensor) -> None:
     out = model(x)
     loss = out.sum()
     loss.backward()
+
+
+def small_ops_loop(x: torch.Tensor, loops: int) -> torch.Tensor:
+    """Five lines of one small elementwise op each, run `loops` times: ~27 profiler events a loop
+    (the line markers, each op and what it dispatches to), so `loops` sets the profile's size."""
+    for _ in range(loops):
+        a = x * 2.0
+        b = a + 1.0
+        c = torch.sigmoid(b)
+        d = c - 0.5
+        x = d * 0.9
+    return x

@@ -1,12 +1,13 @@
 """Attribute every profiler event's self CPU and self device time to a line of the target.
 
-Input: flat `RawEvent`s (one per Kineto event, read by worker/events.py, or from a stored trace by
-chrome_trace.py), in which OpLens's own markers (records/names.py) appear as ranges named
-`oplens.iter:<k>`, `oplens.line:<n>` (a line of the target) and `oplens.inner:<function>:<n>` (a line
-of a same-file helper). Output: per-line and per-op records and the totals, and each line's ordered
-top-level ops for the insights. `nest` (the events nested per thread, each in its iteration and
-line) is shared with the other views of a profile: each line's work (work.line_work) and memory
-(memory.line_memory).
+Input: the profile's events, as columns (`columns.Events`: a fresh profile's, read in bulk by
+worker/events.py) or as `RawEvent` records (a stored trace, chrome_trace.py; the op table; tests), in
+which OpLens's own markers (records/names.py) appear as ranges named `oplens.iter:<k>`,
+`oplens.line:<n>` (a line of the target) and `oplens.inner:<function>:<n>` (a line of a same-file
+helper). Output: per-line and per-op records and the totals, and each line's ordered top-level ops
+for the insights. The nesting (columns.nesting: the events nested per thread, each in its iteration
+and line) is shared with the other views of a profile, as `Node`s (`nest`): each line's work
+(work.line_work) and memory (memory.line_memory).
 
 The rules, the same that `key_averages()` follows, so that the totals agree with it:
 - CPU events nest by time on each thread; an event's self CPU time is its duration minus
@@ -17,72 +18,32 @@ The rules, the same that `key_averages()` follows, so that the totals agree with
 - Each op goes to the innermost enclosing `oplens.line` marker; an op on another thread
   (autograd's backward, a worker pool) goes to the line running on the profiled thread when
   it started. Ops inside an iteration but outside any line go to the `def` line.
-This module is pure Python (no torch), so it is tested on synthetic events too.
+The attribution works on columns: numpy sums per line, op and iteration over the nested events,
+its dicts filled in the order a loop over the events would fill them (ties in the sorted tables
+keep that order). Pure (no torch), so it is tested on synthetic events too.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from oplens.analysis import stats
 from oplens.analysis.collectives import category
-from oplens.records import names
+from oplens.analysis.columns import COMPILED_REGION, ITER, AnyEvents, Ctx, Events, Locator, RawEvent, nesting, of
 from oplens.records.run import CompiledRegion, InnerLine, LineStat, OpStat, SourceRef, Totals
 
-ITER = names.ITER_RANGE
-LINE = names.LINE_RANGE
-INNER = names.INNER_RANGE
-COMPILED_REGION = "Torch-Compiled Region"
+# The events' types and the markers' names are columns.py's; the views import them from here.
+__all__ = ["COMPILED_REGION", "ITER", "NOT_OPERATOR_CALLS", "AnyEvents", "Attribution", "Ctx", "Locator", "Node",
+           "OpSample", "RawEvent", "attribute", "locator", "nest"]  # fmt: skip
 
-# Names torch.profiler itself drops from its tables (torch.autograd.profiler_util._filter_name).
-FILTERED_NAMES = frozenset(
-    {
-        "[memory]",
-        "[OutOfMemory]",
-        "profiler::_record_function_enter",
-        "profiler::_record_function_enter_new",
-        "profiler::_record_function_exit",
-        "aten::is_leaf",
-        "aten::output_nr",
-        "aten::_version",
-    }
-)
 # Bookkeeping ranges that time real work but are not operator calls the user wrote.
 NOT_OPERATOR_CALLS = frozenset({"TorchDynamo Cache Lookup"})
-
-
-@dataclass(slots=True)
-class RawEvent:
-    name: str
-    thread: int
-    start_ns: int
-    end_ns: int
-    correlation_id: int = 0
-    linked_correlation_id: int = 0
-    on_device: bool = False  # a kernel / device activity, not a CPU event
-    is_async: bool = False
-    legacy_device_ns: int = 0  # device time reported on the CPU op itself (legacy PrivateUse1)
-    nbytes: int = 0  # a "[memory]" event: bytes allocated (> 0) or freed (< 0)
-    device_memory: bool = False  # a "[memory]" event of the device's allocator (not the host's)
-    addr: int = 0  # a "[memory]" event: the block's address (pairs an allocation with its free; 0: unknown)
-    shapes: list[list[int]] = field(default_factory=list)
-    dtypes: list[str] = field(default_factory=list)
-    source: Any = None  # the profiler's own event: its input shapes are read only when needed
-
-    def inputs(self) -> tuple[list[list[int]], list[str]]:
-        """Input shapes and dtypes (read lazily: ~8 µs an event, wanted for a few dozen)."""
-        if self.shapes or self.source is None:
-            return self.shapes, self.dtypes
-        return self.source.shapes(), self.source.dtypes()
-
-
-# The context an event runs in: (iteration, target line, inner function, inner line, region).
-Ctx = tuple[int, int, str, int, str]
-_NO_CTX: Ctx = (-1, 0, "", 0, "")
 
 
 @dataclass(slots=True)
@@ -146,176 +107,147 @@ class _LineAcc:
 
 
 def attribute(
-    events: list[RawEvent],
+    events: AnyEvents,
     iters: int,
     def_line: int,
     device_time: str = "cpu",
     fused: dict[str, list[SourceRef]] | None = None,
 ) -> Attribution:
-    """Aggregate `events` (from `iters` iterations) per line and per op; µs per iteration."""
+    """Aggregate `events` (from `iters` iterations) per line and per op; µs per iteration. On columns
+    (`Events`; records are made columns first): one sweep nests them (columns.nesting), the rest is
+    arrays, so a million events take seconds."""
     fused = fused or {}
-    cpu_events: list[RawEvent] = []
-    device_ns_by_corr: dict[int, int] = defaultdict(int)
-    device_total_ns = 0
-    for e in events:
-        if e.on_device:
-            if e.linked_correlation_id > 0:
-                device_ns_by_corr[e.linked_correlation_id] += e.end_ns - e.start_ns
-            device_total_ns += e.end_ns - e.start_ns
-        elif not e.is_async and e.name not in FILTERED_NAMES:
-            cpu_events.append(e)
-
-    nodes, locate = _nodes(cpu_events, def_line)
-
+    ev = of(events)
+    nested = nesting(ev, def_line)
+    dur = ev.end_ns - ev.start_ns
+    it, line, inner, inner_line, region = nested.context_columns()
+    # An op on another thread (autograd's) goes to the line running on the profiled thread when it started.
+    lost = np.flatnonzero(~nested.marker & (it < 0))
+    if len(lost):
+        it[lost], line[lost] = nested.locator.many(ev.start_ns[nested.index[lost]])
+        inner[lost], inner_line[lost], region[lost] = -1, 0, -1
+    # outside the profiled iterations: OpLens's own synchronisation; a capture's unfinished call
+    sel = np.flatnonzero(~nested.marker & (it >= 0) & (it < iters))
+    rows = nested.index[sel]
+    it, inner, inner_line, region = it[sel], inner[sel], inner_line[sel], region[sel]
+    line = np.where(line[sel] == 0, def_line, line[sel])
+    name = ev.name[rows].astype(np.int64)
+    self_cpu = dur[rows] - nested.child_ns[sel]
     linked = device_time == "linked"
-    lines: dict[int, _LineAcc] = {}
-    op_acc: dict[str, list[float]] = {}  # name → [calls, cpu_ns, dev_ns]
-    op_dev_iter: dict[str, list[float]] = {}
-    claimed_device_ns = 0
-    iteration_of_sequence: dict[int, list[OpSample]] = defaultdict(list)
-    for node in nodes:
-        if node.is_marker:
-            continue
-        e = node.ev
-        ctx = node.ctx if node.ctx[0] >= 0 else locate(e.start_ns)
-        if ctx[0] < 0 or ctx[0] >= iters:
-            continue  # outside the profiled iterations (OpLens's own synchronisation; a capture's unfinished call)
-        it, line, inner_fn, inner_line, region = ctx
-        if line == 0:
-            line = def_line
-        self_cpu = e.end_ns - e.start_ns - node.child_ns
-        if linked:
-            self_dev = (device_ns_by_corr.get(e.correlation_id, 0) if e.linked_correlation_id == 0 else 0)
-            self_dev += e.legacy_device_ns
-            claimed_device_ns += self_dev
-        else:
-            self_dev = self_cpu
+    if linked:
+        own = ev.linked_correlation_id[rows] == 0  # a runtime event claims no kernel
+        self_dev = np.where(own, _device_ns(ev, dur, ev.correlation_id[rows]), 0) + ev.legacy_device_ns[rows]
+        unattributed = int(dur[ev.on_device].sum()) - int(self_dev.sum())
+    else:
+        self_dev, unattributed = self_cpu, 0
+    parent = nested.parent[sel]
+    has_parent = parent >= 0
+    merged = np.zeros(len(sel), np.bool_)  # Node.merged_into_parent: a dispatch duplicate counts no call
+    p = parent[has_parent]
+    merged[has_parent] = (nested.children[p] == 1) & (ev.name[nested.index[p]] == name[has_parent])
+    calls = (~merged).astype(np.int64)
+    top = nested.top_level[sel]
 
-        acc = lines.get(line)
-        if acc is None:
-            acc = lines[line] = _LineAcc(cpu=[0.0] * iters, dev=[0.0] * iters)
-        acc.cpu[it] += self_cpu
-        acc.dev[it] += self_dev
-        call = 0 if node.merged_into_parent() else 1
-        o = acc.ops.get(e.name)
-        if o is None:
-            o = acc.ops[e.name] = [0, 0, 0]
-        o[0] += call
-        o[1] += self_cpu
-        o[2] += self_dev
-        if inner_fn:
-            i = acc.inner.setdefault((inner_fn, inner_line), [0, 0])
-            i[0] += self_cpu
-            i[1] += self_dev
-        if region:
-            r = acc.regions.setdefault(region, [0, 0])
-            r[1] += self_dev
-        if node.top_level:
-            if e.name not in NOT_OPERATOR_CALLS:
-                acc.top_calls += 1
-            if e.name.startswith(COMPILED_REGION):
-                acc.regions.setdefault(e.name, [0, 0])[0] += 1
-            if it == 0:
-                iteration_of_sequence[line].append(OpSample(e.name, e))
+    line_keys, line_of = _groups(line)
+    lines = _line_accs(line_keys, line_of, it, iters, self_cpu, self_dev)
+    not_call = np.fromiter((n in NOT_OPERATOR_CALLS for n in ev.names), np.bool_, len(ev.names))
+    for acc, n in zip(lines.values(), _sums(line_of, len(line_keys), top & ~not_call[name]), strict=True):
+        acc.top_calls = n
+    accs = list(lines.values())
+    keys, group = _groups(line_of, name)
+    for (li, n), c, cpu, dev in zip(keys, *(_sums(group, len(keys), x) for x in (calls, self_cpu, self_dev)), strict=True):
+        accs[li].ops[ev.names[n]] = [c, cpu, dev]
+    has_inner = np.flatnonzero(inner >= 0)
+    keys, group = _groups(line_of[has_inner], inner[has_inner], inner_line[has_inner])
+    for (li, ctx, ln), cpu, dev in zip(keys, *(_sums(group, len(keys), x[has_inner]) for x in (self_cpu, self_dev)),
+                                       strict=True):  # fmt: skip
+        accs[li].inner[(nested.contexts[ctx][2], ln)] = [cpu, dev]
+    is_region = np.fromiter((n.startswith(COMPILED_REGION) for n in ev.names), np.bool_, len(ev.names))
+    for i in np.flatnonzero((region >= 0) | (top & is_region[name])).tolist():
+        acc = accs[line_of[i]]
+        if region[i] >= 0:
+            acc.regions.setdefault(nested.contexts[region[i]][4], [0, 0])[1] += int(self_dev[i])
+        if top[i] and is_region[name[i]]:
+            acc.regions.setdefault(ev.names[name[i]], [0, 0])[0] += 1
+    # Per line: the top-level ops in order of their first call in iteration 0, for insights.
+    sequence: dict[int, list[OpSample]] = defaultdict(list)
+    first = np.flatnonzero(top & (it == 0))
+    for ln, n, e in zip(line[first].tolist(), name[first].tolist(), ev.rows_at(rows[first].tolist()), strict=True):
+        sequence[ln].append(OpSample(ev.names[n], e))
 
-        g = op_acc.get(e.name)
-        if g is None:
-            g = op_acc[e.name] = [0, 0, 0]
-            op_dev_iter[e.name] = [0.0] * iters
-        g[0] += call
-        g[1] += self_cpu
-        g[2] += self_dev
-        op_dev_iter[e.name][it] += self_dev
-
-    unattributed = (device_total_ns - claimed_device_ns) if linked else 0
-    return _build(lines, op_acc, op_dev_iter, iters, unattributed, fused, dict(iteration_of_sequence))
+    op_keys, op_of = _groups(name)
+    op_acc = {ev.names[n]: [c, cpu, dev] for (n,), c, cpu, dev in
+              zip(op_keys, *(_sums(op_of, len(op_keys), x) for x in (calls, self_cpu, self_dev)), strict=True)}  # fmt: skip
+    per_iter = _sums(op_of * iters + it, len(op_keys) * iters, self_dev, ints=False)
+    op_dev_iter = {n: per_iter[k * iters : (k + 1) * iters] for k, n in enumerate(op_acc)}
+    return _build(lines, op_acc, op_dev_iter, iters, unattributed, fused, dict(sequence))
 
 
-def nest(events: list[RawEvent], def_line: int) -> tuple[list[Node], Locator]:
+def _device_ns(ev: Events, dur: NDArray[np.int64], correlation_id: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The device time of the kernels linked to each correlation id: a CPU op's self device time."""
+    kernels = ev.on_device & (ev.linked_correlation_id > 0)
+    keys, group = np.unique(ev.linked_correlation_id[kernels], return_inverse=True)
+    if not len(keys):
+        return np.zeros(len(correlation_id), np.int64)
+    sums = np.bincount(group.reshape(-1), weights=dur[kernels].astype(np.float64)).astype(np.int64)
+    pos = np.minimum(np.searchsorted(keys, correlation_id), len(keys) - 1)
+    return np.where(keys[pos] == correlation_id, sums[pos], 0)
+
+
+def _groups(*columns: NDArray[np.int64]) -> tuple[list[tuple[int, ...]], NDArray[np.int64]]:
+    """The distinct rows of `columns` in order of first occurrence, and each row's group in it: what
+    a dict filled in event order would hold (its keys' order is the order of ops with equal times)."""
+    n = len(columns[0])
+    code = np.zeros(n, np.int64)
+    for c in columns:  # one code per distinct row so far, then combined with the next column
+        values, dense = np.unique(c, return_inverse=True)
+        code = code * max(len(values), 1) + dense.reshape(-1)
+        code = np.unique(code, return_inverse=True)[1].reshape(-1)
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    firsts = first[order]
+    keys: list[tuple[int, ...]] = list(zip(*(c[firsts].tolist() for c in columns), strict=True))
+    return keys, rank[inverse.reshape(-1)]
+
+
+def _sums(group: NDArray[np.int64], size: int, values: NDArray[Any], ints: bool = True) -> list[Any]:
+    """Each group's sum of `values` (integers, so float64 sums them exactly), as Python ints or floats."""
+    total = np.bincount(group, weights=values.astype(np.float64), minlength=size)
+    sums: list[Any] = total.astype(np.int64).tolist() if ints else total.tolist()
+    return sums
+
+
+def _line_accs(keys: list[tuple[int, ...]], line_of: NDArray[np.int64], it: NDArray[np.int64], iters: int,
+               self_cpu: NDArray[np.int64], self_dev: NDArray[np.int64]) -> dict[int, _LineAcc]:  # fmt: skip
+    """One accumulator per line (in order of its first op), with its per-iteration times."""
+    size = len(keys) * iters
+    cpu = _sums(line_of * iters + it, size, self_cpu, ints=False)
+    dev = _sums(line_of * iters + it, size, self_dev, ints=False)
+    return {k[0]: _LineAcc(cpu=cpu[i * iters : (i + 1) * iters], dev=dev[i * iters : (i + 1) * iters])
+            for i, k in enumerate(keys)}  # fmt: skip
+
+
+def nest(events: AnyEvents, def_line: int) -> tuple[list[Node], Locator]:
     """The CPU events of `events` nested per thread (each with its context: iteration, line, ...),
     by start time within a thread, and a `Locator` of the marked thread: the nesting every view of
-    a profile shares (the attribution here; work.line_work, memory.line_memory)."""
-    cpu = [e for e in events if not e.on_device and not e.is_async and e.name not in FILTERED_NAMES]
-    return _nodes(cpu, def_line)
-
-
-def _nodes(cpu_events: list[RawEvent], def_line: int) -> tuple[list[Node], Locator]:
-    """The CPU events nested per thread, and where each moment of the marked thread was: ops on other
-    threads (autograd's) are placed by time in the iteration and line running then."""
-    # A runtime event (e.g. cudaLaunchKernel) nests on the thread of the op it serves.
-    thread_of_op = {e.correlation_id: e.thread for e in cpu_events if e.linked_correlation_id == 0}
-    by_thread: dict[int, list[RawEvent]] = defaultdict(list)
-    for e in cpu_events:
-        thread = thread_of_op.get(e.linked_correlation_id, e.thread) if e.linked_correlation_id else e.thread
-        by_thread[thread].append(e)
+    a profile shares (the attribution here; work.line_work, memory.line_memory), as `Node`s."""
+    ev = of(events)
+    n = nesting(ev, def_line)
+    rows = ev.records()
     nodes: list[Node] = []
-    main_thread_nodes: list[Node] = []
-    for thread_events in by_thread.values():
-        thread_nodes = _nest(thread_events)
-        nodes.extend(thread_nodes)
-        if any(n.is_marker and n.ctx[0] >= 0 for n in thread_nodes):
-            main_thread_nodes = thread_nodes
-    return nodes, Locator(main_thread_nodes, def_line)
+    contexts = n.contexts
+    for r, p, c, marker, top, child_ns, children in zip(n.index.tolist(), n.parent.tolist(), n.ctx.tolist(),
+                                                        n.marker.tolist(), n.top_level.tolist(), n.child_ns.tolist(),
+                                                        n.children.tolist(), strict=True):  # fmt: skip
+        nodes.append(Node(rows[r], contexts[c], marker, top, nodes[p] if p >= 0 else None, child_ns, children))
+    return nodes, n.locator
 
 
-def _nest(events: list[RawEvent]) -> list[Node]:
-    """Nest one thread's events by time (as FunctionEvent.populate_cpu_children does)."""
-    events.sort(key=lambda e: (e.start_ns, -e.end_ns))
-    stack: list[Node] = []
-    out: list[Node] = []
-    for e in events:
-        while stack and (e.start_ns >= stack[-1].ev.end_ns or e.end_ns > stack[-1].ev.end_ns):
-            stack.pop()
-        parent = stack[-1] if stack else None
-        ctx = parent.ctx if parent else _NO_CTX
-        name = e.name
-        is_marker = name.startswith("oplens.")
-        if is_marker:
-            ctx = _marker_ctx(name, ctx)
-        elif name.startswith(COMPILED_REGION) and not ctx[4]:
-            ctx = (ctx[0], ctx[1], ctx[2], ctx[3], name)
-        node = Node(e, ctx, is_marker, top_level=not is_marker and (parent is None or parent.is_marker), parent=parent)
-        if parent is not None:
-            parent.child_ns += e.end_ns - e.start_ns
-            parent.children += 1
-        stack.append(node)
-        out.append(node)
-    return out
-
-
-def _marker_ctx(name: str, ctx: Ctx) -> Ctx:
-    if name.startswith(LINE):
-        return (ctx[0], int(name[len(LINE) :]), "", 0, ctx[4])
-    if name.startswith(INNER):
-        function, _, line = name[len(INNER) :].rpartition(":")
-        return (ctx[0], ctx[1], function, int(line), ctx[4])
-    if name.startswith(ITER):
-        return (int(name[len(ITER) :]), 0, "", 0, "")
-    return ctx
-
-
-class Locator:
-    """The context running on the profiled thread at a given time (for ops on other threads)."""
-
-    def __init__(self, main_nodes: list[Node], def_line: int) -> None:
-        iters = [n for n in main_nodes if n.ev.name.startswith(ITER)]
-        lines = [n for n in main_nodes if n.ev.name.startswith(LINE)]
-        self._iter_starts = [n.ev.start_ns for n in iters]
-        self._iters = iters
-        self._line_starts = [n.ev.start_ns for n in lines]
-        self._lines = lines
-        self._def_line = def_line
-
-    def __call__(self, t: int) -> Ctx:
-        i = bisect.bisect_right(self._iter_starts, t) - 1
-        if i < 0 or t >= self._iters[i].ev.end_ns:
-            return _NO_CTX
-        it = self._iters[i].ctx[0]
-        j = bisect.bisect_right(self._line_starts, t) - 1
-        # The line started before t and still ran (or was the last to run) in this iteration.
-        if j >= 0 and self._lines[j].ctx[0] == it:
-            return (it, self._lines[j].ctx[1], "", 0, "")
-        return (it, self._def_line, "", 0, "")
+def locator(events: AnyEvents, def_line: int) -> Locator:
+    """`nest`'s `Locator` alone (no `Node`s made): where each moment of the profiled thread was."""
+    return nesting(of(events), def_line).locator
 
 
 def _build(

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from oplens.analysis import insights, memory, roofline, work
-from oplens.analysis.attribution import Attribution, RawEvent, attribute
+from oplens.analysis.attribution import AnyEvents, Attribution, attribute
 from oplens.records.run import DeviceRoof, DeviceTimeSources, Insight, LineStat, Run, SourceRef, Target, Totals
 
 # The fields of a line and of the totals that the attribution and the roofline give: a stored run
@@ -50,12 +50,12 @@ class Device(Protocol):
 
 @dataclass
 class Inputs:
-    events: list[RawEvent]  # the profiled calls
+    events: AnyEvents  # the profiled calls: columns (a fresh profile's) or records (a stored trace's)
     iters: int
     target: Target
     device: Device
     fused: Mapping[str, list[SourceRef]] = field(default_factory=dict)  # compiled region → lines its graph fused
-    shape_events: list[RawEvent] | None = None  # the call recorded with input shapes and memory
+    shape_events: AnyEvents | None = None  # the call recorded with input shapes and memory
     graphs: Mapping[str, work.LineWork] | None = None  # compiled region → its graph's work
     stored: Run | None = None  # re-deriving a stored run: its work, memory and ceilings as stored
     # The device's ceilings, asked for only where a line has work to set against them (calibrating takes seconds).

@@ -2,7 +2,7 @@
 the insight of a line that allocates a large temporary, a block the same call frees again.
 
 `line_memory` reads the `[memory]` events of the shapes call (recorded with `profile_memory`),
-placed in their line as the attribution places ops (`attribution.nest`); `assign` puts them in the
+placed in their line as the attribution places ops (`attribution.locator`); `assign` puts them in the
 run's records. A block allocated and freed within the call, paired by its address, is a temporary.
 A temporary raises the call's peak memory for nothing it returns: what a fused kernel, an in-place
 op or a chunked loop would not have materialised. A line keeps its largest (`LineStat.temporary`);
@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from oplens.analysis.attribution import RawEvent, nest
+from oplens.analysis.attribution import AnyEvents, locator
 from oplens.records.format import fmt_bytes
 from oplens.records.run import Insight, LineStat, Target, Temporary, Totals
 
@@ -35,7 +35,7 @@ class LineMemory:
     temp_freed_line: int = 0  # the line that freed it
 
 
-def line_memory(events: list[RawEvent], def_line: int) -> tuple[dict[int, LineMemory], int, str]:
+def line_memory(events: AnyEvents, def_line: int) -> tuple[dict[int, LineMemory], int, str]:
     """Each line's allocations in the first iteration of a profile recorded with `profile_memory`:
     bytes allocated and freed by its ops, and the peak of the memory allocated since the call began
     while it ran; with the call's peak and which allocator ("device" where the device's reported
@@ -44,7 +44,7 @@ def line_memory(events: list[RawEvent], def_line: int) -> tuple[dict[int, LineMe
     memory = [e for e in events if e.name == MEMORY]
     device = any(e.device_memory for e in memory)
     memory = sorted((e for e in memory if e.device_memory == device), key=lambda e: e.start_ns)
-    _, locate = nest(events, def_line)
+    locate = locator(events, def_line)
     found: dict[int, LineMemory] = {}
     live: dict[int, tuple[int, int]] = {}  # address → (line, bytes) of a block allocated in the call
     level = peak = 0

@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from oplens.analysis import ops
-from oplens.analysis.attribution import Node, RawEvent, nest
+from oplens.analysis.attribution import AnyEvents, Node, nest
 from oplens.analysis.ops import NORMALISATION, TORCH_DTYPES
 from oplens.records.run import LineStat, Totals
 
@@ -199,7 +199,7 @@ def graph_work(ops: Sequence[tuple[str, list[list[int]], list[str]]], io_bytes: 
     return found
 
 
-def line_work(events: list[RawEvent], def_line: int, graphs: Mapping[str, LineWork] | None = None) -> dict[int, LineWork]:
+def line_work(events: AnyEvents, def_line: int, graphs: Mapping[str, LineWork] | None = None) -> dict[int, LineWork]:
     """Each line's work in the first iteration of a profile recorded with input shapes: an op is
     counted where it has a rule and no op around it was counted (a composite op's work is that of
     the ops it calls); an op with no rule is unknown where nothing it calls was counted. A

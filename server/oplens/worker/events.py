@@ -1,58 +1,92 @@
-"""Read the profiler's raw Kineto events into `RawEvent`s (worker side; imports torch).
+"""Read the profiler's raw Kineto events as columns (`analysis.columns.Events`; worker side; imports torch).
 
 This reads `kineto_results.events()` directly instead of `prof.events()`: building
-`FunctionEvent`s costs 50-90 µs per event, reading the fields needed here ~17 µs, and input
-shapes are read later only for the few ops that insights look at (see docs/benchmarks.md).
+`FunctionEvent`s costs 50-90 µs per event. It reads one field at a time over all the events, in C
+(`map` over the event type's own accessor; no Python loop, no object per event), straight into
+numpy arrays, names as codes into the distinct names: ~2.5 µs an event for the eleven fields, where
+a record per event (`RawEvent`, the accessors called in a loop) cost ~6 (docs/benchmarks.md). Input
+shapes are read later only for the few ops that insights look at, and only from a profile that
+recorded them.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Callable
+from itertools import count
 from typing import Any
 
+import numpy as np
 from torch._C._autograd import DeviceType
 
 from oplens.analysis.attribution import RawEvent
+from oplens.analysis.columns import Events
+
+
+def columns(prof: Any, per_op_device_time: bool = False, inputs: bool = False) -> Events:
+    """The events of a stopped `torch.profiler.profile`; `per_op_device_time` (the backend's fact):
+    read the device time a PrivateUse1 device reports on the CPU op itself too; `inputs`: keep each
+    Kineto event for its input shapes (a profile with `record_shapes`; the timed calls record none)."""
+    results = prof.profiler.kineto_results
+    kineto = results.events()
+    n = len(kineto)
+    if not n:
+        return _empty()
+    k = type(kineto[0])  # torch._C._autograd._KinetoEvent
+
+    def column(accessor: Callable[[Any], Any], dtype: Any) -> Any:
+        return np.fromiter(map(accessor, kineto), dtype, n)
+
+    codes: defaultdict[str, int] = defaultdict(count().__next__)
+    name = np.fromiter(map(codes.__getitem__, map(k.name, kineto)), np.int32, n)
+    names = list(codes)
+    start = column(k.start_ns, np.int64)
+    thread = column(k.start_thread_id, np.int64)
+    on_device = _on_device(kineto, k)
+    is_async = column(k.is_async, np.bool_) | (thread != column(k.end_thread_id, np.int64))
+    legacy = np.zeros(n, np.int64)
+    if per_op_device_time:
+        # -1 where the op has no device time of its own: count only positive times, as key_averages does
+        own = column(k.privateuse1_elapsed_us, np.float64) * 1000
+        legacy = np.where(~on_device & ~is_async & (own > 0), np.trunc(own), 0).astype(np.int64)
+    memory = name == codes["[memory]"] if "[memory]" in codes else np.zeros(n, np.bool_)
+    nbytes = np.where(memory, column(k.nbytes, np.int64), 0) if memory.any() else np.zeros(n, np.int64)
+    addr = np.zeros(n, np.int64)
+    if nbytes.any():
+        addrs = _addresses(results)
+        for i in np.flatnonzero(nbytes).tolist():
+            addr[i] = addrs.get((int(start[i]), int(nbytes[i])), 0)
+    return Events(names=names, name=name, thread=thread, start_ns=start, end_ns=start + column(k.duration_ns, np.int64),
+                  correlation_id=column(k.correlation_id, np.int64),
+                  linked_correlation_id=column(k.linked_correlation_id, np.int64), on_device=on_device,
+                  is_async=is_async, legacy_device_ns=legacy, nbytes=nbytes, device_memory=memory & on_device, addr=addr,
+                  sources=kineto if inputs else None)  # fmt: skip
+
+
+# Activity types whose events are on the host whatever the profile (torch's Result::deviceType: an op or a
+# record_function range is on the CPU; Kineto's deviceTypeFromActivity: so are these two activities).
+# Reading the type is cheaper than the device (an enum made per call), so the device is read for the rest.
+HOST_ACTIVITIES = frozenset({"cpu_op", "user_annotation"})
+
+
+def _on_device(kineto: list[Any], k: Any) -> Any:
+    host = np.fromiter(map(HOST_ACTIVITIES.__contains__, map(k.activity_type, kineto)), np.bool_, len(kineto))
+    on_device = np.zeros(len(kineto), np.bool_)
+    rest = np.flatnonzero(~host).tolist()
+    cpu = DeviceType.CPU
+    on_device[rest] = np.fromiter((kineto[i].device_type() != cpu for i in rest), np.bool_, len(rest))
+    return on_device
+
+
+def _empty() -> Events:
+    none = np.zeros(0, np.int64)
+    flags = np.zeros(0, np.bool_)
+    return Events([], np.zeros(0, np.int32), none, none, none, none, none, flags, flags, none, none, flags, none)
 
 
 def from_profiler(prof: Any, per_op_device_time: bool = False) -> list[RawEvent]:
-    """The events of a stopped `torch.profiler.profile`; `per_op_device_time` (the backend's fact):
-    read the device time a PrivateUse1 device reports on the CPU op itself too."""
-    results = prof.profiler.kineto_results
-    cpu = DeviceType.CPU
-    out: list[RawEvent] = []
-    append = out.append
-    for k in results.events():
-        on_device = k.device_type() != cpu
-        start = k.start_ns()
-        is_async = k.is_async() or k.start_thread_id() != k.end_thread_id()
-        legacy = 0
-        if per_op_device_time and not on_device and not is_async:
-            # -1 where the op has no device time of its own: count only positive times, as key_averages does
-            legacy = max(0, int(k.privateuse1_elapsed_us() * 1000))
-        name = k.name()
-        memory = name == "[memory]"
-        append(
-            RawEvent(
-                name=name,
-                thread=k.start_thread_id(),
-                start_ns=start,
-                end_ns=start + k.duration_ns(),
-                correlation_id=k.correlation_id(),
-                linked_correlation_id=k.linked_correlation_id(),
-                on_device=on_device,
-                is_async=is_async,
-                legacy_device_ns=legacy,
-                nbytes=k.nbytes() if memory else 0,
-                device_memory=memory and on_device,
-                source=k,
-            )
-        )
-    if any(e.nbytes for e in out):
-        addrs = _addresses(results)
-        for e in out:
-            if e.nbytes:
-                e.addr = addrs.get((e.start_ns, e.nbytes), 0)
-    return out
+    """`columns` as records, with input shapes read lazily (a small profile: the shapes call's)."""
+    return list(columns(prof, per_op_device_time, inputs=True).records())
 
 
 def _addresses(results: Any) -> dict[tuple[int, int], int]:

@@ -231,9 +231,9 @@ def process(
     t0 = time.perf_counter()
     gc.disable()  # tens of thousands of small records: the collector alone took ~40 % of this step
     try:
-        raw = events.from_profiler(prof, per_op_device_time=facts.per_op_device_time)
+        raw = events.columns(prof, per_op_device_time=facts.per_op_device_time)  # in bulk: up to millions
         # None: a capture that skipped no call has no shapes call
-        shape_events = events.from_profiler(shapes_prof) if shapes_prof is not None else None
+        shape_events = events.columns(shapes_prof, inputs=True) if shapes_prof is not None else None
         if laps is not None:
             laps["read_ms"] = (time.perf_counter() - t0) * 1000.0
         # asked once however often the chain runs (a failed calibration is one warning)
