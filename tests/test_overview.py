@@ -151,6 +151,41 @@ def test_self_and_total_follow_the_user_frames_on_each_ops_stack(tmp_path: Path)
     assert f["outer"].self_cpu_us * 1000 == 150 and f["outer"].total_cpu_us * 1000 == 240
     assert o.total_cpu_us * 1000 == 240 and o.outside_user_device_us == 0
     assert f["outer"].calls == 1 and f["inner"].def_line == 5
+    # the call tree (the icicle chart): outer at the top, inner under it (the library frame between left out)
+    tree = [(o.functions[n.function].qualname, n.parent, round(n.self_cpu_us * 1000), round(n.total_cpu_us * 1000))
+            for n in o.frames]  # fmt: skip
+    assert tree == [("outer", -1, 150, 240), ("inner", 0, 90, 90)]
+
+
+def test_the_call_tree_keeps_each_path_apart_and_recursion_as_it_ran(tmp_path: Path) -> None:
+    """a calls b twice, once directly and once through c; b recurses once: each path its own node, the
+    totals of a node its own and its children's, siblings hottest first, a parent before its children."""
+    src = tmp_path / "prog.py"
+    src.write_text("def a():\n    pass\n\n\ndef b():\n    pass\n\n\ndef c():\n    pass\n")
+    is_user = {str(src): str(src)}.get
+    frames = [
+        PyFrame(f"{src}(1): a", 1, 0, 1000),
+        PyFrame(f"{src}(5): b", 1, 10, 100),
+        PyFrame(f"{src}(9): c", 1, 200, 600),
+        PyFrame(f"{src}(5): b", 1, 210, 590),
+        PyFrame(f"{src}(5): b", 1, 300, 500),  # b calling itself
+    ]
+    ops = [OpTime(1, 20, 40, 0), OpTime(1, 220, 260, 0), OpTime(1, 310, 410, 0), OpTime(1, 700, 705, 0)]
+    o = attribute(Profile(frames, ops, steps=[Span("0", 1, 0, 1000)]), is_user)
+    tree = [("/".join(_path(o, i)), round(n.self_cpu_us * 1000), round(n.total_cpu_us * 1000))
+            for i, n in enumerate(o.frames)]  # fmt: skip
+    assert tree == [("a", 5, 165), ("a/c", 0, 140), ("a/c/b", 40, 140), ("a/c/b/b", 100, 100), ("a/b", 20, 20)]
+    assert all(n.parent < i for i, n in enumerate(o.frames))
+    b = next(f for f in o.functions if f.qualname == "b")
+    assert round(b.total_cpu_us * 1000) == 160  # each op once, whatever the recursion
+
+
+def _path(o: Overview, i: int) -> list[str]:
+    names = []
+    while i >= 0:
+        names.insert(0, o.functions[o.frames[i].function].qualname)
+        i = o.frames[i].parent
+    return names
 
 
 def test_a_frame_met_already_running_is_found_by_its_enclosing_def(tmp_path: Path) -> None:

@@ -153,3 +153,34 @@ def test_killing_oplens_ends_torchrun_and_every_rank(tmp_path: Path) -> None:
             "--", "ddp_train.py", "--steps", "100000", "--quiet-after", "13"]  # fmt: skip
     # quiet from step 13 on: a rank printing into the dead parent's pipe would die of that alone
     assert killed_parent_leaves_nothing(argv, PROGRAMS, marker=str(tmp_path), ready="step 12 loss") == []
+
+
+def test_the_overview_of_two_ranks_merges_each_function_with_its_spread(tmp_path: Path) -> None:
+    """`oplens run --nproc-per-node 2 --step …::train_step`: one overview across the ranks, each function's
+    figures the mean over them, its self time on each rank beside it with the slowest (heavy runs 12 rounds
+    on rank 1, 1 on rank 0), the call tree and the rank parts kept."""
+    out = oplens("run", "--nproc-per-node", "2", "--out", str(tmp_path), "--json", str(tmp_path / "r.json"),
+                 *WINDOW, "--step", "ddp_train.py::train_step", "--", "ddp_train.py", "--steps", "9")  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    run = json.loads((tmp_path / "r.json").read_text())
+    o = run["overview"]
+    assert [r["rank"] for r in run["ranks"]] == [0, 1] and o["steps"] == 4
+    fns = {f["qualname"]: f for f in o["functions"]}
+    heavy = fns["heavy"]
+    assert len(heavy["ranks"]["per_rank"]) == 2 and heavy["ranks"]["slowest"] == 1
+    assert heavy["ranks"]["per_rank"][1] > 3 * heavy["ranks"]["per_rank"][0]
+    assert abs(heavy["self_device_us"] - sum(heavy["ranks"]["per_rank"]) / 2) < 1e-6 * heavy["self_device_us"] + 1e-6
+    parts = [runs.load(Path(run["run_dir"]) / r["part"]) for r in run["ranks"]]
+    for i, part in enumerate(parts):  # each rank's figure is its own overview's
+        assert part.overview is not None
+        own = next(f for f in part.overview.functions if f.qualname == "heavy")
+        assert heavy["ranks"]["per_rank"][i] == own.self_device_us
+    # the whole: the mean of the ranks' totals; the shares of it; train_step's total holds heavy's
+    assert abs(o["total_device_us"] - sum(p.overview.total_device_us for p in parts if p.overview) / 2) < 1e-3
+    assert fns["train_step"]["total_device_us"] >= heavy["self_device_us"]
+    # the call tree: main (the loop) > train_step > heavy
+    names = [o["functions"][n["function"]]["qualname"] for n in o["frames"]]
+    heavy_node = o["frames"][names.index("heavy")]
+    assert names[heavy_node["parent"]] == "train_step" and names[o["frames"][heavy_node["parent"]]["parent"]] == "main"
+    assert abs(heavy_node["total_device_us"] - heavy["self_device_us"]) < 1e-3
+    assert "heavy" in out.stdout and "ranks median" in out.stdout

@@ -24,8 +24,9 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
-from oplens.records.overview import FileStat, FunctionStat, ModuleStat, Overview
+from oplens.records.overview import FileStat, FrameStat, FunctionStat, ModuleStat, Overview
 
 # torch.profiler's python_function event names: "path/to/file.py(42): forward"
 _FRAME_NAME = re.compile(r"^(?P<file>.+)\((?P<line>\d+)\): (?P<func>.+)$")
@@ -171,7 +172,8 @@ class _Sums:
         self.mod_self_cpu: dict[str, int] = {}
         self.mod_total_cpu: dict[str, int] = {}
         self.mod_calls: dict[str, int] = {}
-        self.ops: list[tuple[OpTime, int, tuple[FunctionKey, ...], tuple[str, ...]]] = []  # op, step, chain, modules
+        # op, step, chain, modules, path
+        self.ops: list[tuple[OpTime, int, tuple[FunctionKey, ...], tuple[str, ...], tuple[FunctionKey, ...]]] = []
 
     def _step(self, t: int) -> int:
         steps = self.profile.steps
@@ -181,7 +183,8 @@ class _Sums:
         return i if i >= 0 and t < steps[i].end_ns else -1
 
     def sweep(self, items: list[tuple[int, int, int, object]]) -> None:
-        frames: list[tuple[int, tuple[FunctionKey, ...]]] = []  # (end, the user chain innermost first)
+        # (end, the user chain innermost first and each function once, the user path outermost first)
+        frames: list[tuple[int, tuple[FunctionKey, ...], tuple[FunctionKey, ...]]] = []
         modules: list[tuple[int, tuple[str, ...]]] = []
         op_stacks: dict[int, list[OpTime]] = {}  # per thread the op ran on (a borrowed stack is not its own)
         for start, _, _, item in items:
@@ -190,13 +193,14 @@ class _Sums:
             while modules and modules[-1][0] <= start:
                 modules.pop()
             if isinstance(item, PyFrame):
-                chain = frames[-1][1] if frames else ()
+                chain, path = (frames[-1][1], frames[-1][2]) if frames else ((), ())
                 key = self.keys.get(item.name)
                 if key is not None:
                     chain = (key, *(k for k in chain if k != key))
+                    path = (*path, key)
                     if self._step(start) >= 0:
                         self.calls[key] = self.calls.get(key, 0) + 1
-                frames.append((item.end_ns, chain))
+                frames.append((item.end_ns, chain, path))
             elif isinstance(item, Span):
                 outer = modules[-1][1] if modules else ()
                 modules.append((item.end_ns, (item.label, *outer)))
@@ -212,13 +216,15 @@ class _Sums:
                 ops.append(item)
                 step = self._step(start)
                 if step >= 0:
-                    self.ops.append((item, step, frames[-1][1] if frames else (), modules[-1][1] if modules else ()))
+                    chain, path = (frames[-1][1], frames[-1][2]) if frames else ((), ())
+                    self.ops.append((item, step, chain, modules[-1][1] if modules else (), path))
 
     def overview(self) -> Overview:
         on_device = self.profile.on_device
         total_dev = total_cpu = outside = 0
         samples: dict[FunctionKey, list[int]] = {}
-        for op, step, chain, mods in self.ops:
+        paths: dict[tuple[FunctionKey, ...], list[int]] = {}  # path → [self device, self CPU] ns
+        for op, step, chain, mods, path in self.ops:
             cpu = max(0, op.end_ns - op.start_ns - op.child_ns)
             dev = op.device_ns if on_device else cpu
             total_dev += dev
@@ -226,6 +232,11 @@ class _Sums:
             if not chain:
                 outside += dev
             else:
+                here = paths.get(path)
+                if here is None:
+                    here = paths[path] = [0, 0]
+                here[0] += dev
+                here[1] += cpu
                 inner = chain[0]
                 self.self_dev[inner] = self.self_dev.get(inner, 0) + dev
                 per_step = samples.get(inner)
@@ -261,14 +272,6 @@ class _Sums:
             for k in keys
         ]  # fmt: skip
         functions.sort(key=lambda f: (-f.self_device_us, -f.total_device_us, f.file, f.def_line))
-        files: dict[str, FileStat] = {}
-        for f in functions:
-            fs = files.setdefault(f.file, FileStat(f.file))
-            fs.self_device_us += f.self_device_us
-            fs.self_cpu_us += f.self_cpu_us
-            fs.functions += 1
-        for fs in files.values():
-            fs.pct = 100.0 * fs.self_device_us / us(total_dev) if total_dev else 0.0
         modules = [
             ModuleStat(path=m, type=self.profile.module_types.get(m, ""),
                        self_device_us=us(self.mod_self_dev.get(m, 0)), total_device_us=us(self.mod_total_dev.get(m, 0)),
@@ -278,11 +281,69 @@ class _Sums:
         ]  # fmt: skip
         modules.sort(key=lambda m: (-m.total_device_us, m.path))
         return Overview(
-            steps=len(self.profile.steps),
+            frames=_call_tree(paths, {(f.file, f.qualname, f.def_line): i for i, f in enumerate(functions)}, us),
             total_device_us=us(total_dev),
             total_cpu_us=us(total_cpu),
             outside_user_device_us=us(outside),
             functions=functions,
-            files=sorted(files.values(), key=lambda f: -f.self_device_us),
+            files=file_stats(functions, us(total_dev)),
             modules=modules,
+            steps=len(self.profile.steps),
         )
+
+
+def file_stats(functions: list[FunctionStat], total_device_us: float) -> list[FileStat]:
+    """Per file: its functions' self time, hottest first."""
+    files: dict[str, FileStat] = {}
+    for f in functions:
+        fs = files.setdefault(f.file, FileStat(f.file))
+        fs.self_device_us += f.self_device_us
+        fs.self_cpu_us += f.self_cpu_us
+        fs.functions += 1
+    for fs in files.values():
+        fs.pct = 100.0 * fs.self_device_us / total_device_us if total_device_us else 0.0
+    return sorted(files.values(), key=lambda f: -f.self_device_us)
+
+
+def frame_paths(o: Overview) -> dict[tuple[FunctionKey, ...], list[float]]:
+    """The call tree's nodes by their path of functions from the top: [self device, self CPU] µs."""
+    keys = [(f.file, f.qualname, f.def_line) for f in o.functions]
+    paths: list[tuple[FunctionKey, ...]] = []
+    out: dict[tuple[FunctionKey, ...], list[float]] = {}
+    for node in o.frames:  # a parent before its children
+        path = (*(paths[node.parent] if node.parent >= 0 else ()), keys[node.function])
+        paths.append(path)
+        out[path] = [node.self_device_us, node.self_cpu_us]
+    return out
+
+
+def call_tree(paths: dict[tuple[FunctionKey, ...], list[float]], functions: list[FunctionStat]) -> list[FrameStat]:
+    """The call tree of `paths` (each a node's own [device, CPU] µs), its nodes pointing into `functions`."""
+    index = {(f.file, f.qualname, f.def_line): i for i, f in enumerate(functions)}
+    return _call_tree(paths, index, float)
+
+
+def _call_tree(paths: dict[tuple[FunctionKey, ...], list[Any]], index: dict[FunctionKey, int],
+               us: Callable[[Any], float]) -> list[FrameStat]:  # fmt: skip
+    """The user paths as a tree of `FrameStat`s (every prefix of a path is a node), a parent before
+    its children, siblings by total device time (highest first)."""
+    totals: dict[tuple[FunctionKey, ...], list[Any]] = {}
+    for path, (dev, cpu) in paths.items():
+        for i in range(1, len(path) + 1):
+            t = totals.setdefault(path[:i], [0, 0])
+            t[0] += dev
+            t[1] += cpu
+    children: dict[tuple[FunctionKey, ...], list[tuple[FunctionKey, ...]]] = {}
+    for path in totals:
+        children.setdefault(path[:-1], []).append(path)
+    out: list[FrameStat] = []
+    todo = [(root, -1) for root in sorted(children.get((), []), key=lambda p: totals[p][0])]
+    while todo:  # depth first, a stack (a deep recursion must not hit Python's own limit)
+        path, parent = todo.pop()
+        own = paths.get(path, [0, 0])
+        out.append(FrameStat(function=index[path[-1]], parent=parent, self_device_us=us(own[0]),
+                             total_device_us=us(totals[path][0]), self_cpu_us=us(own[1]),
+                             total_cpu_us=us(totals[path][1])))  # fmt: skip
+        me = len(out) - 1
+        todo.extend((child, me) for child in sorted(children.get(path, []), key=lambda p: totals[p][0]))
+    return out

@@ -15,8 +15,11 @@ import math
 from collections.abc import Sequence
 
 from oplens.analysis import stats
+from oplens.analysis.functions import call_tree, file_stats, frame_paths
 from oplens.records.format import fmt_us
-from oplens.records.run import Insight, LineStat, OpStat, RankInfo, RankSpread, Run, Spread, Totals
+from oplens.records.overview import FunctionStat, ModuleStat, Overview
+from oplens.records.run import Insight, LineStat, OpStat, RankInfo, Run, Spread, Totals
+from oplens.records.spread import RankSpread
 
 STRAGGLER_MIN_COST = 0.05  # the excess at least this share of the function's time per call: below, it costs little
 STRAGGLER_MIN_EFFECT = 0.25  # the slowest rank at least this much above the median of the others ...
@@ -63,6 +66,11 @@ def merge(parts: Sequence[tuple[RankInfo, Run]]) -> Run:
     insights += stragglers + collective_waits(merged.lines, stragglers, numbers)
     merged.insights = sorted(insights, key=lambda i: i.line)
 
+    overviews = [r.overview for r in runs]
+    if all(o is not None for o in overviews):
+        merged.overview = merge_overviews([o for o in overviews if o is not None], numbers)
+        merged.totals.self_device_us = merged.overview.total_device_us
+        merged.totals.self_cpu_us = merged.overview.total_cpu_us
     warnings = [w for r in runs for w in r.backend.warnings]
     merged.backend.warnings = list(dict.fromkeys(warnings))
     if merged.capture is not None:
@@ -254,3 +262,71 @@ def collective_waits(lines: Sequence[LineStat], stragglers: Sequence[Insight], r
 def _collective_of(line: LineStat, index: int) -> float:
     """The line's collective time on the rank at `index` (from its collective ops' per-rank figures)."""
     return sum(o.ranks.per_rank[index] for o in line.ops if o.category and o.ranks and index < len(o.ranks.per_rank))
+
+
+def merge_overviews(overviews: Sequence[Overview], ranks: Sequence[int]) -> Overview:
+    """One program overview across the ranks' own (in rank order): each function, module and node of the
+    call tree by the mean of its per-step time over the ranks (0 on a rank that never ran it), with the
+    spread of its self time (functions) or total time (modules) across them: median, min, max, the
+    slowest rank. Functions match by file, qualname and `def` line; modules by path."""
+    n = len(overviews)
+    merged = copy.deepcopy(overviews[0])
+    merged.steps = min(o.steps for o in overviews)
+    merged.total_device_us = _mean([o.total_device_us for o in overviews])
+    merged.total_cpu_us = _mean([o.total_cpu_us for o in overviews])
+    merged.outside_user_device_us = _mean([o.outside_user_device_us for o in overviews])
+    total = merged.total_device_us
+
+    def pct(us: float) -> float:
+        return 100.0 * us / total if total else 0.0
+
+    by_key: dict[tuple[str, str, int], list[FunctionStat | None]] = {}
+    for i, o in enumerate(overviews):
+        for f in o.functions:
+            by_key.setdefault((f.file, f.qualname, f.def_line), [None] * n)[i] = f
+    functions = []
+    for (file, qualname, def_line), per_rank in by_key.items():
+        self_dev = [f.self_device_us if f else 0.0 for f in per_rank]
+        total_dev = [f.total_device_us if f else 0.0 for f in per_rank]
+        samples = [f.self_samples_us for f in per_rank if f]
+        steps = min(len(x) for x in samples)
+        functions.append(FunctionStat(
+            file=file, qualname=qualname, def_line=def_line, self_device_us=_mean(self_dev),
+            total_device_us=_mean(total_dev), self_cpu_us=_mean([f.self_cpu_us if f else 0.0 for f in per_rank]),
+            total_cpu_us=_mean([f.total_cpu_us if f else 0.0 for f in per_rank]),
+            calls=_mean([f.calls if f else 0.0 for f in per_rank]), pct_self=pct(_mean(self_dev)),
+            pct_total=pct(_mean(total_dev)),
+            self_samples_us=[_mean([x[k] for x in samples]) for k in range(steps)], ranks=rank_spread(self_dev, ranks),
+        ))  # fmt: skip
+    functions.sort(key=lambda f: (-f.self_device_us, -f.total_device_us, f.file, f.def_line))
+    merged.functions = functions
+    merged.files = file_stats(functions, total)
+
+    mods: dict[str, list[ModuleStat | None]] = {}
+    for i, o in enumerate(overviews):
+        for m in o.modules:
+            mods.setdefault(m.path, [None] * n)[i] = m
+    modules = []
+    for module_path, ms in mods.items():
+        totals_ = [m.total_device_us if m else 0.0 for m in ms]
+        modules.append(ModuleStat(
+            path=module_path, type=next(m.type for m in ms if m),
+            self_device_us=_mean([m.self_device_us if m else 0.0 for m in ms]),
+            total_device_us=_mean(totals_), self_cpu_us=_mean([m.self_cpu_us if m else 0.0 for m in ms]),
+            total_cpu_us=_mean([m.total_cpu_us if m else 0.0 for m in ms]), calls=_mean([m.calls if m else 0.0 for m in ms]),
+            pct_total=pct(_mean(totals_)), ranks=rank_spread(totals_, ranks),
+        ))  # fmt: skip
+    merged.modules = sorted(modules, key=lambda m: (-m.total_device_us, m.path))
+
+    paths: dict[tuple[tuple[str, str, int], ...], list[float]] = {}
+    for o in overviews:
+        for path, (dev, cpu) in frame_paths(o).items():
+            acc = paths.setdefault(path, [0.0, 0.0])
+            acc[0] += dev / n
+            acc[1] += cpu / n
+    merged.frames = call_tree(paths, functions)
+    steps_wall = [o.step_wall_us for o in overviews]
+    merged.step_wall_us = [max(w[k] for w in steps_wall) for k in range(min(len(w) for w in steps_wall))]
+    notes = [f"rank {r}: {o.note}" for r, o in zip(ranks, overviews, strict=True) if o.note]
+    merged.note = "; ".join(notes)
+    return merged

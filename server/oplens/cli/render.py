@@ -431,15 +431,23 @@ def overview(console: Console, run: Run) -> None:
         wall = sorted(o.step_wall_us)
         per_step += f", wall {fmt_us(wall[len(wall) // 2])} (median)"
     console.print(per_step, highlight=False)
+    ranked = any(f.ranks is not None for f in o.functions)  # a distributed run: figures are means over ranks
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for col, justify in [("function", "left"), ("where", "left"), (f"self {label}", "right"), ("share", "right"),
                          (f"total {label}", "right"), ("total %", "right"), (f"calls/{per}", "right")]:  # fmt: skip
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    if ranked:
+        table.add_column("self: ranks median, min … max (slowest)", no_wrap=True)
     for f in o.functions[:OVERVIEW_ROWS]:
+        r = f.ranks
+        spread = [f"{fmt_us(r.median)}, {fmt_us(r.min)} … {fmt_us(r.max)} ({r.slowest})" if r and r.per_rank else ""]
         table.add_row(escape(f.qualname), escape(f"{_rel(f.file)}:{f.def_line}"), fmt_us(f.self_device_us),
                       Text.assemble(_bar(f.pct_self), f" {f.pct_self:4.1f} %"), fmt_us(f.total_device_us),
-                      f"{f.pct_total:.1f} %", f"{f.calls:g}")  # fmt: skip
+                      f"{f.pct_total:.1f} %", f"{f.calls:g}", *(spread if ranked else []))  # fmt: skip
     console.print(table)
+    if ranked:
+        console.print(f"[dim]{len(run.ranks)} ranks: each figure is the mean over the ranks; the last column the "
+                      "spread of a function's self time across them[/]")  # fmt: skip
     if len(o.functions) > OVERVIEW_ROWS:
         console.print(f"[dim]… {len(o.functions) - OVERVIEW_ROWS} more functions in result.json[/]")
     if o.outside_user_device_us:

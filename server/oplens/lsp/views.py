@@ -43,7 +43,8 @@ from oplens.records.format import (
     text_bar,
 )
 from oplens.records.names import PROFILE_COMMAND, SHOW_RUN_COMMAND
-from oplens.records.run import Insight, LineStat, OpStat, RankInfo, RankSpread, Run
+from oplens.records.run import Insight, LineStat, OpStat, RankInfo, Run
+from oplens.records.spread import RankSpread
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from oplens.records.spread import RankSpread
+
 OVERVIEW_SCHEMA = "oplens.overview/1"
 
 
@@ -29,6 +31,7 @@ class FunctionStat:
     pct_self: float = 0.0  # self device time, % of all device time in the steps
     pct_total: float = 0.0
     self_samples_us: list[float] = field(default_factory=list)  # self device time in each profiled step, in order
+    ranks: RankSpread | None = None  # a distributed run: its self device time per step on each rank (figures: the mean)
 
 
 @dataclass
@@ -52,6 +55,20 @@ class ModuleStat:
     total_cpu_us: float = 0.0
     calls: float = 0.0  # forward calls per step
     pct_total: float = 0.0
+    ranks: RankSpread | None = None  # a distributed run: its total device time per step on each rank
+
+
+@dataclass
+class FrameStat:
+    """One node of the user's call tree (the icicle chart): a user function reached along one path of
+    user frames from the step (frames of torch and site-packages between them are left out)."""
+
+    function: int  # its function, an index into `Overview.functions`
+    parent: int  # the node it was called from, an index into `Overview.frames`; -1 at the top
+    self_device_us: float = 0.0  # ops whose innermost user frame is this node, per step
+    total_device_us: float = 0.0  # this node and every node under it
+    self_cpu_us: float = 0.0
+    total_cpu_us: float = 0.0
 
 
 @dataclass
@@ -69,6 +86,7 @@ class Overview:
     functions: list[FunctionStat] = field(default_factory=list)  # by self device time, highest first
     files: list[FileStat] = field(default_factory=list)
     modules: list[ModuleStat] = field(default_factory=list)  # by total device time
+    frames: list[FrameStat] = field(default_factory=list)  # the call tree, a parent before its children
     user_roots: list[str] = field(default_factory=list)  # what counted as the user's code
     note: str = ""
     schema: str = OVERVIEW_SCHEMA

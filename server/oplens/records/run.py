@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, Union
 
 from oplens.records.overview import Overview
+from oplens.records.spread import RankSpread
 
 SCHEMA = "oplens.result/1"
 
@@ -36,17 +37,6 @@ class SourceRef:
     file: str
     line: int
     function: str = ""
-
-
-@dataclass
-class RankSpread:
-    """One figure across the ranks of a distributed capture (`oplens run --nproc-per-node`), µs per call."""
-
-    per_rank: list[float] = field(default_factory=list)  # in the order of Run.ranks
-    median: float = 0.0
-    min: float = 0.0
-    max: float = 0.0
-    slowest: int = -1  # the rank (its global number) with the max
 
 
 @dataclass
