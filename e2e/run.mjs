@@ -12,6 +12,7 @@
 //   --serve-only      set up and start code-server (extension installed), print its URL and wait (debugging)
 //   --program-only    after opening rmsnorm.py, only the Profile Function in Program… steps (Block.forward)
 //   --tunnel-only     after opening rmsnorm.py, only the steps through a real SSH tunnel (e2e/tunnel_host.py)
+//   --overview-only   after opening rmsnorm.py, only the program overview's steps (train_step, ▶ lines of Block.forward)
 // Environment: OPLENS_E2E_PYTHON overrides the interpreter (default <repo>/.venv/bin/python);
 //   OPLENS_E2E_TORCH_THREADS sets OMP_NUM_THREADS for the profiled code (default 1; empty: unset).
 //
@@ -34,7 +35,7 @@ const REPO = path.resolve(E2E_DIR, '..');
 const ARTIFACTS = path.join(E2E_DIR, 'artifacts');
 const CODE_SERVER = path.join(E2E_DIR, 'node_modules', '.bin', 'code-server');
 const CHROMIUM = process.env.OPLENS_E2E_CHROMIUM || '/usr/bin/chromium';
-const TOTAL_BUDGET_MS = 10 * 60 * 1000;
+const TOTAL_BUDGET_MS = 14 * 60 * 1000;
 const PROFILE_TIMEOUT_MS = 4 * 60 * 1000; // first profile pays server start + import torch
 const ARGS_EXPR = 'make_inputs(2, 64, 256)';
 // The edit of the diff steps: x * x becomes the mean of 64 copies of it (the same values, 64 multiplies
@@ -58,7 +59,7 @@ const CAPTURED_PARTIAL = /\b[1-4] (calls?|iters?)\b/;
 
 // ------------------------------------------------------------------ arguments
 const argv = process.argv.slice(2);
-const opt = { vsix: null, smoke: false, keep: false, serveOnly: false, programOnly: false, tunnelOnly: false };
+const opt = { vsix: null, smoke: false, keep: false, serveOnly: false, programOnly: false, tunnelOnly: false, overviewOnly: false };
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (a === '--vsix') opt.vsix = path.resolve(argv[++i]);
@@ -67,6 +68,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--serve-only') opt.serveOnly = true;
   else if (a === '--program-only') opt.programOnly = true;
   else if (a === '--tunnel-only') opt.tunnelOnly = true;
+  else if (a === '--overview-only') opt.overviewOnly = true;
   else if (a === '-h' || a === '--help') {
     const lines = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1);
     console.log(lines.slice(0, lines.findIndex((l) => !l.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
@@ -686,12 +688,18 @@ async function main() {
     log('PASSED (--tunnel-only): profiled through a real SSH tunnel with path mappings; the tunnel killed mid-profile, "disconnected, reconnecting", a command refused meanwhile, the extension reconnected by itself and showed the run the host finished (not re-run)');
     return;
   }
+  if (opt.overviewOnly) {
+    await programOverview();
+    log('PASSED (--overview-only): a program overview of train_tinyblock.py from its launch configuration (train_step\'s steps), lenses on functions in two files, the Hot Functions view, the results page\'s call tree, and ▶ lines of Block.forward captured its lines');
+    return;
+  }
   if (!opt.programOnly) await profileCompareAndDiff();
   await captureInProgram();
+  if (!opt.programOnly) await programOverview();
   if (!opt.programOnly) await throughTheTunnel(python);
   log(opt.programOnly
     ? 'PASSED (--program-only): Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled'
-    : 'PASSED: totals lens, per-line hints, results panel with aten::mul, its roofline chart (a dot\'s hover and click), comparison with speed-ups, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled, and through a real SSH tunnel: a profile with path mappings, the tunnel killed mid-profile and the run shown after the extension reconnected by itself');
+    : 'PASSED: totals lens, per-line hints, results panel with aten::mul, its roofline chart (a dot\'s hover and click), comparison with speed-ups, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled, a program overview (lenses in two files, Hot Functions, the call tree, ▶ lines), and through a real SSH tunnel: a profile with path mappings, the tunnel killed mid-profile and the run shown after the extension reconnected by itself');
 }
 
 /** Profile rmsnorm_naive, compare the three variants, edit rmsnorm_naive and diff the new run. */
@@ -1114,6 +1122,138 @@ async function captureInProgram() {
     log(`after Cancel: ${cancelled.replace(/\s+/g, ' ')}`);
     await waitFor('the program to end', async () => !captureWorkers().some((w) => w.pid === worker.pid), 15000);
     await screenshot('program-capture-cancelled');
+  });
+}
+
+// ------------------------------------------------------------------ the program overview (issue 22)
+// The overview lens on a function: `CPU 12.3 % · 4.56 ms/step` (and `· total …` where it calls others).
+const OVERVIEW_LENS = /CPU \d+(\.\d+)? % · [^|]+\/step/;
+const LINES_LENS = '▶ lines';
+
+/** The runs on disk in the workspace (.oplens/runs/<id>/result.json), by id. */
+function workspaceRuns() {
+  const root = path.join(tmpRoot, 'workspace', '.oplens', 'runs');
+  if (!fs.existsSync(root)) return [];
+  return fs.readdirSync(root).filter((d) => fs.existsSync(path.join(root, d, 'result.json')));
+}
+
+async function programOverview() {
+  await step('open train_tinyblock.py; right-click in train_step → OpLens: Program Overview… → the launch configuration', async () => {
+    await clearNotifications();
+    await page
+      .locator('.explorer-folders-view .monaco-list-row')
+      .filter({ has: page.locator('.label-name', { hasText: /^train_tinyblock\.py$/ }) })
+      .first()
+      .click();
+    await waitFor('the editor to show train_tinyblock.py with def train_step', async () => (await editorLines()).some((l) => l.includes('def train_step(')), 30000);
+    await waitFor('the lenses of train_tinyblock.py', async () => (await codeLensTexts()).some((t) => t.includes(PROGRAM_LENS)), 30000);
+    await rightClickOnLine('loss.backward()');
+    await clickMenuItem(/^(OpLens: )?Program Overview \(Steps of This Function\)…$/);
+    const widget = page.locator('.quick-input-widget');
+    const rows = widget.locator('.quick-input-list .monaco-list-row').filter({ visible: true });
+    await waitFor('the program picker', async () => (await quickInputVisible()) && (await rows.count()) > 0, 20000, 200);
+    const labels = (await rows.allInnerTexts()).map((l) => l.replace(/\s+/g, ' ').trim());
+    log(`program picker offers: ${labels.join(' | ')}`);
+    await rows.filter({ has: page.locator('.label-name', { hasText: LAUNCH_NAME }) }).first().locator('.quick-input-list-label').first().click();
+  });
+
+  let overviewTitle = '';
+  await step('wait for the overview: train_step\'s share lens, the results page with its functions and call tree', async () => {
+    const started = Date.now();
+    const lens = await waitFor(
+      'the overview lens over train_step (CPU … % · …/step)',
+      async () => {
+        const toasts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
+        const err = toasts.find((t) => /error|failed|cannot|could not|never called/i.test(t) && /oplens/i.test(t));
+        if (err) throw new StepFailure(`the extension reported: ${err.replace(/\s+/g, ' ')}`);
+        return (await codeLensTexts()).find((t) => OVERVIEW_LENS.test(t));
+      },
+      PROFILE_TIMEOUT_MS,
+      500,
+    );
+    log(`overview in ${((Date.now() - started) / 1000).toFixed(1)} s; train_step's lens row: ${lens}`);
+    if (!lens.includes('total')) throw new StepFailure(`train_step calls Block.forward: its lens should give its total too: "${lens}"`);
+    const frame = await waitFor('the results page of the overview (its call tree)', async () => findWebviewFrame('Call tree of your code'), 30000);
+    const functions = (await frame.locator('table.functions tbody tr td:first-child').allTextContents()).map((t) => t.trim());
+    log(`results page functions: ${functions.join(', ')}`);
+    for (const fn of ['train_step', 'Block.forward']) {
+      if (!functions.includes(fn)) throw new StepFailure(`the results page does not list ${fn}: ${functions.join(', ')}`);
+    }
+    const cells = (await frame.locator('.icicle-cell').allInnerTexts()).map((t) => t.trim()).filter(Boolean);
+    log(`call tree frames: ${cells.join(', ')}`);
+    if (!cells.includes('train_step')) throw new StepFailure(`the call tree has no train_step frame: ${cells.join(', ')}`);
+    overviewTitle = (await frame.locator('h1').first().textContent()) ?? '';
+    log(`results page: ${overviewTitle.trim()}`);
+    await screenshot('overview-results');
+  });
+
+  await step('the Hot Functions view lists train_step and Block.forward with their shares', async () => {
+    const header = page.locator('.pane-header', { hasText: /Hot Functions/i }).first();
+    await header.waitFor({ state: 'visible', timeout: 20000 });
+    if ((await header.getAttribute('aria-expanded')) === 'false') await header.click();
+    const pane = page.locator('.pane', { has: header }).first();
+    const rows = await waitFor(
+      'rows in Hot Functions',
+      async () => {
+        const texts = (await pane.locator('.monaco-list-row').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+        return texts.some((t) => t.startsWith('Block.forward')) && texts.some((t) => t.startsWith('train_step')) ? texts : null;
+      },
+      20000,
+    );
+    log(`Hot Functions: ${rows.join(' | ')}`);
+    if (!rows.some((t) => /Block\.forward\s*\S+ \S+\/step · [\d.]+ % self · tinyblock\.py:\d+/.test(t))) throw new StepFailure(`Block.forward's row should give its share and file: ${rows.join(' | ')}`);
+    await screenshot('overview-hot-functions');
+  });
+
+  await step('open tinyblock.py: Block.forward\'s overview lens; click ▶ lines and see its lines captured', async () => {
+    await page
+      .locator('.explorer-folders-view .monaco-list-row')
+      .filter({ has: page.locator('.label-name', { hasText: /^tinyblock\.py$/ }) })
+      .first()
+      .click();
+    await waitFor('the editor to show tinyblock.py', async () => (await editorLines()).some((l) => l.includes('def forward(self, x')), 30000);
+    const lens = await waitFor('the overview lens over Block.forward', async () => (await codeLensTexts()).find((t) => OVERVIEW_LENS.test(t) && t.includes(LINES_LENS)), 30000);
+    log(`Block.forward's lens row: ${lens}`);
+    const before = new Set(workspaceRuns());
+    await page.locator('.monaco-editor .codelens-decoration a', { hasText: LINES_LENS }).first().click();
+    const run = await waitFor(
+      'a new run of Block.forward captured in the program (▶ lines)',
+      async () => {
+        const toasts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
+        const err = toasts.find((t) => /error|failed|cannot|could not|never called|partial/i.test(t) && /oplens/i.test(t));
+        if (err) throw new StepFailure(`the extension reported: ${err.replace(/\s+/g, ' ')}`);
+        return workspaceRuns().find((d) => !before.has(d) && d.includes('Block.forward'));
+      },
+      PROFILE_TIMEOUT_MS,
+    );
+    const result = JSON.parse(fs.readFileSync(path.join(tmpRoot, 'workspace', '.oplens', 'runs', run, 'result.json'), 'utf8'));
+    if (!result.capture || result.capture.program !== 'train_tinyblock.py' && !String(result.capture.program).endsWith('train_tinyblock.py')) {
+      throw new StepFailure(`▶ lines should capture Block.forward in the overview's program: ${JSON.stringify(result.capture)}`);
+    }
+    const body = ['h = self.norm(x)', 'h = self.up(h)', 'h = torch.nn.functional.gelu(h)', 'h = self.down(h)', 'return x + h'];
+    await waitFor(
+      'an inlay hint with a time at the end of each line of Block.forward',
+      async () => {
+        const lines = await editorLines();
+        return body.every((code) => {
+          const l = lines.find((x) => x.includes(code));
+          return l && TIME_RE.test(l.slice(l.indexOf(code) + code.length));
+        });
+      },
+      30000,
+    );
+    const totals = await waitFor(
+      "Block.forward's totals lens beside the overview's (… ops · 5 calls)",
+      async () => (await codeLensTexts()).find((t) => /\bops?\b/.test(t) && CAPTURED_5.test(t) && OVERVIEW_LENS.test(t)),
+      30000,
+    ).catch(async (e) => {
+      throw new StepFailure(`${e.message}; lenses seen: ${JSON.stringify(await codeLensTexts().catch(() => []))}`);
+    });
+    const lenses = await codeLensTexts();
+    log(`after ▶ lines: run ${run}; Block.forward's lens row: ${totals}`);
+    if (!lenses.some((t) => OVERVIEW_LENS.test(t))) throw new StepFailure(`the overview's lens should stay beside the lines' run: ${lenses.join(' | ')}`);
+    await screenshot('overview-lines');
+    await clearNotifications();
   });
 }
 

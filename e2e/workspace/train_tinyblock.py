@@ -13,6 +13,15 @@ from torch import nn
 from tinyblock import Block
 
 
+def train_step(model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, target: torch.Tensor) -> float:
+    """One step: the step function of the e2e's program overview (its Block.forward calls are in tinyblock.py)."""
+    loss = nn.functional.mse_loss(model(x), target)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=30)
@@ -28,11 +37,8 @@ def main() -> None:
     x = torch.randn(args.batch, 32, 64)
     target = torch.randn(args.batch, 32, 64)
     for step in range(1, args.steps + 1):
-        loss = nn.functional.mse_loss(model(x), target)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        print(f"step {step} loss {loss.item():.4f}", flush=True)
+        loss = train_step(model, opt, x, target)
+        print(f"step {step} loss {loss:.4f}", flush=True)
     print(f"trained {args.steps} steps")
 
 

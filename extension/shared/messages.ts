@@ -5,6 +5,7 @@
  */
 
 import type { Verdict } from './diff';
+import type { HotFunctions } from './overview';
 import type { CompareRow, RankInfo, Run } from './run';
 
 // ---- the results panel ----------------------------------------------------------------------
@@ -31,6 +32,15 @@ export interface RunView {
   };
   /** A distributed run: its ranks and which is on show (the page's rank selector); absent for a single process. */
   ranks?: RanksView;
+  /** A program overview (`run.overview`): its functions as the server lists them (their files as this editor names them). */
+  overview?: OverviewPage;
+}
+
+/** The results page of a program overview: the functions table and the icicle chart of its call tree. */
+export interface OverviewPage {
+  /** The server's `oplens.hotFunctions` answer for this run; null where it could not say (`problem`). */
+  hot: HotFunctions | null;
+  problem?: string;
 }
 
 /** The rank selector of a distributed run. */
@@ -123,7 +133,11 @@ export type FromResultsPanel =
   | { type: 'openTrace'; runId: string }
   | { type: 'openArtifact'; runId: string; path: string }
   | { type: 'compareWith'; runId: string }
-  | { type: 'rerun'; runId: string };
+  | { type: 'rerun'; runId: string }
+  /** A program overview's function (its file as the editor names it, its `def` line, 1-based): go there. */
+  | { type: 'revealFunction'; uri: string; line: number }
+  /** A program overview's `▶ lines`: `oplens.profile`'s argument (the function in the overview's program). */
+  | { type: 'profileLines'; lines: Record<string, unknown> };
 
 // ---- the trace viewer -------------------------------------------------------------------------
 

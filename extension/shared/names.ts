@@ -25,6 +25,8 @@ export const DIFF_COMMAND = 'oplens.diff';
 export const DOCTOR_COMMAND = 'oplens.doctor';
 export const MERGE_COMMAND = 'oplens.merge';
 export const RANK_PART_COMMAND = 'oplens.rankPart';
+export const OVERVIEW_COMMAND = 'oplens.overview';
+export const HOT_FUNCTIONS_COMMAND = 'oplens.hotFunctions';
 
 // server → client notifications
 export const RESULT_NOTIFICATION = 'oplens/result';
@@ -64,6 +66,8 @@ export const SERVER_COMMANDS: readonly string[] = [
   DOCTOR_COMMAND,
   MERGE_COMMAND,
   RANK_PART_COMMAND,
+  OVERVIEW_COMMAND,
+  HOT_FUNCTIONS_COMMAND,
   ...BACKEND_COMMANDS.map((c) => c.lspCommand),
 ];
 
@@ -84,6 +88,10 @@ export const EXTENSION_COMMANDS = {
   setServerToken: 'oplens.setServerToken',
   checkSetup: 'oplens.checkSetup',
   mergeRuns: 'oplens.mergeRuns',
+  programOverview: 'oplens.programOverview',
+  sortHotFunctions: 'oplens.sortHotFunctions',
+  refreshHotFunctions: 'oplens.refreshHotFunctions',
+  profileHotFunctionLines: 'oplens.profileHotFunctionLines',
 } as const;
 export type ExtensionCommand = keyof typeof EXTENSION_COMMANDS;
 
@@ -93,6 +101,9 @@ export const STATUS_MENU_COMMAND = 'oplens.statusMenu';
 /** Webview panel types; the results panel's is also an activation event (`onWebviewPanel:`). */
 export const RESULTS_VIEW_TYPE = 'oplens.results';
 export const TRACE_VIEW_TYPE = 'oplens.trace';
+
+/** The Explorer's "Hot functions" tree view (the latest program overview's functions). */
+export const HOT_FUNCTIONS_VIEW = 'oplens.hotFunctions.view';
 
 /** The settings' section (`oplens.backend`, ...). */
 export const SETTINGS_SECTION = 'oplens';

@@ -7,7 +7,8 @@
  * the wire), profile/ (Profile Function, argument memory), program/ (Profile Function in Program…),
  * compare/, results/ (the results panel and the webviews' HTML), heat/ (the gutter), diff/ ("vs
  * previous run"), ranks/ (merging the runs of several hosts, a rank's part), doctor/ (Check
- * Setup), trace/ (the trace viewer), neuron/ (Neuron Explorer). VS Code glue: imports `vscode`.
+ * Setup), trace/ (the trace viewer), neuron/ (Neuron Explorer), overview/ (the program overview's
+ * Hot Functions view). VS Code glue: imports `vscode`.
  */
 
 import * as vscode from 'vscode';
@@ -17,6 +18,7 @@ import { checkSetup } from './doctor/checkSetup';
 import { Documents } from './documents/documents';
 import { HeatDecorations } from './heat/decorations';
 import { ExplorerOpener } from './neuron/explorerOpener';
+import { HotFunctionsView } from './overview/hotView';
 import { Notifier } from './problems/notify';
 import { ArgumentMemory } from './profile/argMemory';
 import { Profiler } from './profile/profiler';
@@ -47,6 +49,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // late-bound: the server's lens commands, results and documents reach parts built after it
   let profiler: Profiler | undefined;
   let documents: Documents | undefined;
+  let hot: HotFunctionsView | undefined;
   server = new OpLensServer(context, log, settings, interpreters, notifier, {
     onResult: (params) => {
       try {
@@ -59,6 +62,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     onDocument: (params) => documents?.onNotification(params),
     profileFromLens: (arg) => profiler?.profileFromLens(arg) ?? Promise.resolve(undefined),
     showRunFromLens: (arg) => profiler?.showRunFromLens(arg) ?? Promise.resolve(undefined),
+    showHotFunctions: () => hot?.reveal() ?? Promise.resolve(undefined),
   });
   const srv = server;
   const docs = new Documents(srv, store, log);
@@ -71,6 +75,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const traces = new TraceViewer(context.extensionUri, store, srv, panel, log);
   const explorer = new ExplorerOpener(srv, store, settings, notifier, prof, (runId) => traces.open(runId), log);
   const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '?');
+  const hotView = new HotFunctionsView(srv, store, log);
+  hot = hotView;
   const merger = new RunMerger(srv, store, settings, notifier, panel, (runId) => prof.fetchRun(runId), version);
   notifier.setShared({ restartServer: () => srv.restart(0), setToken: () => srv.setToken() });
 
@@ -83,6 +89,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     openTrace: (runId) => traces.open(runId),
     compareWith,
     rerun: (runId) => prof.rerun(runId),
+    profileLines: (lines) => prof.profileFromLens(lines),
     showRun: async (runId) => {
       if (!store.has(runId)) {
         await prof.fetchRun(runId);
@@ -124,6 +131,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     setServerToken: () => srv.setToken(),
     checkSetup: () => checkSetup(srv, settings, notifier, log),
     mergeRuns: () => merger.mergeRuns(),
+    programOverview: () => prof.overviewAtCursor(),
+    sortHotFunctions: () => hotView.toggleSort(),
+    refreshHotFunctions: () => hotView.refresh(),
+    profileHotFunctionLines: (row) => prof.profileFromLens((row as { fn?: { lines?: unknown } } | undefined)?.fn?.lines),
   };
 
   context.subscriptions.push(
@@ -134,6 +145,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     docs,
     panel,
     traces,
+    hotView,
     new HeatDecorations(store, docs, settings),
     new ProgramLenses(docs, srv),
     new StatusBar(srv, settings, store),

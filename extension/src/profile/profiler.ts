@@ -8,22 +8,28 @@
  * (program/picker.ts: a launch configuration, a typed line, the oplens.program setting) and the
  * server runs it with the function captured (`oplens.profile` with `program`).
  *
+ * Program Overview…: the same program picked, the function at the cursor as its step, and the
+ * server profiles whole steps (`oplens.overview`): every user function's share, its lenses in every
+ * file, the Hot Functions view. An overview's `▶ lines` lens is `oplens.profile` with the overview's
+ * program: that function captured in the same program, no question asked.
+ *
  * VS Code glue: imports `vscode`; its models are argMemory.ts and program/program.ts.
  */
 
 import * as vscode from 'vscode';
-import { CANCEL_COMMAND, PROFILE_COMMAND, SHOW_RUN_COMMAND } from '../../shared/names';
+import { CANCEL_COMMAND, OVERVIEW_COMMAND, PROFILE_COMMAND, SHOW_RUN_COMMAND } from '../../shared/names';
 import { enclosingFunction, topLevelFunctionNames, type DocFunction, type DocumentInfo } from '../documents/documentIndex';
 import type { Documents } from '../documents/documents';
 import type { ActionHandlers, Notifier } from '../problems/notify';
 import { describeCaptureError, describeProfileError, type RpcError, type ServerLink } from '../problems/problems';
 import type { PickedProgram, ProgramPicker } from '../program/picker';
-import { programForHost, type ProgramSpec } from '../program/program';
+import { describeProgram, programForHost, programFromServer, type ProgramSpec } from '../program/program';
 import type { ResultsPanel } from '../results/panel';
 import { parseProfileResponse, parseRun } from '../runs/parseRun';
 import type { RunStore } from '../runs/runStore';
 import { ServerReconnecting, ServerUnavailable, type OpLensServer } from '../server/server';
 import { captureOptions, requestOptions } from '../settings/settings';
+import { workspaceRoot } from '../settings/source';
 import type { SettingsSource } from '../settings/source';
 import { ArgumentMemory } from './argMemory';
 
@@ -32,6 +38,8 @@ export interface ProfileOptions {
   askArgs?: boolean;
   /** Override oplens.backend for this profile (Profile on the CPU). */
   backend?: string;
+  /** In a program: a program overview with the function as its step (`oplens.overview`), not its lines. */
+  overview?: boolean;
 }
 
 export class Profiler {
@@ -60,6 +68,12 @@ export class Profiler {
     if (found) {
       await this.profileInProgram(found.uri, found.fn.qualname);
     }
+  }
+
+  /** Program Overview…: the program picked, the function around the cursor its step. */
+  async overviewAtCursor(): Promise<string | undefined> {
+    const found = await this.functionAtCursor();
+    return found ? this.profileInProgram(found.uri, found.fn.qualname, { overview: true }) : undefined;
   }
 
   /** The function around the cursor of the active Python editor (asked for when the cursor is in none). */
@@ -93,13 +107,23 @@ export class Profiler {
     }
   }
 
-  /** A click on the server's "▶ Profile" lens: `{uri, qualname}`. */
+  /**
+   * A click on the server's "▶ Profile" lens: `{uri, qualname}`; or on an overview's "▶ lines"
+   * (a row's ▶ in Hot Functions, the results page's): `{uri, qualname, program}`, the function
+   * captured in the overview's program.
+   */
   async profileFromLens(arg: unknown): Promise<unknown> {
-    const a = (arg ?? {}) as { uri?: unknown; qualname?: unknown };
+    const a = (arg ?? {}) as { uri?: unknown; qualname?: unknown; program?: unknown };
     if (typeof a.uri !== 'string' || typeof a.qualname !== 'string') {
       return undefined;
     }
-    return this.profile(vscode.Uri.parse(a.uri), a.qualname, {});
+    const uri = vscode.Uri.parse(a.uri);
+    const spec = programFromServer(a.program);
+    if (spec) {
+      const folder = (vscode.workspace.getWorkspaceFolder(uri) ?? workspaceRoot())?.uri.fsPath ?? vscode.Uri.joinPath(uri, '..').fsPath;
+      return this.profileInProgram(uri, a.qualname, {}, { spec, label: describeProgram(spec, folder), folder });
+    }
+    return this.profile(uri, a.qualname, {});
   }
 
   /** The command: from the "▶ Profile in Program…" lens (`{uri, qualname}`), else the function at the cursor. */
@@ -128,6 +152,8 @@ export class Profiler {
     const options_ = captureOptions(this.settings.value);
     const backend = options.backend ?? options_.backend;
     const spec: ProgramSpec = programForHost({ ...program.spec, cwd: program.spec.cwd ?? program.folder }, this.server.pathMap);
+    const overview = options.overview === true;
+    const what = overview ? `an overview of ${program.label} (steps of ${qualname})` : `${qualname} in ${program.label}`;
     // A notification with Cancel (the server's own progress is in the status bar): a program may
     // run long before it calls the function. Cancel sends oplens.cancel, which ends the program
     // (and whatever else this window has running); the request then fails as cancelled. Not
@@ -142,7 +168,7 @@ export class Profiler {
     let runId: string | undefined;
     try {
       runId = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `OpLens: capturing ${qualname} in ${program.label}`, cancellable: true },
+        { location: vscode.ProgressLocation.Notification, title: `OpLens: ${overview ? 'profiling' : 'capturing'} ${what}`, cancellable: true },
         (_progress, token) => {
           token.onCancellationRequested(() => {
             this.server
@@ -150,13 +176,14 @@ export class Profiler {
               .catch((e: Error) => this.notifier.show({ severity: 'error', message: `OpLens: cannot cancel: ${e.message}`, actions: [] }));
           });
           return this.send(
-            `Capturing ${qualname} in ${program.label} on ${backend.toUpperCase()}…`,
+            `${overview ? 'Profiling' : 'Capturing'} ${what} on ${backend.toUpperCase()}…`,
             { uri: uri.toString(), qualname, program: spec, ...options_, backend },
             (error) => {
               failure = { error }; // told once the progress notification is gone
               return Promise.resolve();
             },
-            (title) => `$(check) OpLens ${qualname} in ${program.label}: ${title}`,
+            (title) => (overview ? `$(check) OpLens ${title}` : `$(check) OpLens ${qualname} in ${program.label}: ${title}`),
+            overview ? OVERVIEW_COMMAND : PROFILE_COMMAND,
           );
         },
       );
@@ -231,11 +258,12 @@ export class Profiler {
     request: Record<string, unknown>,
     fail: (e: unknown) => Promise<void>,
     done: (title: string) => string,
+    command: string = PROFILE_COMMAND,
   ): Promise<string | undefined> {
     const release = this.server.busy();
     this.panel.busy(busy);
     try {
-      const response = parseProfileResponse(await this.server.execute(PROFILE_COMMAND, request));
+      const response = parseProfileResponse(await this.server.execute(command, request));
       if (!this.store.has(response.run_id)) {
         await this.fetchRun(response.run_id); // the result notification normally came first
       }
@@ -310,7 +338,7 @@ export class Profiler {
     }
     const uri = vscode.Uri.parse(entry.uri);
     if (entry.run.capture) {
-      await this.profileInProgram(uri, entry.run.target.qualname);
+      await this.profileInProgram(uri, entry.run.target.qualname, { overview: entry.run.overview !== null });
       return;
     }
     const file = vscode.workspace.asRelativePath(uri, false);

@@ -10,6 +10,7 @@ import {
   launchChoices,
   parseProgramLine,
   programForHost,
+  programFromServer,
   programFromSetting,
   programPickItems,
   ProgramMemory,
@@ -384,5 +385,23 @@ describe('describeCaptureError: a capture that failed, in the user\'s words', ()
     assert.ok(b.actions.some((a) => a.kind === 'retryWithBackend'));
     const lost = describeCaptureError({ message: 'Connection got disposed.' }, 'f', 'train.py', 'cpu');
     assert.match(lost.message, /server stopped/);
+  });
+});
+
+describe('programFromServer: the program of a server lens (▶ lines of an overview)', () => {
+  it('takes a script or a module, with its arguments, folder and environment', () => {
+    assert.deepEqual(programFromServer({ program: '/ws/train.py', args: ['12'], cwd: '/ws', env: { A: '1', B: 2 } }), {
+      program: '/ws/train.py',
+      args: ['12'],
+      cwd: '/ws',
+      env: { A: '1' },
+    });
+    assert.deepEqual(programFromServer({ module: 'pkg.train', args: [] }), { module: 'pkg.train', args: [] });
+  });
+
+  it('is undefined for anything else', () => {
+    for (const v of [undefined, null, 'train.py', [], {}, { program: '' }, { program: 'a.py', args: [1] }]) {
+      assert.equal(programFromServer(v), undefined, JSON.stringify(v));
+    }
   });
 });

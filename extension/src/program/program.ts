@@ -439,3 +439,37 @@ export function programPickItems(options: {
   items.push({ kind: 'enter', label: 'Enter a script or module…', description: '', detail: 'path/to/script.py ARGS, or -m package.module ARGS' });
   return items;
 }
+
+// ---- a program the server sends ---------------------------------------------------------------
+
+/**
+ * The `program` of a server's lens argument (`▶ lines` of a program overview: the overview's program,
+ * in this editor's paths), checked; undefined where it is not one.
+ */
+export function programFromServer(v: unknown): ProgramSpec | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    return undefined;
+  }
+  const o = v as Record<string, unknown>;
+  const spec: ProgramSpec = {};
+  if (typeof o.module === 'string' && o.module) {
+    spec.module = o.module;
+  } else if (typeof o.program === 'string' && o.program) {
+    spec.program = o.program;
+  } else {
+    return undefined;
+  }
+  if (Array.isArray(o.args)) {
+    if (!o.args.every((a): a is string => typeof a === 'string')) {
+      return undefined;
+    }
+    spec.args = [...o.args];
+  }
+  if (typeof o.cwd === 'string' && o.cwd) {
+    spec.cwd = o.cwd;
+  }
+  if (typeof o.env === 'object' && o.env !== null && !Array.isArray(o.env)) {
+    spec.env = Object.fromEntries(Object.entries(o.env as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  }
+  return spec;
+}

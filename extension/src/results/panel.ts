@@ -16,8 +16,8 @@
 
 import * as vscode from 'vscode';
 import { offers } from '../../shared/backends';
-import type { CompareView, FromResultsPanel, ResultsPageState, RunView, ToResultsPanel } from '../../shared/messages';
-import { DIFF_COMMAND, OPEN_EXPLORER_COMMAND, RANK_PART_COMMAND, RESULTS_VIEW_TYPE } from '../../shared/names';
+import type { CompareView, FromResultsPanel, OverviewPage, ResultsPageState, RunView, ToResultsPanel } from '../../shared/messages';
+import { DIFF_COMMAND, HOT_FUNCTIONS_COMMAND, OPEN_EXPLORER_COMMAND, RANK_PART_COMMAND, RESULTS_VIEW_TYPE } from '../../shared/names';
 import { isMerged } from '../../shared/ranks';
 import type { Run } from '../../shared/run';
 import { diffView } from '../diff/diffView';
@@ -28,6 +28,7 @@ import type { RpcError } from '../problems/problems';
 import { describeRankPartError, rankPartRequest } from '../ranks/rankPart';
 import { parseResultNotification } from '../runs/parseRun';
 import type { RunStore, StoredRun } from '../runs/runStore';
+import { parseHotFunctions } from '../overview/hotFunctions';
 import { resolveArtifact } from '../server/pathMap';
 import type { OpLensServer } from '../server/server';
 import { webviewHtml, webviewOptions } from './html';
@@ -40,6 +41,8 @@ export interface ResultsActions {
   compareWith(runId: string): unknown;
   rerun(runId: string): unknown;
   showRun(runId: string): unknown;
+  /** A program overview's `▶ lines` (`oplens.profile`'s argument). */
+  profileLines(lines: Record<string, unknown>): unknown;
 }
 
 /** `rank`: a distributed run's rank on show (its part), null for all ranks. */
@@ -172,9 +175,11 @@ export class ResultsPanel implements vscode.Disposable {
     }
     this.showing = { kind: 'run', runId, rank: view.ranks?.shown ?? null };
     const panel = this.ensurePanel(reveal);
-    panel.title = `OpLens: ${view.run.target.qualname}`;
+    panel.title = view.overview ? 'OpLens: program overview' : `OpLens: ${view.run.target.qualname}`;
     this.post({ type: 'run', view });
-    void this.sendDiff(runId);
+    if (!view.overview) {
+      void this.sendDiff(runId);
+    }
   }
 
   /** The shown run `after` against `before` (default: the function's previous run), for the page's "vs previous run" view. */
@@ -240,7 +245,9 @@ export class ResultsPanel implements vscode.Disposable {
       const view = await this.runView(this.showing.runId, this.showing.rank);
       if (view) {
         this.post({ type: 'run', view });
-        void this.sendDiff(this.showing.runId);
+        if (!view.overview) {
+          void this.sendDiff(this.showing.runId);
+        }
       }
     } else if (this.showing?.kind === 'compare') {
       this.post({ type: 'compare', view: this.showing.view });
@@ -335,7 +342,18 @@ export class ResultsPanel implements vscode.Disposable {
         trace: run.artifacts.trace_json !== '',
       },
       ...(merged ? { ranks: { runId: entry.run.run_id, shown, ranks: entry.run.ranks, ...(problem ? { problem } : {}) } } : {}),
+      ...(run.overview ? { overview: await this.overviewPage(run.run_id) } : {}),
     };
+  }
+
+  /** A program overview's functions as the server lists them for this editor (its files mapped, `▶ lines`' arguments). */
+  private async overviewPage(runId: string): Promise<OverviewPage> {
+    try {
+      return { hot: parseHotFunctions(await this.server.execute(HOT_FUNCTIONS_COMMAND, { run_id: runId, sort: 'self' })) };
+    } catch (e) {
+      this.log.warn(`results panel: overview ${runId}: ${(e as Error).message}`);
+      return { hot: null, problem: `The functions cannot be listed: ${(e as Error).message}` };
+    }
   }
 
   private async onMessage(m: FromResultsPanel): Promise<void> {
@@ -370,6 +388,12 @@ export class ResultsPanel implements vscode.Disposable {
       case 'openArtifact':
         await this.openArtifact(m.runId, m.path);
         return;
+      case 'revealFunction':
+        await this.revealFunction(m.uri, m.line);
+        return;
+      case 'profileLines':
+        await this.actions?.profileLines(m.lines);
+        return;
     }
   }
 
@@ -396,6 +420,20 @@ export class ResultsPanel implements vscode.Disposable {
       preserveFocus: false,
     });
     editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  }
+
+  /** Open a program overview's function at its `def` (line 1-based). */
+  private async revealFunction(uri: string, line: number): Promise<void> {
+    const doc = await this.document(uri);
+    if (!doc) {
+      void vscode.window.showWarningMessage(`OpLens: cannot open ${uri} here (a path mapping, oplens.pathMappings, may be missing)`);
+      return;
+    }
+    const n = Math.max(0, Math.min(line - 1, doc.lineCount - 1));
+    const at = doc.lineAt(n).range.start;
+    const existing = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === doc.uri.toString());
+    const editor = await vscode.window.showTextDocument(doc, { viewColumn: existing?.viewColumn ?? vscode.ViewColumn.One, selection: new vscode.Range(at, at) });
+    editor.revealRange(new vscode.Range(at, at), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
   }
 
   private async openArtifact(runId: string, artifact: string): Promise<void> {

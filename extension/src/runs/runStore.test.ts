@@ -31,6 +31,15 @@ describe('RunStore', () => {
     assert.equal(store.newest((e) => e.uri === 'file:///m.py')?.run.run_id, 'r3');
   });
 
+  it("a program overview is kept by id but does not take its step function's place", () => {
+    const store = new RunStore();
+    store.add('file:///m.py', run('r1', 'step', '2026-01-01T00:00:01'));
+    const overview = parseRun((jsonFixture('overview.expected.json') as { run: unknown }).run);
+    store.add('file:///m.py', { ...overview, target: { ...overview.target, qualname: 'step' }, created: '2026-01-01T00:00:02' });
+    assert.equal(store.latestFor('file:///m.py', 'step')?.run.run_id, 'r1');
+    assert.ok(store.has(overview.run_id));
+  });
+
   it('an older run fetched later does not replace the newest one', () => {
     const store = new RunStore();
     store.add('file:///m.py', run('new', 'f', '2026-02-01T00:00:00'));

@@ -40,14 +40,17 @@ export class RunStore {
     const id = run.run_id || `${uri}::${run.target.qualname}::${run.created}`;
     this.byId.delete(id); // re-adding moves it to the newest end
     this.byId.set(id, entry);
-    const functions = this.latest.get(uri) ?? new Map<string, string>();
-    const current = functions.get(run.target.qualname);
-    const currentRun = current ? this.byId.get(current)?.run : undefined;
-    // an older run fetched later (showRun of a past run) does not replace the newest one
-    if (!currentRun || currentRun.created <= run.created || current === id) {
-      functions.set(run.target.qualname, id);
+    // a program overview is not a run of its step function's lines: it does not take that run's place
+    if (run.overview === null) {
+      const functions = this.latest.get(uri) ?? new Map<string, string>();
+      const current = functions.get(run.target.qualname);
+      const currentRun = current ? this.byId.get(current)?.run : undefined;
+      // an older run fetched later (showRun of a past run) does not replace the newest one
+      if (!currentRun || currentRun.created <= run.created || current === id) {
+        functions.set(run.target.qualname, id);
+      }
+      this.latest.set(uri, functions);
     }
-    this.latest.set(uri, functions);
     this.evict();
     this.fire({ kind: 'added', entry });
     return entry;

@@ -36,7 +36,7 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
-import { DOCUMENT_NOTIFICATION, PROFILE_COMMAND, RESULT_NOTIFICATION, SHOW_RUN_COMMAND } from '../../shared/names';
+import { DOCUMENT_NOTIFICATION, HOT_FUNCTIONS_COMMAND, PROFILE_COMMAND, RESULT_NOTIFICATION, SHOW_RUN_COMMAND } from '../../shared/names';
 import type { Notifier } from '../problems/notify';
 import { describeServerExit, describeWsFailure, diagnosePreflight, PREFLIGHT_SCRIPT, type InstallHints, type PreflightOutcome } from '../problems/problems';
 import { initializationOptions, serverArgs } from '../settings/settings';
@@ -57,6 +57,8 @@ export interface ServerHooks {
   onDocument(params: unknown): void;
   profileFromLens(arg: unknown): Promise<unknown>;
   showRunFromLens(arg: unknown): Promise<unknown>;
+  /** An overview's share lens: the Hot Functions view. */
+  showHotFunctions(): Promise<unknown>;
 }
 
 export type Connection = { kind: 'stdio'; interpreter: Interpreter; cwd: string } | { kind: 'websocket'; url: string };
@@ -302,6 +304,9 @@ export class OpLensServer implements vscode.Disposable {
           }
           if (command === SHOW_RUN_COMMAND) {
             return this.hooks.showRunFromLens(args[0]);
+          }
+          if (command === HOT_FUNCTIONS_COMMAND) {
+            return this.hooks.showHotFunctions();
           }
           return next(command, args);
         },

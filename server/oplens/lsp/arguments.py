@@ -113,6 +113,19 @@ class MergeArgs:
 MERGE_SHAPE = "{dirs: [run directory, ...]} (one per host; absolute, or relative to the workspace)"
 
 
+@dataclass
+class HotFunctionsArgs:
+    """`oplens.hotFunctions`: an overview's functions (the latest, or run `run_id`'s), by which figure,
+    how many (0: all)."""
+
+    sort: str = "self"  # "self" or "total" device time
+    limit: int = 0
+    run_id: str = wire("run_id", default="")
+
+
+HOT_FUNCTIONS_SHAPE = "{sort?: 'self' or 'total', limit?, run_id?}"
+
+
 def only(command: str, values: tuple[Any, ...]) -> Any:
     """The one argument of a command (None when the client sent none)."""
     if len(values) > 1:

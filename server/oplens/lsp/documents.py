@@ -18,7 +18,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 
 from oplens.engine.targets import FunctionDef
-from oplens.lsp import arguments, diffs, views
+from oplens.lsp import arguments, diffs, overviews, views
 from oplens.lsp.client import ClientState
 from oplens.records.names import DOCUMENT_NOTIFICATION, FUNCTIONS_COMMAND
 
@@ -48,7 +48,7 @@ def view(client: ClientState, uri: str) -> DocumentView:
 
 def code_lenses(client: ClientState, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
     v = view(client, params.text_document.uri)
-    return views.code_lenses(v.uri, v.text, v.functions, v.placed)
+    return views.code_lenses(v.uri, v.text, v.functions, v.placed) + overviews.code_lenses(client, v.uri, v.path, v.functions)
 
 
 def inlay_hints(client: ClientState, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:

@@ -23,7 +23,7 @@ class Redraw:
         """The file ran cleanly, so an earlier exception there is no longer news."""
         self.client.errors.pop(run.target.file, None)
         self.client.refresh()
-        documents.redraw(self.client, run.target.file)
+        documents.redraw(self.client, None if run.overview is not None else run.target.file)  # an overview: every file
 
     def on_clear(self, file: str | None) -> None:
         self.client.refresh()

@@ -11,6 +11,7 @@ handler here is one line: params → the module of its concern → LSP (through 
     doctor            `oplens.doctor`: `oplens doctor` on the server's host, for "Check Setup"
     merging           `oplens.merge`: `oplens merge` on the server's host, the merged run as a profile's;
                       `oplens.rankPart`: one rank's own run within a distributed run
+    overviews         `oplens.overview` (a program overview), `oplens.hotFunctions`, the overview's lenses
 
 The server announces its protocol in `serverInfo.version`: `<package version>+protocol.<N>`.
 """
@@ -25,7 +26,7 @@ from pygls.lsp.server import LanguageServer
 from oplens import __version__
 from oplens.backends import registry
 from oplens.backends.spec import BackendCommand
-from oplens.lsp import backend_commands, diffs, doctor, documents, merging, profiling, protocol, results
+from oplens.lsp import backend_commands, diffs, doctor, documents, merging, overviews, profiling, protocol, results
 from oplens.lsp.arguments import only
 from oplens.lsp.client import ClientState, SharedFor
 from oplens.lsp.protocol import OpLensProtocol
@@ -114,6 +115,14 @@ def make_server(
     @ls.command(names.MERGE_COMMAND)
     async def merge(*args: Any) -> dict[str, Any]:
         return await merging.merge(client, only(names.MERGE_COMMAND, args))
+
+    @ls.command(names.OVERVIEW_COMMAND)
+    async def program_overview(*args: Any) -> dict[str, Any]:
+        return await overviews.overview(client, only(names.OVERVIEW_COMMAND, args))
+
+    @ls.command(names.HOT_FUNCTIONS_COMMAND)
+    def hot_functions(*args: Any) -> dict[str, Any] | None:
+        return overviews.hot_functions(client, only(names.HOT_FUNCTIONS_COMMAND, args))
 
     @ls.command(names.RANK_PART_COMMAND)
     def rank_part(*args: Any) -> dict[str, Any]:

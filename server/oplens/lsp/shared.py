@@ -27,6 +27,7 @@ from oplens.engine.process import Echo, WorkerProcess
 from oplens.engine.profile import ProfileRequest, profile
 from oplens.engine.program import ProgramRequest, run_program
 from oplens.records.errors import OpLensError
+from oplens.records.job import ProgramSpec
 from oplens.records.run import Run
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,10 @@ class ResultStore:
     root: Path
     latest: dict[tuple[str, str], Run] = field(default_factory=dict)
     hidden: set[tuple[str, str]] = field(default_factory=set)  # cleared from view, still on disk
+    # The latest program overview of the workspace (`Run.overview`): kept apart from the functions'
+    # runs, whose lenses and hints it would otherwise replace on its step function.
+    overview: Run | None = None
+    overview_hidden: bool = False
 
     def load(self, seen: Callable[[Run, str], None] | None = None) -> int:
         """Read every stored run (each also to `seen`, with its directory's name); the latest of each
@@ -64,23 +69,35 @@ class ResultStore:
             except Exception as e:  # a damaged run must not stop the server
                 log.warning("skipping run %s: %s", run_dir, e)
                 continue
-            self.latest[result_key(run.target.file, run.target.qualname)] = run
+            self._keep(run)
             if seen is not None:
                 seen(run, run_dir.name)
             loaded += 1
         return loaded
 
+    def _keep(self, run: Run) -> None:
+        if run.overview is not None:
+            self.overview = run
+        else:
+            self.latest[result_key(run.target.file, run.target.qualname)] = run
+
     def add(self, run: Run) -> None:
-        key = result_key(run.target.file, run.target.qualname)
-        self.latest[key] = run
-        self.hidden.discard(key)
+        self._keep(run)
+        if run.overview is not None:
+            self.overview_hidden = False
+        else:
+            self.hidden.discard(result_key(run.target.file, run.target.qualname))
+
+    def shown_overview(self) -> Run | None:
+        """The latest overview, unless cleared from view."""
+        return None if self.overview_hidden else self.overview
 
     def for_file(self, file: str) -> list[Run]:
         path = str(Path(file).resolve())
         return [r for k, r in self.latest.items() if k[0] == path and k not in self.hidden]
 
     def by_id(self, run_id: str) -> Run | None:
-        for run in self.latest.values():
+        for run in [*self.latest.values(), *([self.overview] if self.overview else [])]:
             if run.run_id == run_id:
                 return run
         run_dir = self.root / run_id
@@ -91,6 +108,8 @@ class ResultStore:
     def clear(self, file: str | None = None) -> None:
         path = str(Path(file).resolve()) if file else None
         self.hidden.update(k for k in self.latest if path is None or k[0] == path)
+        if path is None:
+            self.overview_hidden = True
 
 
 @dataclass(frozen=True)
@@ -104,6 +123,7 @@ class StoredRun:
     self_device_us: float
     device_label: str
     args: str
+    overview: bool = False  # a program overview (no lines): not a run of its step function to diff against
 
     def entry(self) -> dict[str, Any]:
         """`{run_id, created, self_device_us, device_label, args}`, as `oplens.diff`'s `earlier` lists it."""
@@ -137,7 +157,7 @@ class RunDiffs:
             if run_dir.name not in self._stored:
                 self._stored[run_dir.name] = _stored(run_dir)
             s = self._stored[run_dir.name]
-            if s is not None and s.qualname == qualname and runs.same_file(s.file, file):
+            if s is not None and not s.overview and s.qualname == qualname and runs.same_file(s.file, file):
                 found.append(s)
         return found
 
@@ -194,7 +214,7 @@ def _stored(run_dir: Path) -> StoredRun | None:
 def _stored_run(run: Run, run_id: str) -> StoredRun:
     """`run` as a list of runs needs it; `run_id`: its directory's name, which finds it."""
     return StoredRun(run_id, run.target.file, run.target.qualname, run.created,
-                     run.totals.self_device_us, run.backend.device_label, run.config.args)
+                     run.totals.self_device_us, run.backend.device_label, run.config.args, run.overview is not None)
 
 
 class WarmPool:
@@ -259,6 +279,7 @@ class SharedState:
         self.device_lock = asyncio.Lock()  # jobs on the device run one at a time
         self.waiting = 0  # jobs queued behind the running one
         self.listeners: list[Listener] = []  # one per connected client
+        self.programs: dict[str, ProgramSpec] = {}  # overview run id → the program it ran (its env too)
 
     def listen(self, listener: Listener) -> None:
         if listener not in self.listeners:  # a second initialize must not listen twice

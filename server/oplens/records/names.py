@@ -20,6 +20,8 @@ DIFF_COMMAND = "oplens.diff"  # one function's run against an earlier one, line 
 DOCTOR_COMMAND = "oplens.doctor"  # `oplens doctor` on the server's host: its report, as `--json -` prints it
 MERGE_COMMAND = "oplens.merge"  # `oplens merge DIR...` on the server's host: the runs of several hosts as one run
 RANK_PART_COMMAND = "oplens.rankPart"  # one rank's own run within a distributed run (`oplens run --rank R`)
+OVERVIEW_COMMAND = "oplens.overview"  # a program overview (`oplens run --step`): the step's time per user function
+HOT_FUNCTIONS_COMMAND = "oplens.hotFunctions"  # the latest overview's functions, by self or total device time
 
 # server → client notifications
 RESULT_NOTIFICATION = "oplens/result"  # {uri, run}: the whole result.json of a finished run

@@ -1,0 +1,150 @@
+"""The program overview → LSP: every word an editor shows of an overview run (`Run.overview`).
+
+Pure functions of the latest overview and a document's functions. Each function of the document
+that the overview saw (matched by file and qualname, else by file and `def` line) gets two lenses
+on its first line:
+
+    CPU 9.5 % · 20.86 ms/step                      its self device time per step (and its total where
+    CPU 3.1 % · 6.75 ms/step · total 20.3 %        that is more: the functions it calls)
+    ▶ lines                                        `oplens.profile` with the overview's program: the
+                                                   function captured line by line in the same program
+
+`hot_functions` is what `oplens.hotFunctions` answers (a client's list, any editor's), sorted by
+self or total device time, each entry with the same words and the `▶ lines` arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+
+from oplens.engine.targets import FunctionDef
+from oplens.records.format import fmt_share, fmt_us
+from oplens.records.names import HOT_FUNCTIONS_COMMAND, PROFILE_COMMAND
+from oplens.records.overview import FunctionStat, Overview
+from oplens.records.run import Run
+
+SORTS = ("self", "total")
+LINES_TITLE = "▶ lines"
+
+
+@dataclass(frozen=True)
+class ProgramArgs:
+    """The overview's program as `oplens.profile`'s `program` takes it, in the client's paths."""
+
+    program: dict[str, Any]
+
+
+def per_word(o: Overview) -> str:
+    """What the figures are per: `step`, or `window` (a time window's whole length)."""
+    return o.per or "step"
+
+
+def share_title(o: Overview, f: FunctionStat) -> str:
+    """`CPU 9.5 % · 20.86 ms/step`, and `· total 20.3 %` where the function's total is more than its self."""
+    title = f"{o.device_label} {fmt_share(f.pct_self)} · {fmt_us(f.self_device_us)}/{per_word(o)}"
+    if f.total_device_us > f.self_device_us * 1.005 + 0.05:
+        title += f" · total {fmt_share(f.pct_total)}"
+    return title
+
+
+def tooltip(o: Overview, f: FunctionStat) -> str:
+    steps = f"{o.steps} profiled step{'s' if o.steps != 1 else ''}" if per_word(o) == "step" else "the time window"
+    calls = f"{f.calls:g} call{'' if f.calls == 1 else 's'}"
+    return (f"Program overview: self {o.device_label} {fmt_us(f.self_device_us)} ({fmt_share(f.pct_self)}), total "
+            f"{fmt_us(f.total_device_us)} ({fmt_share(f.pct_total)}), {calls} per {per_word(o)}; "
+            f"the mean over {steps}")  # fmt: skip
+
+
+def hot_title(o: Overview, f: FunctionStat, sort: str) -> str:
+    """A hot function's line in a list, by the figure it is sorted by: `20.86 ms/step · 9.5 % self`."""
+    us, pct = (f.self_device_us, f.pct_self) if sort == "self" else (f.total_device_us, f.pct_total)
+    return f"{fmt_us(us)}/{per_word(o)} · {fmt_share(pct)} {sort}"
+
+
+def seen(f: FunctionStat) -> bool:
+    """A function of the user's with a `def` (not a module's top level)."""
+    return not f.qualname.startswith("<") and f.def_line > 0
+
+
+def match(o: Overview, path: str, functions: list[FunctionDef]) -> list[tuple[FunctionDef, FunctionStat]]:
+    """Each of the document's functions that the overview saw: by qualname in the same file, else by `def` line."""
+    mine = [f for f in o.functions if seen(f) and _same(f.file, path)]
+    by_name = {f.qualname: f for f in mine}
+    by_line = {f.def_line: f for f in mine}
+    found = []
+    for fn in functions:
+        stat = by_name.get(fn.qualname) or by_line.get(fn.def_line)
+        if stat is not None:
+            found.append((fn, stat))
+    return found
+
+
+def lines_arguments(uri: str, qualname: str, program: ProgramArgs | None) -> dict[str, Any]:
+    """`oplens.profile`'s argument for `▶ lines`: the function in the overview's program (or, without
+    a program to run it in, plain)."""
+    arg: dict[str, Any] = {"uri": uri, "qualname": qualname}
+    if program is not None:
+        arg["program"] = program.program
+    return arg
+
+
+def code_lenses(run: Run, uri: str, path: str, functions: list[FunctionDef],
+                program: ProgramArgs | None) -> list[lsp.CodeLens]:  # fmt: skip
+    """The overview's lenses on the document's functions that it saw."""
+    o = run.overview
+    if o is None:
+        return []
+    lenses = []
+    for fn, stat in match(o, path, functions):
+        pos = lsp.Position(line=max(fn.first_line - 1, 0), character=0)
+        where = lsp.Range(start=pos, end=pos)
+        show = lsp.Command(title=share_title(o, stat), command=HOT_FUNCTIONS_COMMAND, arguments=[{"sort": "self"}])
+        lenses.append(lsp.CodeLens(range=where, command=show))
+        if program is not None:
+            lines = lsp.Command(title=LINES_TITLE, command=PROFILE_COMMAND,
+                                arguments=[lines_arguments(uri, fn.qualname, program)])  # fmt: skip
+            lenses.append(lsp.CodeLens(range=where, command=lines))
+    return lenses
+
+
+def hot_functions(run: Run, sort: str, uri_of: Any, program: ProgramArgs | None, limit: int = 0) -> dict[str, Any]:
+    """`oplens.hotFunctions`' answer: the overview's functions by self or total device time (highest first)."""
+    o = run.overview
+    assert o is not None
+    stats = [(i, f) for i, f in enumerate(o.functions) if seen(f)]
+    stats.sort(key=lambda x: (x[1].self_device_us if sort == "self" else x[1].total_device_us), reverse=True)
+    if limit > 0:
+        stats = stats[:limit]
+    entries = []
+    for index, f in stats:
+        uri = uri_of(f.file)
+        entries.append({
+            "index": index, "uri": uri, "file": f.file, "qualname": f.qualname, "line": f.def_line,
+            "self_device_us": f.self_device_us, "total_device_us": f.total_device_us,
+            "pct_self": f.pct_self, "pct_total": f.pct_total, "calls": f.calls,
+            "title": hot_title(o, f, sort), "lens": share_title(o, f), "tooltip": tooltip(o, f),
+            "lines": lines_arguments(uri, f.qualname, program) if program is not None else None,
+        })  # fmt: skip
+    return {
+        "run_id": run.run_id, "created": run.created, "step": o.step, "per": per_word(o), "steps": o.steps,
+        "device_label": o.device_label, "total_device_us": o.total_device_us, "sort": sort,
+        "title": overview_title(run), "functions": entries,
+    }  # fmt: skip
+
+
+def overview_title(run: Run) -> str:
+    """`overview of train_step: CPU 220.21 ms/step over 4 steps`: the overview's headline."""
+    o = run.overview
+    assert o is not None
+    what = f"overview of {o.step.rsplit('::', 1)[-1]}" if o.step else "overview of a time window"
+    over = f" over {o.steps} step{'s' if o.steps != 1 else ''}" if per_word(o) == "step" else ""
+    partial = " (partial)" if run.capture is not None and run.capture.partial else ""
+    return f"{what}: {o.device_label} {fmt_us(o.total_device_us)}/{per_word(o)}{over}{partial}"
+
+
+def _same(a: str, b: str) -> bool:
+    return a == b or Path(a).resolve() == Path(b).resolve()
