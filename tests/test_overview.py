@@ -121,6 +121,22 @@ def test_a_step_never_called_says_so_with_the_counts(tmp_path: Path) -> None:
     assert "generate" in proc.stderr and "called 0 times" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_a_window_that_saw_no_ops_says_so_with_the_counts_and_the_fix(tmp_path: Path) -> None:
+    """A step function that runs no PyTorch op itself (only Python): the run is kept, and says it."""
+    (tmp_path / "prog.py").write_text(
+        "import torch\n\n\ndef bookkeeping(d, i):\n    d[i % 7] = d.get(i % 7, 0) + i\n\n\n"
+        "def main():\n    d = {}\n    x = torch.ones(4)\n    for i in range(12):\n        x = x * 2\n"
+        "        bookkeeping(d, i)\n\n\nmain()\n"
+    )
+    proc = oplens_cli(tmp_path, "run", "--step", "prog.py::bookkeeping", "--skip", "1", "--profiler-warmup", "1",
+                      "--calls", "3", "--json", "-", "--", "prog.py")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    run = json.loads(proc.stdout)
+    (warning,) = [w for w in run["backend"]["warnings"] if "saw no PyTorch ops" in w]
+    assert "3 profiled steps of bookkeeping" in warning and "give --step the function that does" in warning
+    assert run["overview"]["steps"] == 3 and run["overview"]["total_device_us"] == 0
+
+
 # ---- the attribution on known records -----------------------------------------------------------------
 
 

@@ -105,7 +105,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--chunk", type=int, default=20, help="steps between lockstep turns")
     parser.add_argument("--probe-calls", type=int, default=0, help="make_inputs() calls before the loop")
+    parser.add_argument("--dim", type=int, default=DIM, help="the model's width (larger: fewer Python calls per FLOP)")
+    parser.add_argument("--batch", type=int, default=BATCH)
     opts = parser.parse_args()
+    global DIM, BATCH
+    DIM, BATCH = opts.dim, opts.batch
     sync = os.environ.get("OPLENS_BENCH_SYNC", "")
     ready = go = None
     if sync:

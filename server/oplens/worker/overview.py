@@ -104,6 +104,12 @@ class OverviewCapturer(Capturer):
                                     calls_profiled=iters, partial=bool(partial), reason=partial, stopped=stopped)  # fmt: skip
         if partial:
             run.backend.warnings.append(f"partial overview: {partial}; the figures are over those steps only")
+        if overview.total_cpu_us == 0 and overview.total_device_us == 0:  # not one op inside the steps
+            what = f"{iters} profiled step{'s' if iters != 1 else ''} of {t.qualname}" if t.qualname else "the time window"
+            run.backend.warnings.append(
+                f"the overview saw no PyTorch ops in {what} ({len(profile.frames)} Python frames): the step runs none "
+                "itself; give --step the function that does (the training step, or the model's forward), or a time "
+                "window (--delay, --duration) where the program computes")  # fmt: skip
         run.timings_ms["processing"] = (time.perf_counter() - t0) * 1000.0
         return run
 
