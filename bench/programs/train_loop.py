@@ -99,6 +99,7 @@ def batches(n: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
 
 
 def main() -> None:
+    global DIM, BATCH  # --dim/--batch size the model and the batches the functions above build
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=600)
     parser.add_argument("--times", default=os.environ.get("OPLENS_BENCH_TIMES", ""))
@@ -108,7 +109,6 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=DIM, help="the model's width (larger: fewer Python calls per FLOP)")
     parser.add_argument("--batch", type=int, default=BATCH)
     opts = parser.parse_args()
-    global DIM, BATCH
     DIM, BATCH = opts.dim, opts.batch
     sync = os.environ.get("OPLENS_BENCH_SYNC", "")
     ready = go = None

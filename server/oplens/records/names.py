@@ -38,3 +38,4 @@ ITER_RANGE = "oplens.iter:"  # oplens.iter:<i>, one per profiled iteration
 LINE_RANGE = "oplens.line:"  # oplens.line:<n>, one per executed line of the target
 INNER_RANGE = "oplens.inner:"  # oplens.inner:<function>:<n>, lines of same-file helpers
 MODULE_RANGE = "oplens.module:"  # oplens.module:<path>, one per nn.Module call in a program overview
+FRAME_RANGE = "oplens.frame:"  # oplens.frame:<file>(<def line>): <name>, one per call of a user function (overview)

@@ -2,7 +2,9 @@
 
 The step function is instrumented and counted as a capture's target is (`worker/capture.py`: its first
 `skip` calls untouched, the profiler's warm-up dropped, then `calls` steps), but each profiled step is
-recorded whole, with Python stacks (`with_stack=True`) and no line marks, and every `nn.Module` call in
+recorded whole, with the user's frames and no line marks: each call of a user function in a range of its
+own (`worker/userframes.py`, its code swapped for the window only), or, in a program that has used
+torch.compile, torch's Python tracer (`with_stack=True`, every Python call); and every `nn.Module` call in
 it gets a range named by the module's attribute path (global forward hooks, installed for the window
 only). The profile is then attributed to the user's functions, files and modules
 (`analysis/functions.py`) and sent as a `Run` with its `overview`.
@@ -32,10 +34,12 @@ from oplens.records import names
 from oplens.records.job import Progress
 from oplens.records.run import Capture as CaptureRecord
 from oplens.records.run import Config, Run, Spread, Totals
+from oplens.worker import userframes
 from oplens.worker.calls import ProfiledCalls
 from oplens.worker.capture import Capturer, Window
 from oplens.worker.linemarks import Range
 from oplens.worker.quiet import to_log
+from oplens.worker.userframes import UserFrames
 
 
 class OverviewCapturer(Capturer):
@@ -44,6 +48,26 @@ class OverviewCapturer(Capturer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.modules = ModuleRanges()
+        self.frames: UserFrames | None = None  # None: torch's Python tracer
+
+    @functools.cached_property
+    def is_user(self) -> Callable[[str], str | None]:
+        """The absolute path of a file of the user's code (the workspace, the program's folder), else None."""
+        program = self.job.program
+        assert program is not None
+        roots = user_roots(self.job.workspace, program.cwd, program.program if not program.module else "")
+        return functools.lru_cache(maxsize=None)(lambda f: user_file(f, roots))
+
+    def open_frames(self) -> UserFrames | None:
+        """The user's frames as ranges from now on (their code swapped), where this process allows it."""
+        if userframes.usable():
+            self.frames = UserFrames(self.is_user)
+            self.frames.swap()
+        return self.frames
+
+    def close_frames(self) -> None:
+        if self.frames is not None:
+            self.frames.restore()
 
     def _call(self, w: Window, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if w.seen <= self.skip:
@@ -56,22 +80,28 @@ class OverviewCapturer(Capturer):
     def _window_call(self, w: Window, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if w.calls is None:
             self.modules.install(threading.get_ident())
+            frames = self.open_frames()
             w.calls = ProfiledCalls(self.backend, Path(w.stage_dir), contextlib.nullcontext(), self.calls, self.warm,
-                                    stacks=True)  # fmt: skip
+                                    stacks=frames is None)  # fmt: skip
+        if self.frames is not None and w.calls.started == self.warm:  # the first recorded step begins
+            self.frames.note_running(sys._getframe(1))
         return super()._window_call(w, fn, args, kwargs)
 
     def describe(self, w: Window, partial: str, stopped: bool) -> Run:
         self.modules.remove()
+        self.close_frames()
         assert w.calls is not None
         t0 = time.perf_counter()
         self.send(Progress("processing", 0, 1))
         info = self.backend.info()
         profile = read_profile(w.calls.prof, self.backend.facts.on_device, self.backend.facts.per_op_device_time)
+        if self.frames is not None:
+            around_steps(profile, self.frames.running)
         profile.module_types = dict(self.modules.types)
         program = self.job.program
         assert program is not None
         roots = user_roots(self.job.workspace, program.cwd, program.program if not program.module else "")
-        overview = attribute(profile, functools.lru_cache(maxsize=None)(lambda f: user_file(f, roots)))
+        overview = attribute(profile, self.is_user)
         t = w.target
         overview.step = f"{t.file}::{t.qualname}" if t.qualname else ""
         if not t.qualname:
@@ -118,8 +148,8 @@ class TimedWindow:
     """The profiled part of a time window: what the capture's `ProfiledCalls` is for steps (the profile, the
     window's wall time as its one "step", `stop()`/`release()`), opened and closed from a timer."""
 
-    def __init__(self, backend: Any, stage_dir: Path) -> None:
-        self.backend, self.stage_dir = backend, stage_dir
+    def __init__(self, backend: Any, stage_dir: Path, frames: UserFrames | None) -> None:
+        self.backend, self.stage_dir, self.frames = backend, stage_dir, frames
         self.prof: Any = None
         self.started = 0
         self.wall_us: list[float] = []
@@ -129,10 +159,12 @@ class TimedWindow:
 
     def begin(self) -> None:
         options = self.backend.profiler_options(self.stage_dir)
-        self.prof = torch.profiler.profile(activities=self.backend.activities(), record_shapes=False, with_stack=True,
-                                           **options)  # fmt: skip
+        self.prof = torch.profiler.profile(activities=self.backend.activities(), record_shapes=False,
+                                           with_stack=self.frames is None, **options)  # fmt: skip
         with to_log():
             self.prof.start()
+        if self.frames is not None:
+            self.frames.note_running(sys._getframe(2))  # the program's frames running now (under the timer's handler)
         self.started = 1
         self._range = Range(f"{names.ITER_RANGE}0")  # the window is the one "step" the figures are per
         self._range.__enter__()
@@ -142,6 +174,7 @@ class TimedWindow:
         if self._range is not None:
             self._range.__exit__(None, None, None)
             self._range = None
+
             try:
                 self.backend.synchronize()
             finally:
@@ -187,7 +220,7 @@ class TimeWindowCapturer(OverviewCapturer):
             return
         if w.calls is None:
             self.modules.install(threading.get_ident())
-            window = TimedWindow(self.backend, Path(w.stage_dir))
+            window = TimedWindow(self.backend, Path(w.stage_dir), self.open_frames())
             w.calls = window  # type: ignore[assignment]
             window.begin()
             self.send(Progress("capture", 0, 1))
@@ -213,7 +246,7 @@ def read_profile(prof: Any, on_device: bool, per_op_device_time: bool) -> Profil
     steps: list[Span] = []
     modules: list[Span] = []
     device: dict[int, int] = {}
-    step_prefix, module_prefix = names.ITER_RANGE, names.MODULE_RANGE
+    step_prefix, module_prefix, frame_prefix = names.ITER_RANGE, names.MODULE_RANGE, names.FRAME_RANGE
     for k in prof.profiler.kineto_results.events():
         start = k.start_ns()
         end = start + k.duration_ns()
@@ -226,7 +259,9 @@ def read_profile(prof: Any, on_device: bool, per_op_device_time: bool) -> Profil
             device[linked] = device.get(linked, 0) + (end - start)
             continue
         name = k.name()
-        if name.startswith(step_prefix):
+        if name.startswith(frame_prefix):
+            frames.append(PyFrame(name[len(frame_prefix) :], thread, start, end))
+        elif name.startswith(step_prefix):
             steps.append(Span(name[len(step_prefix) :], thread, start, end))
         elif name.startswith(module_prefix):
             modules.append(Span(name[len(module_prefix) :], thread, start, end))
@@ -239,6 +274,17 @@ def read_profile(prof: Any, on_device: bool, per_op_device_time: bool) -> Profil
         op.device_ns += device.get(correlation, 0) if correlation else 0
     steps.sort(key=lambda s: s.start_ns)
     return Profile(frames, [op for op, _ in ops], steps, modules, on_device=on_device)
+
+
+def around_steps(profile: Profile, running: list[str]) -> None:
+    """The user frames that were running when the steps began (outermost first) as frames around them all,
+    on the steps' thread, each a nanosecond outside the next so they nest in order."""
+    if not running or not profile.steps:
+        return
+    first, last = profile.steps[0], profile.steps[-1]
+    n = len(running)
+    profile.frames[:0] = [PyFrame(name, first.thread, first.start_ns - (n - i), last.end_ns + (n - i))
+                          for i, name in enumerate(running)]  # fmt: skip
 
 
 def user_roots(workspace: str, cwd: str, script: str) -> list[str]:
