@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -7,15 +8,18 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lsprotocol import types as lsp
-from pytest_lsp import LanguageClient
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import make_test_lsp_client
 
 from oplens.analysis.attribution import Attribution, RawEvent, attribute
 from oplens.analysis.chrome_trace import read_events
+from oplens.records import names
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
@@ -174,6 +178,46 @@ def killed_parent_leaves_nothing(argv: list[str], cwd: Path, marker: str, ready:
 
 
 # The language server's tests: a real client speaking LSP to `oplens serve`.
+
+
+@contextlib.asynccontextmanager
+async def served_client(workspace: Path, **initialization_options: Any) -> AsyncIterator[LanguageClient]:
+    """A real LSP client of `oplens serve --stdio --no-warm` in `workspace` (its one folder), as VS Code
+    initializes it: the `oplens/result` notifications it gets kept in `.results` and the `oplens/document`
+    ones in `.documents` (as plain dicts), the lens and hint refreshes answered; shut down on exit."""
+    c = make_test_lsp_client()
+    c.results = []  # type: ignore[attr-defined]
+    c.documents = []  # type: ignore[attr-defined]
+
+    @c.feature(names.RESULT_NOTIFICATION)
+    def on_result(params: Any) -> None:
+        c.results.append(plain(params))  # type: ignore[attr-defined]
+
+    @c.feature(names.DOCUMENT_NOTIFICATION)
+    def on_document(params: Any) -> None:
+        c.documents.append(plain(params))  # type: ignore[attr-defined]
+
+    @c.feature(lsp.WORKSPACE_CODE_LENS_REFRESH)
+    def lens_refresh(params: Any) -> None:
+        return None
+
+    @c.feature(lsp.WORKSPACE_INLAY_HINT_REFRESH)
+    def hint_refresh(params: Any) -> None:
+        return None
+
+    await c.start_io(sys.executable, "-m", "oplens", "serve", "--stdio", "--no-warm", cwd=str(workspace))
+    await c.initialize_session(
+        lsp.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=workspace.as_uri(),
+            workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+            initialization_options=initialization_options or None,
+        )
+    )
+    try:
+        yield c
+    finally:
+        await c.shutdown_session()
 
 
 def open_doc(client: LanguageClient, path: Path) -> str:

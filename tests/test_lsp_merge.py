@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,10 +18,9 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from pytest_lsp import LanguageClient, client_capabilities
-from pytest_lsp.client import make_test_lsp_client
+from pytest_lsp import LanguageClient
 
-from conftest import plain
+from conftest import plain, served_client
 from oplens.records import names
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,37 +50,8 @@ def host_run(where: Path, rank: int, file: Path) -> Path:
 
 @pytest_asyncio.fixture
 async def client(workspace: Path) -> AsyncIterator[LanguageClient]:
-    c = make_test_lsp_client()
-    c.results = []  # type: ignore[attr-defined]
-    c.documents = []  # type: ignore[attr-defined]
-
-    @c.feature(names.RESULT_NOTIFICATION)
-    def on_result(params: Any) -> None:
-        c.results.append(plain(params))  # type: ignore[attr-defined]
-
-    @c.feature(names.DOCUMENT_NOTIFICATION)
-    def on_document(params: Any) -> None:
-        c.documents.append(plain(params))  # type: ignore[attr-defined]
-
-    @c.feature(lsp.WORKSPACE_CODE_LENS_REFRESH)
-    def lens_refresh(params: Any) -> None:
-        return None
-
-    @c.feature(lsp.WORKSPACE_INLAY_HINT_REFRESH)
-    def hint_refresh(params: Any) -> None:
-        return None
-
-    await c.start_io(sys.executable, "-m", "oplens", "serve", "--stdio", "--no-warm", cwd=str(workspace))
-    await c.initialize_session(
-        lsp.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
-            root_uri=workspace.as_uri(),
-            workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-            initialization_options={"pathMappings": [{"local": CLIENT_HOSTS, "host": str(workspace.parent / "hosts")}]},
-        )
-    )
-    yield c
-    await c.shutdown_session()
+    async with served_client(workspace, pathMappings=[{"local": CLIENT_HOSTS, "host": str(workspace.parent / "hosts")}]) as c:
+        yield c
 
 
 async def merge(client: LanguageClient, *args: Any) -> Any:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,10 +16,9 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import LanguageClient, client_capabilities
-from pytest_lsp.client import make_test_lsp_client
+from pytest_lsp import LanguageClient
 
-from conftest import plain
+from conftest import open_doc, served_client
 from oplens.records import names
 
 MODEL = """\
@@ -85,45 +83,13 @@ async def workspace(tmp_path: Path) -> Path:
 
 @pytest_asyncio.fixture
 async def client(workspace: Path) -> AsyncIterator[LanguageClient]:
-    c = make_test_lsp_client()
-    c.results = []  # type: ignore[attr-defined]
-
-    @c.feature(names.RESULT_NOTIFICATION)
-    def on_result(params: Any) -> None:
-        c.results.append(plain(params))  # type: ignore[attr-defined]
-
-    @c.feature(lsp.WORKSPACE_CODE_LENS_REFRESH)
-    def lens_refresh(params: Any) -> None:
-        return None
-
-    @c.feature(lsp.WORKSPACE_INLAY_HINT_REFRESH)
-    def hint_refresh(params: Any) -> None:
-        return None
-
-    await c.start_io(sys.executable, "-m", "oplens", "serve", "--stdio", "--no-warm", cwd=str(workspace))
-    await c.initialize_session(
-        lsp.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
-            root_uri=workspace.as_uri(),
-            workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-        )
-    )
-    yield c
-    await c.shutdown_session()
+    async with served_client(workspace) as c:
+        yield c
 
 
 async def execute(client: LanguageClient, command: str, arg: dict[str, Any]) -> Any:
     params = lsp.ExecuteCommandParams(command=command, arguments=[arg])
     return await asyncio.wait_for(client.workspace_execute_command_async(params), 120)
-
-
-def open_file(client: LanguageClient, path: Path) -> str:
-    uri = path.as_uri()
-    client.text_document_did_open(
-        lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1,
-                                                                         text=path.read_text()))  # fmt: skip
-    )
-    return uri
 
 
 async def lenses(client: LanguageClient, uri: str) -> list[lsp.CodeLens]:
@@ -145,7 +111,7 @@ def overview_lenses(found: list[lsp.CodeLens]) -> dict[int, list[lsp.Command]]:
 @pytest.mark.asyncio
 async def test_overview_lenses_in_two_files_hot_functions_and_lines(client: LanguageClient, workspace: Path) -> None:
     model, steps = workspace / "pkg" / "model.py", workspace / "pkg" / "steps.py"
-    model_uri, steps_uri = open_file(client, model), open_file(client, steps)
+    model_uri, steps_uri = open_doc(client, model), open_doc(client, steps)
     assert overview_lenses(await lenses(client, model_uri)) == {}  # no overview yet
     assert await execute(client, names.HOT_FUNCTIONS_COMMAND, {}) is None
 

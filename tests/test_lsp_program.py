@@ -6,7 +6,6 @@ program that fails first (its line marked), a cancel, and arguments that contrad
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,10 +14,9 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import LanguageClient, client_capabilities
-from pytest_lsp.client import make_test_lsp_client
+from pytest_lsp import LanguageClient
 
-from conftest import plain
+from conftest import plain, served_client
 from oplens.lsp import settings
 from oplens.records import names
 
@@ -87,31 +85,8 @@ async def workspace(tmp_path: Path) -> Path:
 
 @pytest_asyncio.fixture
 async def client(workspace: Path) -> AsyncIterator[LanguageClient]:
-    c = make_test_lsp_client()
-    c.results = []  # type: ignore[attr-defined]
-
-    @c.feature(names.RESULT_NOTIFICATION)
-    def on_result(params: Any) -> None:
-        c.results.append(plain(params))  # type: ignore[attr-defined]
-
-    @c.feature(lsp.WORKSPACE_CODE_LENS_REFRESH)
-    def lens_refresh(params: Any) -> None:
-        return None
-
-    @c.feature(lsp.WORKSPACE_INLAY_HINT_REFRESH)
-    def hint_refresh(params: Any) -> None:
-        return None
-
-    await c.start_io(sys.executable, "-m", "oplens", "serve", "--stdio", "--no-warm", cwd=str(workspace))
-    await c.initialize_session(
-        lsp.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
-            root_uri=workspace.as_uri(),
-            workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-        )
-    )
-    yield c
-    await c.shutdown_session()
+    async with served_client(workspace) as c:
+        yield c
 
 
 async def profile(client: LanguageClient, arg: dict[str, Any]) -> Any:

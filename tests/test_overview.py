@@ -121,6 +121,25 @@ def test_a_step_never_called_says_so_with_the_counts(tmp_path: Path) -> None:
     assert "generate" in proc.stderr and "called 0 times" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_a_models_forward_as_the_step_across_the_profilers_warm_up(tmp_path: Path) -> None:
+    """`--step …::TinyLM.forward`: the step runs inside the model's own module call, whose hooks passed before
+    the window opened and whose call spans the profiler schedule's switch from warm-up to recording (a range
+    opened across it trips torch's guard): the run completes, every submodule named from the model down, the
+    user's functions (Block.forward …) under the step."""
+    proc = oplens_cli(ROOT, "run", "--step", "examples/tinylm/model.py::TinyLM.forward", "--skip", "2",
+                      "--profiler-warmup", "2", "--calls", "3", "--stop", "--out", str(tmp_path / "runs"), "--json", "-",
+                      "--", "examples/tinylm_train.py", "--steps", "12")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    o = json.loads(proc.stdout)["overview"]
+    paths = [m["path"] for m in o["modules"]]
+    assert "model.blocks.0" in paths and "model.blocks.0.attn" in paths, paths
+    assert all(p == "model" or p.startswith("model.") for p in paths), paths
+    fns = {f["qualname"]: f for f in o["functions"]}
+    assert fns["TinyLM.forward"]["pct_total"] > 99 and fns["Block.forward"]["calls"] > 0
+    names = [o["functions"][n["function"]]["qualname"] for n in o["frames"]]
+    assert o["frames"][names.index("Block.forward")]["parent"] == names.index("TinyLM.forward")
+
+
 def test_a_window_that_saw_no_ops_says_so_with_the_counts_and_the_fix(tmp_path: Path) -> None:
     """A step function that runs no PyTorch op itself (only Python): the run is kept, and says it."""
     (tmp_path / "prog.py").write_text(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 import types
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import CodeType, FrameType
 from typing import Any
 
@@ -42,6 +42,12 @@ class _SlowRange:
 # A profiler range, opened by __enter__ and closed by __exit__. The fast one (~1.6 µs a pair,
 # what torch.compile's own ranges use) is private torch API, hence the fallback.
 Range: Any = getattr(getattr(torch._C, "_profiler", None), "_RecordFunctionFast", None) or _SlowRange
+
+# Whether the profiler records now. A fast range opened while it does not (a schedule's warm-up) and closed
+# once it does trips torch's guard ("exit an active record_function_fast context but no guard is set"): a
+# range that may span the schedule's step (a module, a user function around the step) opens only while it
+# records.
+recording: Callable[[], bool] = torch._C._autograd._profiler_enabled
 
 
 class LineMarker:

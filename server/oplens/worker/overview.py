@@ -37,7 +37,7 @@ from oplens.records.run import Config, Run, Spread, Totals
 from oplens.worker import userframes
 from oplens.worker.calls import ProfiledCalls
 from oplens.worker.capture import Capturer, Window
-from oplens.worker.linemarks import Range
+from oplens.worker.linemarks import Range, recording
 from oplens.worker.quiet import to_log
 from oplens.worker.userframes import UserFrames
 
@@ -79,7 +79,7 @@ class OverviewCapturer(Capturer):
 
     def _window_call(self, w: Window, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if w.calls is None:
-            self.modules.install(threading.get_ident())
+            self.modules.install(threading.get_ident(), args[0] if args else None)
             frames = self.open_frames()
             w.calls = ProfiledCalls(self.backend, Path(w.stage_dir), contextlib.nullcontext(), self.calls, self.warm,
                                     stacks=frames is None)  # fmt: skip
@@ -335,10 +335,16 @@ class ModuleRanges:
         self.types: dict[str, str] = {}
         self.handles: list[Any] = []
 
-    def install(self, thread: int) -> None:
+    def install(self, thread: int, running: Any = None) -> None:
+        """The hooks on, for `thread`'s module calls; `running`: the module whose forward is running now (a
+        step that is a module's forward: its pre hook has passed), its children named from it."""
         from torch.nn.modules import module as nn_module
 
         self.thread = thread
+        if isinstance(running, torch.nn.Module) and id(running) not in self.paths:
+            path = self.paths[id(running)] = _root_name(running)
+            self.types[path] = type(running).__name__
+            self.stack.append((running, None))
         self.handles = [
             nn_module.register_module_forward_pre_hook(self._pre),
             nn_module.register_module_forward_hook(self._post, always_call=True),
@@ -349,7 +355,9 @@ class ModuleRanges:
             h.remove()
         self.handles = []
         while self.stack:
-            self.stack.pop()[1].__exit__(None, None, None)
+            r = self.stack.pop()[1]
+            if r is not None:
+                r.__exit__(None, None, None)
 
     def _pre(self, module: torch.nn.Module, args: Any) -> None:
         if threading.get_ident() != self.thread or torch.compiler.is_compiling():
@@ -358,8 +366,9 @@ class ModuleRanges:
         if path is None:
             path = self.paths[id(module)] = self._path(module)
             self.types[path] = type(module).__name__
-        r = Range(names.MODULE_RANGE + path)
-        r.__enter__()
+        r = Range(names.MODULE_RANGE + path) if recording() else None  # not across the schedule's warm-up
+        if r is not None:
+            r.__enter__()
         self.stack.append((module, r))
 
     def _post(self, module: torch.nn.Module, args: Any, output: Any) -> None:
@@ -369,7 +378,8 @@ class ModuleRanges:
             return
         while self.stack:  # a child whose forward raised never saw its post hook: closed with it
             m, r = self.stack.pop()
-            r.__exit__(None, None, None)
+            if r is not None:
+                r.__exit__(None, None, None)
             if m is module:
                 return
 

@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import gc
 import sys
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from oplens.records import names
-from oplens.worker.linemarks import Range
+from oplens.worker.linemarks import Range, recording
 
 HOOK = "__oplens_frame__"  # the name the wrapped bodies call: builtins, while the window is open
 CodeKey = tuple[str, int]  # (co_qualname, co_firstlineno)
@@ -56,7 +58,7 @@ class UserFrames:
 
     def swap(self) -> int:
         """Each user function's code for its wrapped variant; how many were swapped."""
-        setattr(builtins, HOOK, Range)
+        setattr(builtins, HOOK, _frame)
         for fn in _functions():
             code = fn.__code__
             found = self._variant(code)
@@ -109,6 +111,14 @@ class UserFrames:
             return None
         found = variants(code.co_filename, path).get(_key(code))
         return found if found is not None and (found.wrapped is code or _same(found.plain, code)) else None
+
+
+_OFF = contextlib.nullcontext()
+
+
+def _frame(name: str) -> Any:
+    """A wrapped body's range: where the profiler records now (see `linemarks.recording`), else nothing."""
+    return Range(name) if recording() else _OFF
 
 
 def _same(a: types.CodeType, b: types.CodeType) -> bool:
