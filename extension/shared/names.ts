@@ -41,6 +41,7 @@ export const ITER_RANGE = 'oplens.iter:';
 export const LINE_RANGE = 'oplens.line:';
 export const INNER_RANGE = 'oplens.inner:';
 export const MODULE_RANGE = 'oplens.module:'; // oplens.module:<path>, one per nn.Module call in a program overview
+export const FRAME_RANGE = 'oplens.frame:'; // oplens.frame:<file>(<def line>): <name>, one per user function call (overview)
 
 // ---- shared with the server: oplens.backends.registry ----------------------------------------
 
