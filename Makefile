@@ -74,3 +74,5 @@ bench: setup
 	$(PY) bench/calibrate.py
 	$(PY) bench/systrace.py
 	$(PY) bench/overview_overhead.py
+	$(PY) bench/processing_scale.py
+	$(PY) bench/notebook_overhead.py

@@ -1,0 +1,111 @@
+"""A profile inside the notebook's kernel: the statement's calls run in the kernel's own process, on its live
+objects, through the one pipeline `oplens profile` runs in a worker.
+
+The worker's steps, in order and unchanged (`worker/profiling.py`): the backend prepared (its environment
+and vendor profiling configured before the warm-up), `measure` (warm-up calls, the profiler's own warm-up
+dropped, the timed iterations with the function's lines marked, the one shapes call), `finish` (the chain
+of derived views, the backend's artifacts, the trace exported); then the run stored as the engine stores
+every run (`engine/finalize.py`): in the runs directory, so `oplens diff`, `analyze` and the editor read it.
+What differs is only what a worker gets from a file and an `--args` expression: here the statement, a
+callable of the kernel, and the function it reaches (`notebook/target.py`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from oplens.engine import finalize, request, runs
+from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_WARMUP
+from oplens.notebook.target import Live
+from oplens.records.errors import OpLensError
+from oplens.records.job import Job
+from oplens.records.run import Run
+from oplens.worker import profiling
+from oplens.worker.linemarks import LineMarker
+
+
+@dataclass
+class Settings:
+    """A `%oplens` run's settings (the magic's options)."""
+
+    iters: int = DEFAULT_ITERS
+    warmup: int = DEFAULT_WARMUP
+    profiler_warmup: int = DEFAULT_PROFILER_WARMUP
+    backend: str = "cpu"
+    out: str = ""  # the runs directory ("": <the notebook's folder>/.oplens/runs)
+
+
+class StatementRaised(Exception):  # noqa: N818 (it carries the user's exception, not an error of OpLens's)
+    """The statement raised: `error` is the user's exception, its traceback from the statement down."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def profile_statement(run_once: Callable[[], Any], live: Live, helpers: list[types.CodeType], statement: str,
+                      settings: Settings, progress: Callable[[str, int, int], None] | None = None) -> Run:  # fmt: skip
+    """Profile `live`'s lines while `run_once()` (the statement) runs warm-up + iterations times; the stored run."""
+    request.check(settings.backend, settings.warmup, settings.iters, settings.profiler_warmup, 600.0, {},
+                  request.PROFILE_FLAGS)  # fmt: skip
+    workspace = Path.cwd()
+    root = runs.prepare(runs.runs_root(workspace, settings.out or None))
+    run_id = runs.new_run_id(live.target.qualname)
+    staged = runs.stage(root, run_id)
+    job = Job(target=live.target, signature=live.definition.signature, args=statement, backend=settings.backend,
+              warmup=settings.warmup, iters=settings.iters, stage_dir=str(staged), workspace=str(workspace),
+              profiler_warmup=settings.profiler_warmup)  # fmt: skip
+    raised: list[BaseException] = []
+
+    def call() -> Any:
+        try:
+            return run_once()
+        except BaseException as e:  # the user's: told as theirs, not as an error of OpLens's
+            raised.append(e)
+            raise
+
+    saved_env = dict(os.environ)
+    try:
+        backend = profiling.prepare_backend(job)
+        prepared = profiling.Prepared(job, backend, call, (), LineMarker(live.fn.__code__, helpers))
+        measured = profiling.measure(prepared, progress or _quiet)
+        run = profiling.finish(job, backend, measured, progress=progress)
+    except OpLensError:
+        runs.discard(staged)
+        if raised:
+            raise StatementRaised(raised[0]) from None
+        raise
+    except BaseException:
+        runs.discard(staged)
+        raise
+    finally:
+        _restore_env(saved_env)  # the backend's variables were the profile's, not the kernel's from now on
+    run.config = dataclasses.replace(run.config, args=statement)
+    finalize.store(root, staged, run, None, {})
+    return run
+
+
+def _quiet(stage: str, done: int, total: int) -> None:
+    return None
+
+
+def _restore_env(saved: dict[str, str]) -> None:
+    for k in [k for k in os.environ if k not in saved]:
+        del os.environ[k]
+    os.environ.update(saved)
+
+
+def user_traceback(error: BaseException) -> BaseException:
+    """`error` with the frames before the user's statement left out (OpLens's calls into it)."""
+    tb = error.__traceback__
+    ours = str(Path(__file__).resolve().parent.parent)
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith(ours):
+        tb = tb.tb_next
+    return error.with_traceback(tb)
+

@@ -1,0 +1,211 @@
+"""The notebook magics in a real IPython kernel (ipykernel, driven by jupyter_client as Jupyter and VS Code
+drive it): `%load_ext oplens`, then `%oplens` on a function defined in a cell, a method of a live module
+object and a torch.compile'd function, and `%%oplens` on a cell's own lines; each run written where the
+CLI and the editor read runs, attributed to the right lines of the cell, the same ops per line as `oplens
+profile` gives the same function; a raising statement shows the user's traceback and the kernel goes on."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jupyter_client.manager import KernelManager
+
+from conftest import EXAMPLE, oplens_cli
+
+RMSNORM_CELL = '''\
+import torch
+
+EPS = 1e-6
+
+
+def rmsnorm_naive(x, w):
+    x_sq = x * x
+    mean_sq = x_sq.mean(dim=-1, keepdim=True)
+    mean_eps = mean_sq + EPS
+    inv_rms = torch.rsqrt(mean_eps)
+    x_norm = x * inv_rms
+    return x_norm * w
+
+
+torch.manual_seed(0)
+x, w = torch.randn(2, 64, 256), torch.ones(256)
+'''
+# the lines of rmsnorm_naive in the cell above, and in examples/rmsnorm.py (its docstring is one line more there)
+CELL_BODY = range(7, 13)
+FILE_BODY = range(25, 31)
+
+
+class Kernel:
+    """One real kernel: `run(code)` executes a cell and returns what it output."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.km = KernelManager(kernel_name="python3")
+        self.km.start_kernel(cwd=str(cwd), env={**os.environ, "OMP_NUM_THREADS": "1"})
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=120)
+
+    def run(self, code: str, timeout: float = 300) -> dict[str, Any]:
+        msg_id = self.kc.execute(code)
+        out: dict[str, Any] = {"stdout": "", "stderr": "", "html": [], "text": [], "error": None}
+        while True:
+            try:
+                msg = self.kc.get_iopub_msg(timeout=timeout)
+            except queue.Empty:
+                raise AssertionError(f"no answer in {timeout} s to {code[:80]!r}; so far {out}") from None
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "stream":
+                out[content["name"]] += content["text"]
+            elif kind in ("display_data", "execute_result"):
+                out["html"].append(content["data"].get("text/html", ""))
+                out["text"].append(content["data"].get("text/plain", ""))
+            elif kind == "error":
+                out["error"] = content
+            elif kind == "status" and content["execution_state"] == "idle":
+                return out
+
+    def close(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Kernel, Path]]:
+    folder = tmp_path_factory.mktemp("notebook")
+    k = Kernel(folder)
+    try:
+        loaded = k.run("%load_ext oplens")
+        assert loaded["error"] is None, loaded
+        yield k, folder
+    finally:
+        k.close()
+
+
+def the_run(out: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """The run a magic displayed: its id from the output, its result.json from the runs directory."""
+    assert out["error"] is None, out["error"] and "\n".join(out["error"]["traceback"])
+    (html,) = [h for h in out["html"] if "oplens-run" in h]
+    run_id = html.split('data-run-id="', 1)[1].split('"', 1)[0]
+    return json.loads((folder / ".oplens" / "runs" / run_id / "result.json").read_text())  # type: ignore[no-any-return]
+
+
+def ops_by_line(run: dict[str, Any], body: range) -> list[set[str]]:
+    by_line = {s["line"]: {o["name"] for o in s["ops"]} for s in run["lines"]}
+    return [by_line.get(n, set()) for n in body]
+
+
+def shares(run: dict[str, Any], body: range) -> list[float]:
+    by_line = {s["line"]: s["pct_device"] for s in run["lines"]}
+    return [by_line.get(n, 0.0) for n in body]
+
+
+def test_a_function_defined_in_a_cell_is_profiled_as_oplens_profile_profiles_it(kernel: tuple[Kernel, Path]) -> None:
+    k, folder = kernel
+    assert k.run(RMSNORM_CELL)["error"] is None
+    run = the_run(k.run("%oplens --iters 5 --warmup 2 rmsnorm_naive(x, w)"), folder)
+    assert run["target"]["qualname"] == "rmsnorm_naive" and run["backend"]["device_label"] == "CPU"
+    assert run["target"]["def_line"] == 6 and run["config"]["iters"] == 5 and run["config"]["args"] == "rmsnorm_naive(x, w)"
+    # the same op table per line as the CLI's profile of the same function from its file; each line's share
+    # within what two of the CLI's own runs differ by (and 10 points: 5 iterations of small ops are noisy)
+    theirs = []
+    for _ in range(2):
+        cli = oplens_cli(EXAMPLE.parent, "profile", f"{EXAMPLE}::rmsnorm_naive", "--args", "make_inputs(2, 64, 256)",
+                         "--iters", "5", "--warmup", "2", "--json", "-", "--out", str(folder / "cli-runs"))  # fmt: skip
+        assert cli.returncode == 0, cli.stderr
+        theirs.append(json.loads(cli.stdout))
+    assert ops_by_line(run, CELL_BODY) == ops_by_line(theirs[0], FILE_BODY)
+    ours, a, b = (shares(r, body) for r, body in ((run, CELL_BODY), (theirs[0], FILE_BODY), (theirs[1], FILE_BODY)))
+    for mine, one, two in zip(ours, a, b, strict=True):
+        assert abs(mine - (one + two) / 2) <= max(abs(one - two), 10.0), (ours, a, b)
+    assert ops_by_line(run, CELL_BODY)[0] == {"aten::mul"} and "aten::rsqrt" in ops_by_line(run, CELL_BODY)[3]
+    # the sums agree with the totals, as in every run; the html shows the source with its figures
+    assert abs(sum(s["self_device_us"] for s in run["lines"]) - run["totals"]["self_device_us"]) < 0.5
+    assert "mean_sq = x_sq.mean(dim=-1, keepdim=True)" in k.run("%oplens --iters 3 rmsnorm_naive(x, w)")["html"][0]
+
+
+def test_a_method_of_a_live_module_object_and_a_compiled_function(kernel: tuple[Kernel, Path]) -> None:
+    k, folder = kernel
+    cell = ("import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.lin = nn.Linear(32, 32)\n\n    def forward(self, x):\n"
+            "        h = self.lin(x)\n        return torch.relu(h) * 2\n\n\nnet = Net()\nxs = torch.randn(8, 32)\n")  # fmt: skip
+    assert k.run(cell)["error"] is None
+    run = the_run(k.run("%oplens --iters 3 --warmup 1 net(xs)"), folder)
+    assert run["target"]["qualname"] == "Net.forward" and run["target"]["def_line"] == 10
+    lines = {s["line"]: {o["name"] for o in s["ops"]} for s in run["lines"]}
+    assert "aten::linear" in lines[11] or "aten::addmm" in lines[11], lines
+    assert "aten::relu" in lines[12], lines
+    assert k.run("def g(x):\n    y = x * 2\n    return y + 1\n\n\ncg = torch.compile(g)\n")["error"] is None
+    compiled = the_run(k.run("%oplens --iters 3 --warmup 2 cg(xs)", timeout=600), folder)
+    assert compiled["target"]["qualname"] == "g"
+    names = {o["name"] for s in compiled["lines"] for o in s["ops"]}
+    assert any(n.startswith("Torch-Compiled Region") for n in names), names
+
+
+def test_a_raising_statement_shows_the_users_traceback_and_the_kernel_goes_on(kernel: tuple[Kernel, Path]) -> None:
+    k, folder = kernel
+    before = sorted((folder / ".oplens" / "runs").glob("[!.]*"))
+    assert k.run("def boom(v):\n    z = v + 1\n    raise ValueError(f'bad {z}')\n")["error"] is None
+    out = k.run("%oplens boom(1)")
+    err = out["error"]
+    assert err is not None and err["ename"] == "ValueError" and err["evalue"] == "bad 2"
+    tb = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(err["traceback"]))  # without the terminal's colours
+    assert "raise ValueError" in tb and "oplens/worker" not in tb and "oplens/notebook" not in tb
+    assert sorted((folder / ".oplens" / "runs").glob("[!.]*")) == before  # no run kept of a statement that raised
+    assert k.run("print(1 + 1)")["stdout"] == "2\n"
+
+
+def test_the_cell_magic_profiles_the_cells_own_lines(kernel: tuple[Kernel, Path]) -> None:
+    k, folder = kernel
+    assert k.run("import torch\nt = torch.randn(64, 64)\n")["error"] is None
+    run = the_run(k.run("%%oplens --iters 3 --warmup 1\nu = t @ t\nv = torch.tanh(u)\ns = float(v.sum())\n"), folder)
+    assert run["target"]["qualname"] == "<cell>"
+    lines = {s["line"]: {o["name"] for o in s["ops"]} for s in run["lines"]}
+    assert "aten::mm" in lines[2] and "aten::tanh" in lines[3], lines  # the cell's lines, after the magic's
+    assert k.run("print(type(s).__name__, u.shape)")["stdout"] == "float torch.Size([64, 64])\n"  # its names stay
+
+
+def test_bad_input_is_one_line_with_its_fix(kernel: tuple[Kernel, Path]) -> None:
+    k, _ = kernel
+    for line, words in (("%oplens --iters x f()", "--iters takes a whole number"),
+                        ("%oplens", "give the statement to run"),
+                        ("%oplens 1 + 1", "calls no function"),
+                        ("%oplens -f nothing_here len([])", "-f nothing_here: NameError")):  # fmt: skip
+        out = k.run(line)
+        shown = (out["error"] and out["error"]["evalue"]) or out["stderr"]
+        assert words in shown, (line, out)
+        assert "Traceback" not in out["stderr"]
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_the_example_notebook_runs_as_a_user_runs_it(tmp_path: Path) -> None:
+    """examples/notebook.ipynb, each code cell in order in a fresh kernel: four runs shown and kept."""
+    notebook = json.loads((EXAMPLE.parent / "notebook.ipynb").read_text())
+    k = Kernel(tmp_path)
+    try:
+        shown = 0
+        for cell in notebook["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            out = k.run("".join(cell["source"]), timeout=600)
+            assert out["error"] is None, "\n".join(out["error"]["traceback"])
+            shown += sum("oplens-run" in h for h in out["html"])
+    finally:
+        k.close()
+    assert shown == 4
+    kept = [p for p in (tmp_path / ".oplens" / "runs").iterdir() if not p.name.startswith(".")]
+    assert len(kept) == 4
+    qualnames = sorted(json.loads((p / "result.json").read_text())["target"]["qualname"] for p in kept)
+    assert qualnames == ["<cell>", "rmsnorm_fused", "rmsnorm_naive", "rmsnorm_naive"]  # compiled: its function's lines
