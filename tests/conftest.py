@@ -181,10 +181,12 @@ def killed_parent_leaves_nothing(argv: list[str], cwd: Path, marker: str, ready:
 
 
 @contextlib.asynccontextmanager
-async def served_client(workspace: Path, **initialization_options: Any) -> AsyncIterator[LanguageClient]:
-    """A real LSP client of `oplens serve --stdio --no-warm` in `workspace` (its one folder), as VS Code
-    initializes it: the `oplens/result` notifications it gets kept in `.results` and the `oplens/document`
-    ones in `.documents` (as plain dicts), the lens and hint refreshes answered; shut down on exit."""
+async def served_client(workspace: Path, editor: str = "visual-studio-code",
+                        **initialization_options: Any) -> AsyncIterator[LanguageClient]:  # fmt: skip
+    """A real LSP client of `oplens serve --stdio --no-warm` in `workspace` (its one folder), as `editor`
+    initializes it (pytest-lsp's capabilities of that editor): the `oplens/result` notifications it gets kept
+    in `.results` and the `oplens/document` ones in `.documents` (as plain dicts), the lens and hint
+    refreshes answered; shut down on exit."""
     c = make_test_lsp_client()
     c.results = []  # type: ignore[attr-defined]
     c.documents = []  # type: ignore[attr-defined]
@@ -208,7 +210,7 @@ async def served_client(workspace: Path, **initialization_options: Any) -> Async
     await c.start_io(sys.executable, "-m", "oplens", "serve", "--stdio", "--no-warm", cwd=str(workspace))
     await c.initialize_session(
         lsp.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
+            capabilities=client_capabilities(editor),
             root_uri=workspace.as_uri(),
             workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
             initialization_options=initialization_options or None,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -21,10 +20,9 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from pytest_lsp import LanguageClient, client_capabilities
-from pytest_lsp.client import make_test_lsp_client
+from pytest_lsp import LanguageClient
 
-from conftest import open_doc, plain
+from conftest import open_doc, plain, served_client
 from oplens.records import names
 from oplens.records.format import fmt_roofline_pct, fmt_us_range, fmt_us_span, text_bar
 
@@ -62,27 +60,8 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest_asyncio.fixture
 async def client(workspace: Path) -> AsyncIterator[LanguageClient]:
-    c = make_test_lsp_client()
-    c.results = []  # type: ignore[attr-defined]
-
-    @c.feature(names.RESULT_NOTIFICATION)
-    def on_result(params: Any) -> None:
-        c.results.append(params)  # type: ignore[attr-defined]
-
-    @c.feature(names.DOCUMENT_NOTIFICATION)
-    def on_document(params: Any) -> None:
-        return None
-
-    await c.start_io(sys.executable, "-m", "oplens", "serve", "--stdio", "--no-warm", cwd=str(workspace))
-    await c.initialize_session(
-        lsp.InitializeParams(
-            capabilities=client_capabilities("neovim"),  # any editor: nothing here is VS Code's
-            root_uri=workspace.as_uri(),
-            workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-        )
-    )
-    yield c
-    await c.shutdown_session()
+    async with served_client(workspace, editor="neovim") as c:  # any editor: nothing here is VS Code's
+        yield c
 
 
 async def hints(client: LanguageClient, uri: str) -> dict[int, lsp.InlayHint]:
