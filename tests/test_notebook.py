@@ -36,7 +36,7 @@ def rmsnorm_naive(x, w):
 
 
 torch.manual_seed(0)
-x, w = torch.randn(2, 64, 256), torch.ones(256)
+x, w = torch.randn(8, 16, 128), torch.ones(128)
 '''
 # the lines of rmsnorm_naive in the cell above, and in examples/rmsnorm.py (its docstring is one line more there)
 CELL_BODY = range(7, 13)
@@ -112,21 +112,22 @@ def shares(run: dict[str, Any], body: range) -> list[float]:
 def test_a_function_defined_in_a_cell_is_profiled_as_oplens_profile_profiles_it(kernel: tuple[Kernel, Path]) -> None:
     k, folder = kernel
     assert k.run(RMSNORM_CELL)["error"] is None
-    run = the_run(k.run("%oplens --iters 5 --warmup 2 rmsnorm_naive(x, w)"), folder)
+    run = the_run(k.run("%oplens --iters 20 --warmup 2 rmsnorm_naive(x, w)"), folder)
     assert run["target"]["qualname"] == "rmsnorm_naive" and run["backend"]["device_label"] == "CPU"
-    assert run["target"]["def_line"] == 6 and run["config"]["iters"] == 5 and run["config"]["args"] == "rmsnorm_naive(x, w)"
+    assert run["target"]["def_line"] == 6 and run["config"]["iters"] == 20 and run["config"]["args"] == "rmsnorm_naive(x, w)"
     # the same op table per line as the CLI's profile of the same function from its file; each line's share
-    # within what two of the CLI's own runs differ by (and 10 points: 5 iterations of small ops are noisy)
+    # within twice what two of the CLI's own runs differ by, or 10 points (inputs under malloc's mmap threshold:
+    # larger ones are fresh pages per op, whose cost varies with the process's heap more than anything else)
     theirs = []
     for _ in range(2):
-        cli = oplens_cli(EXAMPLE.parent, "profile", f"{EXAMPLE}::rmsnorm_naive", "--args", "make_inputs(2, 64, 256)",
-                         "--iters", "5", "--warmup", "2", "--json", "-", "--out", str(folder / "cli-runs"))  # fmt: skip
+        cli = oplens_cli(EXAMPLE.parent, "profile", f"{EXAMPLE}::rmsnorm_naive", "--args", "make_inputs(8, 16, 128)",
+                         "--iters", "20", "--warmup", "2", "--json", "-", "--out", str(folder / "cli-runs"))  # fmt: skip
         assert cli.returncode == 0, cli.stderr
         theirs.append(json.loads(cli.stdout))
     assert ops_by_line(run, CELL_BODY) == ops_by_line(theirs[0], FILE_BODY)
     ours, a, b = (shares(r, body) for r, body in ((run, CELL_BODY), (theirs[0], FILE_BODY), (theirs[1], FILE_BODY)))
     for mine, one, two in zip(ours, a, b, strict=True):
-        assert abs(mine - (one + two) / 2) <= max(abs(one - two), 10.0), (ours, a, b)
+        assert abs(mine - (one + two) / 2) <= max(2 * abs(one - two), 10.0), (ours, a, b)
     assert ops_by_line(run, CELL_BODY)[0] == {"aten::mul"} and "aten::rsqrt" in ops_by_line(run, CELL_BODY)[3]
     # the sums agree with the totals, as in every run; the html shows the source with its figures
     assert abs(sum(s["self_device_us"] for s in run["lines"]) - run["totals"]["self_device_us"]) < 0.5
