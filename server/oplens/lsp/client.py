@@ -16,10 +16,13 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from oplens.lsp import settings
+from oplens.lsp.overview_views import ProgramArgs
 from oplens.lsp.paths import PathMap
 from oplens.lsp.settings import Settings
 from oplens.lsp.shared import Listener, SharedState
 from oplens.records.errors import OpLensError
+from oplens.records.job import ProgramSpec
+from oplens.records.run import Run
 
 SharedFor = Callable[[Path | None], SharedState]  # the client's root (None: unknown) → the shared state
 
@@ -100,6 +103,29 @@ class ClientState:
 
     def show(self, kind: lsp.MessageType, message: str) -> None:
         self.ls.window_show_message(lsp.ShowMessageParams(type=kind, message=message))
+
+    def program_of(self, run: Run) -> ProgramArgs | None:
+        """The program `run` was captured in, as `oplens.profile`'s `program` takes it in this client's paths
+        (an overview's `▶ lines` runs it again): what this server ran (its environment too), else what the
+        run recorded (`Run.capture`); None for neither."""
+        spec = self.shared.programs.get(run.run_id)
+        c = run.capture
+        if spec is None and c is not None and c.program:
+            module = c.program[3:] if c.program.startswith("-m ") else ""
+            spec = ProgramSpec(program="" if module else c.program, module=module, args=list(c.argv), cwd=c.cwd)
+        if spec is None:
+            return None
+
+        def local(path: str) -> str:  # a host path as the client names it (an absolute one through its mappings)
+            return self.paths.to_local(path) if path.startswith("/") else path
+
+        out: dict[str, Any] = {"module": spec.module} if spec.module else {"program": local(spec.program)}
+        out["args"] = list(spec.args)
+        if spec.cwd:
+            out["cwd"] = local(spec.cwd)
+        if spec.env:
+            out["env"] = dict(spec.env)
+        return ProgramArgs(out)
 
     def refresh(self) -> None:
         """Ask the client to re-request lenses and hints, where it announced it can."""

@@ -18,7 +18,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 
 from oplens.engine.targets import FunctionDef
-from oplens.lsp import arguments, diffs, overviews, views
+from oplens.lsp import arguments, diffs, overview_views, views
 from oplens.lsp.client import ClientState
 from oplens.records.names import DOCUMENT_NOTIFICATION, FUNCTIONS_COMMAND
 
@@ -48,7 +48,11 @@ def view(client: ClientState, uri: str) -> DocumentView:
 
 def code_lenses(client: ClientState, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
     v = view(client, params.text_document.uri)
-    return views.code_lenses(v.uri, v.text, v.functions, v.placed) + overviews.code_lenses(client, v.uri, v.path, v.functions)
+    lenses = views.code_lenses(v.uri, v.text, v.functions, v.placed)
+    overview = client.shared.results.shown_overview()  # the latest program overview's, on the functions it saw
+    if overview is not None and overview.overview is not None:
+        lenses += overview_views.code_lenses(overview, v.uri, v.path, v.functions, client.program_of(overview))
+    return lenses
 
 
 def inlay_hints(client: ClientState, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:

@@ -1,5 +1,5 @@
-"""The program overview in the editor: `oplens.overview` (run one), `oplens.hotFunctions` (its
-functions, hottest first) and the overview's lenses on a document's functions.
+"""The program overview in the editor: `oplens.overview` (run one) and `oplens.hotFunctions` (its
+functions, hottest first); the overview's lenses on a document's functions are `documents.py`'s.
 
 `oplens.overview {uri, qualname or line, program, skip?, calls?, stop?, backend?, timeoutSeconds?}`
 is `oplens.profile` with `program`, but for the program's step function: each profiled step recorded
@@ -16,13 +16,10 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from oplens.engine.targets import FunctionDef
 from oplens.lsp import arguments, overview_views, profiling
 from oplens.lsp.arguments import ProfileArgs
 from oplens.lsp.client import ClientState
-from oplens.records.job import ProgramSpec
 from oplens.records.names import HOT_FUNCTIONS_COMMAND, OVERVIEW_COMMAND
-from oplens.records.run import Run
 
 OVERVIEW_SHAPE = ("{uri, qualname or line (0-based) of the step function, program {program or module, args?, cwd?, "
                   "env?}, skip?, calls?, stop?, backend?, timeoutSeconds?}")  # fmt: skip
@@ -63,36 +60,4 @@ def hot_functions(client: ClientState, arg: Any) -> dict[str, Any] | None:
         run = client.shared.results.shown_overview()
     if run is None or run.overview is None:
         return None
-    return overview_views.hot_functions(run, a.sort, client.uri, program_args(client, run), max(a.limit, 0))
-
-
-def program_args(client: ClientState, run: Run) -> overview_views.ProgramArgs | None:
-    """The overview's program as `oplens.profile` takes it, in the client's paths: what this server
-    ran (its environment too), else what the run recorded (`Run.capture`); None for neither."""
-    spec = client.shared.programs.get(run.run_id)
-    c = run.capture
-    if spec is None and c is not None and c.program:
-        module = c.program[3:] if c.program.startswith("-m ") else ""
-        spec = ProgramSpec(program="" if module else c.program, module=module, args=list(c.argv), cwd=c.cwd)
-    if spec is None:
-        return None
-    out: dict[str, Any] = {"module": spec.module} if spec.module else {"program": _local(client, spec.program)}
-    out["args"] = list(spec.args)
-    if spec.cwd:
-        out["cwd"] = _local(client, spec.cwd)
-    if spec.env:
-        out["env"] = dict(spec.env)
-    return overview_views.ProgramArgs(out)
-
-
-def code_lenses(client: ClientState, uri: str, path: str, functions: list[FunctionDef]) -> list[Any]:
-    """The latest overview's lenses on the document's functions (none without an overview)."""
-    run = client.shared.results.shown_overview()
-    if run is None or run.overview is None:
-        return []
-    return overview_views.code_lenses(run, uri, path, functions, program_args(client, run))
-
-
-def _local(client: ClientState, path: str) -> str:
-    """A host path as the client names it (an absolute one through its path mappings)."""
-    return client.paths.to_local(path) if path.startswith("/") else path
+    return overview_views.hot_functions(run, a.sort, client.uri, client.program_of(run), max(a.limit, 0))
