@@ -6,8 +6,10 @@ a terminal IPython. The numbers are written as everywhere else in OpLens (`recor
 from __future__ import annotations
 
 import html
+import linecache
 from dataclasses import dataclass
 
+from oplens.backends import registry
 from oplens.records.format import fmt_share, fmt_us
 from oplens.records.run import Run
 
@@ -33,17 +35,32 @@ def _label(run: Run) -> str:
     return run.backend.device_label
 
 
+def _on_device(run: Run) -> bool:
+    """A device apart from the host: its time and the host's are two figures (on the CPU, one)."""
+    return registry.facts_of(run.backend.name).on_device
+
+
 def headline(run: Run) -> str:
     t = run.totals
-    return (f"{run.target.qualname}: {_label(run)} {fmt_us(t.self_device_us)} per call · CPU {fmt_us(t.self_cpu_us)} · "
+    cpu = f" · CPU {fmt_us(t.self_cpu_us)}" if _on_device(run) else ""
+    return (f"{run.target.qualname}: {_label(run)} {fmt_us(t.self_device_us)} per call{cpu} · "
             f"{t.op_calls:g} ops · {run.config.iters} iterations after {run.config.warmup} warm-up")  # fmt: skip
+
+
+def _source(run: Run) -> list[str]:
+    """The function's lines as profiled (an older run keeps none: its file's, where it is still there)."""
+    t = run.target
+    if t.source:
+        return t.source.splitlines()
+    lines = [line.rstrip("\n") for line in linecache.getlines(t.file)[t.first_line - 1 : t.last_line]]
+    return lines or [""] * (t.last_line - t.first_line + 1)
 
 
 def _rows(run: Run) -> list[tuple[int, str, float, float, int]]:
     """(line, its text, self device µs, share %, op calls) for each line of the function."""
     by_line = {s.line: s for s in run.lines}
     out = []
-    for i, code in enumerate(run.target.source.splitlines()):
+    for i, code in enumerate(_source(run)):
         n = run.target.first_line + i
         s = by_line.get(n)
         out.append((n, code, s.self_device_us if s else 0.0, s.pct_device if s else 0.0, round(s.op_calls) if s else 0))
@@ -58,9 +75,11 @@ def text(run: Run, run_dir: str) -> str:
         bar = "█" * round(BAR * pct / 100.0)
         figures = f"{fmt_us(us):>11} {pct:5.1f} % {bar}" if us or pct else ""
         lines.append(f"{n:>5}  {code:<{min(width, 80)}}  {figures}".rstrip())
-    lines += ["", f"{'op':<40} {'calls':>7} {'Self ' + label:>13} {'Self CPU':>11}"]
+    cpu = _on_device(run)
+    lines += ["", f"{'op':<40} {'calls':>7} {'Self ' + label:>13}" + (f" {'Self CPU':>11}" if cpu else "")]
     for op in run.ops[:TOP_OPS]:
-        lines.append(f"{op.name[:40]:<40} {op.calls:>7g} {fmt_us(op.self_device_us):>13} {fmt_us(op.self_cpu_us):>11}")
+        lines.append(f"{op.name[:40]:<40} {op.calls:>7g} {fmt_us(op.self_device_us):>13}"
+                     + (f" {fmt_us(op.self_cpu_us):>11}" if cpu else ""))  # fmt: skip
     if run.insights:
         lines.append("")
         lines += [f"line {i.line}: {i.message}" for i in run.insights]
@@ -80,9 +99,11 @@ def html_of(run: Run, run_dir: str) -> str:
             f'<td style="text-align:right">{fmt_share(pct) if us or pct else ""}</td>'
             f'<td style="width:10em">{bar}</td><td style="text-align:right">{calls or ""}</td></tr>'
         )
+    cpu = _on_device(run)
     ops = "".join(
         f"<tr><td style='text-align:left'><code>{html.escape(o.name)}</code></td><td>{o.calls:g}</td>"
-        f"<td>{fmt_us(o.self_device_us)}</td><td>{fmt_us(o.self_cpu_us)}</td><td>{fmt_share(o.pct)}</td></tr>"
+        f"<td>{fmt_us(o.self_device_us)}</td>" + (f"<td>{fmt_us(o.self_cpu_us)}</td>" if cpu else "")
+        + f"<td>{fmt_share(o.pct)}</td></tr>"
         for o in run.ops[:TOP_OPS]
     )
     insights = "".join(f"<li>line {i.line}: {html.escape(i.message)}</li>" for i in run.insights)
@@ -92,7 +113,7 @@ def html_of(run: Run, run_dir: str) -> str:
         f'<table class="oplens-lines"><thead><tr><th>line</th><th style="text-align:left">source</th>'
         f"<th>Self {label}</th><th>share</th><th></th><th>ops</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         f'<table class="oplens-ops"><thead><tr><th style="text-align:left">op</th><th>calls</th><th>Self {label}</th>'
-        f"<th>Self CPU</th><th>% {label}</th></tr></thead><tbody>{ops}</tbody></table>"
+        + ("<th>Self CPU</th>" if cpu else "") + f"<th>% {label}</th></tr></thead><tbody>{ops}</tbody></table>"
         + (f"<ul>{insights}</ul>" if insights else "")
         + f'<div style="color:#888">run {html.escape(run.run_id)} · {html.escape(run_dir)}</div></div>'
     )
