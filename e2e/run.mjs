@@ -776,7 +776,7 @@ async function profileCompareAndDiff() {
     log(`roofline: ${count} dots; ceilings: ${ceilings.join(' | ')}`);
     if (count < 1) throw new StepFailure('the roofline chart has no dots (rmsnorm_naive\'s lines all have counted work)');
     if (!ceilings.some((t) => /^memory .*GB\/s · (measured|spec)$/.test(t))) throw new StepFailure(`no labelled memory ceiling: ${ceilings.join(' | ')}`);
-    if (!ceilings.some((t) => /float32 .*FLOP\/s · (measured|spec)$/.test(t))) throw new StepFailure(`no labelled float32 ceiling: ${ceilings.join(' | ')}`);
+    if (!ceilings.some((t) => /\bfloat32\b.*FLOP\/s · (measured|spec)$/.test(t))) throw new StepFailure(`no labelled float32 ceiling: ${ceilings.join(' | ')}`);
     const bounds = await frame.locator('.chart-row .bound').allInnerTexts();
     log(`lines' bound column: ${bounds.map((b) => b.trim()).join(' | ')}`);
     await chart.evaluate((el) => el.scrollIntoView({ block: 'center' })).catch(() => {});
