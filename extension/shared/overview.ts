@@ -56,6 +56,11 @@ export interface HotFunctions {
   functions: HotFunction[];
 }
 
+/** A file's name, the last part of its path (either separator: a host path may be a Windows one). */
+export function fileName(path: string): string {
+  return path.split(/[\\/]/).pop() ?? path;
+}
+
 /** One rectangle of the icicle chart: a node of the call tree, its width its share of its parent's time. */
 export interface IcicleCell {
   /** The node, an index into `Overview.frames`. */

@@ -14,7 +14,7 @@ import './results.css';
 import { backendOfLabel, onDevice } from '../shared/backends';
 import { deviceLabel, fmtCount, fmtShare, fmtSpeedup, fmtUs } from '../shared/format';
 import type { CompareView, DiffView, FromResultsPanel, OverviewPage, ResultsPageState, RunView, ToResultsPanel } from '../shared/messages';
-import { icicle, type HotFunction } from '../shared/overview';
+import { fileName, icicle, type HotFunction } from '../shared/overview';
 import { fmtUsRange, rankLabel, rankStrip, stragglers } from '../shared/ranks';
 import { boundCell, boundPhrase, fmtBytes, memoryCell, memoryTitle, roofline, type RooflineChart } from '../shared/roofline';
 import type { LineStat, OpStat, Overview, Run } from '../shared/run';
@@ -854,7 +854,7 @@ function functionsSection(o: Overview, label: string, per: string, byIndex: Map<
   const max = rows.reduce((m, r) => Math.max(m, r.f.self_device_us), 0);
   const body = h('tbody');
   for (const { f, hot } of rows) {
-    const where = `${f.file.split(/[\\/]/).pop() ?? f.file}:${f.def_line}`;
+    const where = `${fileName(f.file)}:${f.def_line}`;
     const lines = hot?.lines ? button('▶ lines', () => vscode.post({ type: 'profileLines', lines: hot.lines as Record<string, unknown> }), { title: `Capture ${f.qualname}'s lines in the same program`, class: 'lines-button' }) : null;
     const row = h(
       'tr',

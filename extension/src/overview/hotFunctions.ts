@@ -7,7 +7,7 @@
  * Pure: imports no `vscode`; unit-tested in hotFunctions.test.ts.
  */
 
-import { HOT_SORTS, type HotFunction, type HotFunctions, type HotSort } from '../../shared/overview';
+import { fileName, HOT_SORTS, type HotFunction, type HotFunctions, type HotSort } from '../../shared/overview';
 import { isJson } from '../../shared/reader';
 import { Reader } from '../runs/parseRun';
 
@@ -65,7 +65,7 @@ export interface HotRow {
 export function hotRows(answer: HotFunctions): HotRow[] {
   return answer.functions.map((f) => ({
     label: f.qualname,
-    description: `${f.title} · ${baseName(f.file)}:${f.line}`,
+    description: `${f.title} · ${fileName(f.file)}:${f.line}`,
     tooltip: `${f.tooltip}\n${f.file}:${f.line}${f.lines ? '\n▶ (the row’s button): its lines, captured in the same program' : ''}`,
     uri: f.uri,
     line: Math.max(0, f.line - 1),
@@ -82,8 +82,4 @@ export function otherSort(sort: HotSort): HotSort {
 /** The view's message above its rows: the overview's headline, and how it is sorted. */
 export function hotHeadline(answer: HotFunctions): string {
   return `${answer.title} · sorted by ${answer.sort} time`;
-}
-
-function baseName(file: string): string {
-  return file.split(/[\\/]/).pop() ?? file;
 }

@@ -411,15 +411,7 @@ export class ResultsPanel implements vscode.Disposable {
     if (shift === undefined) {
       vscode.window.setStatusBarMessage(`OpLens: ${entry.run.target.qualname} changed since it was profiled; the line may have moved`, 6000);
     }
-    const n = Math.max(0, Math.min(line + (shift ?? 0) - 1, doc.lineCount - 1));
-    const range = doc.lineAt(n).range;
-    const existing = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === doc.uri.toString());
-    const editor = await vscode.window.showTextDocument(doc, {
-      viewColumn: existing?.viewColumn ?? vscode.ViewColumn.One,
-      selection: new vscode.Range(range.start, range.start),
-      preserveFocus: false,
-    });
-    editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    await showLine(doc, line + (shift ?? 0));
   }
 
   /** Open a program overview's function at its `def` (line 1-based). */
@@ -429,11 +421,7 @@ export class ResultsPanel implements vscode.Disposable {
       void vscode.window.showWarningMessage(`OpLens: cannot open ${uri} here (a path mapping, oplens.pathMappings, may be missing)`);
       return;
     }
-    const n = Math.max(0, Math.min(line - 1, doc.lineCount - 1));
-    const at = doc.lineAt(n).range.start;
-    const existing = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === doc.uri.toString());
-    const editor = await vscode.window.showTextDocument(doc, { viewColumn: existing?.viewColumn ?? vscode.ViewColumn.One, selection: new vscode.Range(at, at) });
-    editor.revealRange(new vscode.Range(at, at), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    await showLine(doc, line);
   }
 
   private async openArtifact(runId: string, artifact: string): Promise<void> {
@@ -477,4 +465,16 @@ export class ResultsPanel implements vscode.Disposable {
     this.panel?.dispose();
     this.subscriptions.forEach((d) => d.dispose());
   }
+}
+
+/** `doc` at its 1-based `line` (clamped), in the editor already showing it, else the first group. */
+async function showLine(doc: vscode.TextDocument, line: number): Promise<void> {
+  const range = doc.lineAt(Math.max(0, Math.min(line - 1, doc.lineCount - 1))).range;
+  const existing = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === doc.uri.toString());
+  const editor = await vscode.window.showTextDocument(doc, {
+    viewColumn: existing?.viewColumn ?? vscode.ViewColumn.One,
+    selection: new vscode.Range(range.start, range.start),
+    preserveFocus: false,
+  });
+  editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
 }

@@ -24,7 +24,6 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from oplens.records.overview import FileStat, FrameStat, FunctionStat, ModuleStat, Overview
 
@@ -281,7 +280,7 @@ class _Sums:
         ]  # fmt: skip
         modules.sort(key=lambda m: (-m.total_device_us, m.path))
         return Overview(
-            frames=_call_tree(paths, {(f.file, f.qualname, f.def_line): i for i, f in enumerate(functions)}, us),
+            frames=call_tree({p: [us(dev), us(cpu)] for p, (dev, cpu) in paths.items()}, functions),
             total_device_us=us(total_dev),
             total_cpu_us=us(total_cpu),
             outside_user_device_us=us(outside),
@@ -318,19 +317,14 @@ def frame_paths(o: Overview) -> dict[tuple[FunctionKey, ...], list[float]]:
 
 
 def call_tree(paths: dict[tuple[FunctionKey, ...], list[float]], functions: list[FunctionStat]) -> list[FrameStat]:
-    """The call tree of `paths` (each a node's own [device, CPU] µs), its nodes pointing into `functions`."""
+    """The user paths (each with its own [device, CPU] µs per step) as a tree of `FrameStat`s pointing into
+    `functions` (every prefix of a path is a node), a parent before its children, siblings by total
+    device time (highest first)."""
     index = {(f.file, f.qualname, f.def_line): i for i, f in enumerate(functions)}
-    return _call_tree(paths, index, float)
-
-
-def _call_tree(paths: dict[tuple[FunctionKey, ...], list[Any]], index: dict[FunctionKey, int],
-               us: Callable[[Any], float]) -> list[FrameStat]:  # fmt: skip
-    """The user paths as a tree of `FrameStat`s (every prefix of a path is a node), a parent before
-    its children, siblings by total device time (highest first)."""
-    totals: dict[tuple[FunctionKey, ...], list[Any]] = {}
+    totals: dict[tuple[FunctionKey, ...], list[float]] = {}
     for path, (dev, cpu) in paths.items():
         for i in range(1, len(path) + 1):
-            t = totals.setdefault(path[:i], [0, 0])
+            t = totals.setdefault(path[:i], [0.0, 0.0])
             t[0] += dev
             t[1] += cpu
     children: dict[tuple[FunctionKey, ...], list[tuple[FunctionKey, ...]]] = {}
@@ -340,10 +334,9 @@ def _call_tree(paths: dict[tuple[FunctionKey, ...], list[Any]], index: dict[Func
     todo = [(root, -1) for root in sorted(children.get((), []), key=lambda p: totals[p][0])]
     while todo:  # depth first, a stack (a deep recursion must not hit Python's own limit)
         path, parent = todo.pop()
-        own = paths.get(path, [0, 0])
-        out.append(FrameStat(function=index[path[-1]], parent=parent, self_device_us=us(own[0]),
-                             total_device_us=us(totals[path][0]), self_cpu_us=us(own[1]),
-                             total_cpu_us=us(totals[path][1])))  # fmt: skip
+        own = paths.get(path, [0.0, 0.0])
+        out.append(FrameStat(function=index[path[-1]], parent=parent, self_device_us=own[0],
+                             total_device_us=totals[path][0], self_cpu_us=own[1], total_cpu_us=totals[path][1]))
         me = len(out) - 1
         todo.extend((child, me) for child in sorted(children.get(path, []), key=lambda p: totals[p][0]))
     return out

@@ -19,6 +19,7 @@ import ast
 import re
 import sys
 import types
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ from oplens.engine.targets import FunctionDef, function_text, source_sha256
 from oplens.notebook.display import RunDisplay
 from oplens.notebook.session import Settings, StatementRaised, profile_statement, user_traceback
 from oplens.notebook.target import Live, called_function, live, same_file_codes
-from oplens.records.errors import OpLensError
+from oplens.records.errors import OpLensError, bad_input
 from oplens.records.run import Target
 
 USAGE = "%oplens [-f FUNC] [--iters N] [--warmup N] [--profiler-warmup N] [--backend B] [--out DIR] STATEMENT"
@@ -124,7 +125,7 @@ class OpLensMagics:
 
         raise UsageError(f"oplens: {message}")
 
-    def _profile(self, run_once: Any, target: Live, helpers: list[types.CodeType], opts: Options) -> bool:
+    def _profile(self, run_once: Any, target: Live, helpers: Iterable[types.CodeType], opts: Options) -> bool:
         from IPython.display import display
 
         try:
@@ -143,8 +144,8 @@ class OpLensMagics:
         try:
             return eval(expr, ns)  # noqa: S307 (the user's own expression, in their kernel)
         except Exception as e:
-            raise OpLensError("bad_input", f"-f {expr}: {type(e).__name__}: {e}",
-                              "name a function, method or module the notebook has defined") from None  # fmt: skip
+            raise bad_input(f"-f {expr}: {type(e).__name__}: {e}",
+                            "name a function, method or module the notebook has defined") from None
 
     def _cell_function(self, magic: str, cell: str) -> tuple[Live, Any]:
         """The cell as one function of its own lines, numbered as the notebook shows them (the `%%oplens`

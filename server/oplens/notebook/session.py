@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,7 @@ class StatementRaised(Exception):  # noqa: N818 (it carries the user's exception
         self.error = error
 
 
-def profile_statement(run_once: Callable[[], Any], live: Live, helpers: list[types.CodeType], statement: str,
+def profile_statement(run_once: Callable[[], Any], live: Live, helpers: Iterable[types.CodeType], statement: str,
                       settings: Settings, progress: Callable[[str, int, int], None] | None = None) -> Run:  # fmt: skip
     """Profile `live`'s lines while `run_once()` (the statement) runs warm-up + iterations times; the stored run."""
     request.check(settings.backend, settings.warmup, settings.iters, settings.profiler_warmup, 600.0, {},

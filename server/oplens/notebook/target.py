@@ -18,6 +18,7 @@ from typing import Any
 from oplens.engine.targets import FunctionDef, function_text, list_functions, source_sha256
 from oplens.records.errors import bad_input
 from oplens.records.run import Target
+from oplens.worker.linemarks import codes_in
 
 
 @dataclass(frozen=True)
@@ -92,25 +93,10 @@ def live(obj: Any) -> Live:
     return Live(obj, target, fn, compiled)
 
 
-def same_file_codes(fn: types.FunctionType, namespace: dict[str, Any]) -> list[types.CodeType]:
-    """The code objects of `fn`'s file (cell) that the namespace holds: the target's helpers, marked as inner lines."""
-    file = fn.__code__.co_filename
-    codes: list[types.CodeType] = []
-    for value in list(namespace.values()):
-        for f in _functions_of(value):
-            if f.__code__.co_filename == file and f.__code__ not in codes:
-                codes.append(f.__code__)
-    if fn.__code__ not in codes:
-        codes.append(fn.__code__)
-    return codes
-
-
-def _functions_of(value: Any) -> list[types.FunctionType]:
-    if isinstance(value, types.FunctionType):
-        return [value]
-    if isinstance(value, type):
-        return [v for v in vars(value).values() if isinstance(v, types.FunctionType)]
-    return []
+def same_file_codes(fn: types.FunctionType, namespace: dict[str, Any]) -> set[types.CodeType]:
+    """The code objects of `fn`'s file (its cell) that the namespace reaches, `fn`'s own among them: the
+    target's helpers, marked as inner lines (as `linemarks.code_objects` finds a module's)."""
+    return codes_in(namespace, fn.__code__.co_filename, str(namespace.get("__name__", "__main__"))) | {fn.__code__}
 
 
 def _file_text(path: str) -> str:

@@ -109,7 +109,12 @@ class LineMarker:
 
 def code_objects(module: types.ModuleType) -> set[CodeType]:
     """Every code object defined in `module`'s file: functions, methods, nested functions."""
-    filename = getattr(module, "__file__", None)
+    return codes_in(vars(module), getattr(module, "__file__", None), module.__name__)
+
+
+def codes_in(namespace: dict[str, Any], filename: str | None, module_name: str) -> set[CodeType]:
+    """Every code object of file `filename` that `namespace` (a module's, or a notebook kernel's, whose
+    classes say `module_name`) reaches: functions, methods, nested functions."""
     found: set[CodeType] = set()
     seen: set[int] = set()
 
@@ -138,10 +143,10 @@ def code_objects(module: types.ModuleType) -> set[CodeType]:
         wrapped = getattr(obj, "__wrapped__", None) or getattr(obj, "_torchdynamo_orig_callable", None)
         if wrapped is not None:
             add(wrapped, depth + 1)
-        if isinstance(obj, type) and getattr(obj, "__module__", None) == module.__name__:
+        if isinstance(obj, type) and getattr(obj, "__module__", None) == module_name:
             for value in vars(obj).values():
                 add(value, depth + 1)
 
-    for value in list(vars(module).values()):
+    for value in list(namespace.values()):
         add(value)
     return found

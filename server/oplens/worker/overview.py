@@ -51,11 +51,16 @@ class OverviewCapturer(Capturer):
         self.frames: UserFrames | None = None  # None: torch's Python tracer
 
     @functools.cached_property
-    def is_user(self) -> Callable[[str], str | None]:
-        """The absolute path of a file of the user's code (the workspace, the program's folder), else None."""
+    def roots(self) -> list[str]:
+        """The folders of the user's code: the workspace, the program's folder and its script's."""
         program = self.job.program
         assert program is not None
-        roots = user_roots(self.job.workspace, program.cwd, program.program if not program.module else "")
+        return user_roots(self.job.workspace, program.cwd, program.program if not program.module else "")
+
+    @functools.cached_property
+    def is_user(self) -> Callable[[str], str | None]:
+        """The absolute path of a file of the user's code (under `roots`), else None."""
+        roots = self.roots
         return functools.lru_cache(maxsize=None)(lambda f: user_file(f, roots))
 
     def open_frames(self) -> UserFrames | None:
@@ -100,7 +105,6 @@ class OverviewCapturer(Capturer):
         profile.module_types = dict(self.modules.types)
         program = self.job.program
         assert program is not None
-        roots = user_roots(self.job.workspace, program.cwd, program.program if not program.module else "")
         overview = attribute(profile, self.is_user)
         t = w.target
         overview.step = f"{t.file}::{t.qualname}" if t.qualname else ""
@@ -110,7 +114,7 @@ class OverviewCapturer(Capturer):
             overview.delay_s = self.job.window_delay_s
         overview.step_wall_us = list(w.wall_us)
         overview.device_label = info.device_label
-        overview.user_roots = roots
+        overview.user_roots = self.roots
         if overview.steps != len(w.wall_us):
             overview.note = f"{overview.steps} step ranges in the profile for {len(w.wall_us)} profiled steps"
         iters = len(w.wall_us)
@@ -174,7 +178,6 @@ class TimedWindow:
         if self._range is not None:
             self._range.__exit__(None, None, None)
             self._range = None
-
             try:
                 self.backend.synchronize()
             finally:

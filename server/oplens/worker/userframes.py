@@ -62,7 +62,7 @@ class UserFrames:
         for fn in _functions():
             code = fn.__code__
             found = self._variant(code)
-            if found is None or not _same(found.plain, code):  # not wrapped, or its file changed since
+            if found is None or found.wrapped is code:  # not to be wrapped (or its file changed since), or already
                 continue
             try:
                 fn.__code__ = found.wrapped
@@ -101,9 +101,9 @@ class UserFrames:
             path = self._is_user(code.co_filename)
             if path is not None and code.co_name != "<module>":
                 found = self._variant(code)
-                outer.append(frame_name(path, found.def_line if found else code.co_firstlineno, code.co_name))
+                outer.append(frame_label(path, found.def_line if found else code.co_firstlineno, code.co_name))
             frame = frame.f_back
-        self.running = [name[len(names.FRAME_RANGE) :] for name in reversed(outer)]
+        self.running = outer[::-1]
 
     def _variant(self, code: types.CodeType) -> Variant | None:
         path = self._is_user(code.co_filename)
@@ -137,9 +137,9 @@ def _functions() -> Iterator[types.FunctionType]:
             yield o
 
 
-def frame_name(path: str, def_line: int, name: str) -> str:
-    """A user frame's range: `oplens.frame:` and the name torch's Python tracer gives a frame."""
-    return f"{names.FRAME_RANGE}{path}({def_line}): {name}"
+def frame_label(path: str, def_line: int, name: str) -> str:
+    """A frame as torch's Python tracer names it: `<file>(<def line>): <name>`."""
+    return f"{path}({def_line}): {name}"
 
 
 @dataclass(frozen=True)
@@ -205,8 +205,8 @@ class _Wrap(ast.NodeTransformer):
         rest = body[len(doc) :]
         if not rest or _suspends(node):
             return node
-        call = ast.Call(func=ast.Name(HOOK, ast.Load()), args=[ast.Constant(frame_name(self.path, node.lineno, node.name))],
-                        keywords=[])  # fmt: skip
+        name = names.FRAME_RANGE + frame_label(self.path, node.lineno, node.name)
+        call = ast.Call(func=ast.Name(HOOK, ast.Load()), args=[ast.Constant(name)], keywords=[])
         with_ = ast.With(items=[ast.withitem(context_expr=call)], body=rest)
         ast.copy_location(with_, rest[0])
         with_.end_lineno, with_.end_col_offset = rest[-1].end_lineno, rest[-1].end_col_offset
