@@ -5,6 +5,7 @@ ports): the merged run per line and rank, the straggler, the collectives, a fail
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -21,8 +22,14 @@ HEAVY_LINE = 21  # extra = heavy(x, rounds): 12 rounds on the slow rank, 1 on th
 BACKWARD_LINE = 23  # loss.backward(): DDP all-reduces the gradients here
 
 
+# One intra-op thread per rank: two ranks with torch's default of one thread per core oversubscribe this
+# machine's 2 cores, and a call stalled for tens of ms (seen: 18-63 ms against ~0.3) moves a rank's mean.
+ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
+
+
 def oplens(*argv: str, cwd: Path = PROGRAMS, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "oplens", *argv], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "oplens", *argv], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=ENV)  # fmt: skip
 
 
 def free_port() -> int:
@@ -91,7 +98,7 @@ def test_two_nodes_on_one_machine_then_merge(tmp_path: Path) -> None:
         cmd = [sys.executable, "-m", "oplens", "run", "--nnodes", "2", "--node-rank", str(node), "--nproc-per-node", "1",
                "--rdzv-backend", "c10d", "--rdzv-endpoint", endpoint, "--rdzv-id", "oplens-test",
                "--out", str(tmp_path / f"node{node}"), *WINDOW, *TARGET, "--", "ddp_train.py", "--steps", "9"]  # fmt: skip
-        procs.append(subprocess.Popen(cmd, cwd=PROGRAMS, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        procs.append(subprocess.Popen(cmd, cwd=PROGRAMS, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV))
     for p in procs:
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err[-3000:]
