@@ -13,6 +13,7 @@
 //   --program-only    after opening rmsnorm.py, only the Profile Function in Program… steps (Block.forward)
 //   --tunnel-only     after opening rmsnorm.py, only the steps through a real SSH tunnel (e2e/tunnel_host.py)
 //   --overview-only   after opening rmsnorm.py, only the program overview's steps (train_step, ▶ lines of Block.forward)
+//   --notebook-only   after opening rmsnorm.py, only the notebook's steps (notebook.ipynb, its cells run by a real kernel)
 // Environment: OPLENS_E2E_PYTHON overrides the interpreter (default <repo>/.venv/bin/python);
 //   OPLENS_E2E_TORCH_THREADS sets OMP_NUM_THREADS for the profiled code (default 1; empty: unset).
 //
@@ -59,7 +60,7 @@ const CAPTURED_PARTIAL = /\b[1-4] (calls?|iters?)\b/;
 
 // ------------------------------------------------------------------ arguments
 const argv = process.argv.slice(2);
-const opt = { vsix: null, smoke: false, keep: false, serveOnly: false, programOnly: false, tunnelOnly: false, overviewOnly: false };
+const opt = { vsix: null, smoke: false, keep: false, serveOnly: false, programOnly: false, tunnelOnly: false, overviewOnly: false, notebookOnly: false };
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (a === '--vsix') opt.vsix = path.resolve(argv[++i]);
@@ -69,6 +70,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--program-only') opt.programOnly = true;
   else if (a === '--tunnel-only') opt.tunnelOnly = true;
   else if (a === '--overview-only') opt.overviewOnly = true;
+  else if (a === '--notebook-only') opt.notebookOnly = true;
   else if (a === '-h' || a === '--help') {
     const lines = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1);
     console.log(lines.slice(0, lines.findIndex((l) => !l.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
@@ -693,13 +695,19 @@ async function main() {
     log('PASSED (--overview-only): a program overview of train_tinyblock.py from its launch configuration (train_step\'s steps), lenses on functions in two files, the Hot Functions view, the results page\'s call tree, and ▶ lines of Block.forward captured its lines');
     return;
   }
+  if (opt.notebookOnly) {
+    await notebookCells(python);
+    log(`PASSED (--notebook-only): ${NOTEBOOK_PASSED}`);
+    return;
+  }
   if (!opt.programOnly) await profileCompareAndDiff();
   await captureInProgram();
   if (!opt.programOnly) await programOverview();
+  if (!opt.programOnly) await notebookCells(python);
   if (!opt.programOnly) await throughTheTunnel(python);
   log(opt.programOnly
     ? 'PASSED (--program-only): Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled'
-    : 'PASSED: totals lens, per-line hints, results panel with aten::mul, its roofline chart (a dot\'s hover and click), comparison with speed-ups, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled, a program overview (lenses in two files, Hot Functions, the call tree, ▶ lines), and through a real SSH tunnel: a profile with path mappings, the tunnel killed mid-profile and the run shown after the extension reconnected by itself');
+    : `PASSED: totals lens, per-line hints, results panel with aten::mul, its roofline chart (a dot\'s hover and click), comparison with speed-ups, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled, a program overview (lenses in two files, Hot Functions, the call tree, ▶ lines), ${NOTEBOOK_PASSED}, and through a real SSH tunnel: a profile with path mappings, the tunnel killed mid-profile and the run shown after the extension reconnected by itself`);
 }
 
 /** Profile rmsnorm_naive, compare the three variants, edit rmsnorm_naive and diff the new run. */
@@ -1129,6 +1137,96 @@ async function captureInProgram() {
 // The overview lens on a function: `CPU 12.3 % · 4.56 ms/step` (and `· total …` where it calls others).
 const OVERVIEW_LENS = /CPU \d+(\.\d+)? % · [^|]+\/step/;
 const LINES_LENS = '▶ lines';
+
+const NOTEBOOK_PASSED = 'notebook.ipynb open while a real kernel ran its cells: the %oplens run of rmsnorm_naive shown on the cell that defines it (lens, a hint on each line) with the results panel opened for it, the %%oplens cell\'s own run on that cell, and the lens stale once the cell was edited';
+// the notebook's cells the kernel runs: %load_ext, the definitions, %oplens rmsnorm_naive(x, w), the %%oplens cell
+const NOTEBOOK_CELLS = '1,2,4,10';
+
+/** examples/notebook.ipynb open in VS Code's notebook editor while a real kernel runs its cells (e2e/run_notebook.py). */
+async function notebookCells(python) {
+  const notebook = path.join(tmpRoot, 'workspace', 'notebook.ipynb');
+  const body = ['x_sq = x * x', 'mean_sq = x_sq.mean', 'mean_eps = mean_sq + EPS', 'inv_rms = torch.rsqrt', 'x_norm = x * inv_rms', 'return x_norm * w'];
+  // a line's lenses are one decoration ("▶ Profile | CPU 41.2 ms · 6 ops · 20 iters"): its totals part
+  const totals = async () => (await codeLensTexts()).map((t) => /(?:stale: )?CPU [^|]*\bops?\b[^|]*\biters?\b[^|]*/.exec(t)?.[0]).filter(Boolean);
+
+  await step('open notebook.ipynb: its cells in the notebook editor, ▶ Profile on the cell that defines rmsnorm_naive', async () => {
+    await clearNotifications();
+    await page
+      .locator('.explorer-folders-view .monaco-list-row')
+      .filter({ has: page.locator('.label-name', { hasText: /^notebook\.ipynb$/ }) })
+      .first()
+      .click();
+    await waitFor('a notebook cell with def rmsnorm_naive', async () => (await editorLines()).some((l) => l.includes('def rmsnorm_naive(')), 30000);
+    await waitFor('the ▶ Profile lenses of the cell', async () => (await codeLensTexts()).filter((t) => t.includes('▶ Profile')).length >= 2, 60000);
+    if ((await totals()).length) throw new StepFailure(`a run shown before the kernel ran: ${await totals()}`);
+    await screenshot('notebook-open');
+  });
+
+  await step('a real kernel runs the cells (%oplens rmsnorm_naive(x, w), then the %%oplens cell): the run shows on the cell as the kernel writes it', async () => {
+    const kernel = spawn(python, [path.join(E2E_DIR, 'run_notebook.py'), notebook, '--cells', NOTEBOOK_CELLS], {
+      cwd: path.dirname(notebook),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    kernel.stdout.on('data', (d) => { output += d; });
+    kernel.stderr.on('data', (d) => { output += d; });
+    const done = new Promise((resolve) => kernel.on('close', resolve));
+    const lens = await waitFor('the totals lens of rmsnorm_naive\'s run on its cell', async () => {
+      if (kernel.exitCode !== null && kernel.exitCode !== 0) throw new StepFailure(`the kernel failed:\n${output.slice(-3000)}`);
+      return (await totals())[0];
+    }, PROFILE_TIMEOUT_MS, 500).catch(async (e) => {
+      throw new StepFailure(`${e.message}; lenses: ${JSON.stringify(await codeLensTexts())}; kernel: ${output.slice(-2000)}`);
+    });
+    log(`on the cell: ${lens}`);
+    if (!/\b6 ops\b/.test(lens) || !TIME_RE.test(lens)) throw new StepFailure(`rmsnorm_naive's lens should count 6 ops and carry a time: "${lens}"`);
+    await waitFor('an inlay hint with a time at the end of each line of rmsnorm_naive in the cell', async () => {
+      const lines = await editorLines();
+      return body.every((code) => {
+        const l = lines.find((x) => x.includes(code));
+        return l && TIME_RE.test(l.slice(l.indexOf(code) + code.length));
+      });
+    }, 20000);
+    const frame = await waitFor('the results panel, opened for the kernel\'s run', () => findWebviewFrame('aten::rsqrt'), 30000, 500);
+    const page_ = await frame.evaluate(() => document.body.innerText);
+    if (!/rmsnorm_naive/.test(page_)) throw new StepFailure('the results panel does not show rmsnorm_naive');
+    await screenshot('notebook-profiled');
+    const code = await done;
+    if (code !== 0) throw new StepFailure(`the kernel failed (exit ${code}):\n${output.slice(-3000)}`);
+    log(`kernel: ${output.trim().split('\n').join(' | ')}`);
+    await scrollNotebook(5000); // the notebook editor draws only the cells in view
+    const own = await waitFor('the %%oplens cell\'s own totals lens (its 5 iterations)', async () => (await totals()).find((t) => /\b5 iters\b/.test(t)), 30000)
+      .catch(async (e) => {
+        throw new StepFailure(`${e.message}; lenses in view: ${JSON.stringify(await codeLensTexts())}; lines: ${JSON.stringify((await editorLines()).slice(-6))}`);
+      });
+    log(`on the %%oplens cell: ${own}`);
+    await screenshot('notebook-cell-magic');
+    await scrollNotebook(-5000);
+  });
+
+  await step('edit the cell that defines rmsnorm_naive: its lens says stale, its hints go', async () => {
+    await clickOnLine('x_norm = x * inv_rms');
+    await page.keyboard.press('End');
+    await page.keyboard.type(' * 1.0');
+    const stale = await waitFor('the stale lens', async () => (await totals()).find((t) => t.startsWith('stale: ')), 20000);
+    log(`after the edit: ${stale}`);
+    await waitFor('no hint on the edited function', async () => {
+      const lines = await editorLines();
+      const l = lines.find((x) => x.includes('mean_sq = x_sq.mean'));
+      return l && !TIME_RE.test(l.slice(l.indexOf('keepdim')));
+    }, 20000);
+    await screenshot('notebook-stale');
+    await page.keyboard.press('Control+Z');
+  });
+}
+
+/** Scroll the notebook editor by `dy` pixels (the mouse wheel over it). */
+async function scrollNotebook(dy) {
+  const list = page.locator('.notebook-editor .cell-list-container').filter({ visible: true }).first();
+  const box = await list.boundingBox();
+  await page.mouse.move(box.x + 40, box.y + box.height / 2); // over the cells' left margin
+  for (let i = 0; i < 10; i++) await page.mouse.wheel(0, dy / 10);
+  await page.waitForTimeout(800);
+}
 
 /** The runs on disk in the workspace (.oplens/runs/<id>/result.json), by id. */
 function workspaceRuns() {

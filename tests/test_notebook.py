@@ -7,8 +7,6 @@ profile` gives the same function; a raising statement shows the user's traceback
 from __future__ import annotations
 
 import json
-import os
-import queue
 import re
 import sys
 from collections.abc import Iterator
@@ -16,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jupyter_client.manager import KernelManager
 
 from conftest import EXAMPLE, oplens_cli
+from kernel import Kernel
 
 RMSNORM_CELL = '''\
 import torch
@@ -41,42 +39,6 @@ x, w = torch.randn(8, 16, 128), torch.ones(128)
 # the lines of rmsnorm_naive in the cell above, and in examples/rmsnorm.py (its docstring is one line more there)
 CELL_BODY = range(7, 13)
 FILE_BODY = range(25, 31)
-
-
-class Kernel:
-    """One real kernel: `run(code)` executes a cell and returns what it output."""
-
-    def __init__(self, cwd: Path) -> None:
-        self.km = KernelManager(kernel_name="python3")
-        self.km.start_kernel(cwd=str(cwd), env={**os.environ, "OMP_NUM_THREADS": "1"})
-        self.kc = self.km.client()
-        self.kc.start_channels()
-        self.kc.wait_for_ready(timeout=120)
-
-    def run(self, code: str, timeout: float = 300) -> dict[str, Any]:
-        msg_id = self.kc.execute(code)
-        out: dict[str, Any] = {"stdout": "", "stderr": "", "html": [], "text": [], "error": None}
-        while True:
-            try:
-                msg = self.kc.get_iopub_msg(timeout=timeout)
-            except queue.Empty:
-                raise AssertionError(f"no answer in {timeout} s to {code[:80]!r}; so far {out}") from None
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            kind, content = msg["msg_type"], msg["content"]
-            if kind == "stream":
-                out[content["name"]] += content["text"]
-            elif kind in ("display_data", "execute_result"):
-                out["html"].append(content["data"].get("text/html", ""))
-                out["text"].append(content["data"].get("text/plain", ""))
-            elif kind == "error":
-                out["error"] = content
-            elif kind == "status" and content["execution_state"] == "idle":
-                return out
-
-    def close(self) -> None:
-        self.kc.stop_channels()
-        self.km.shutdown_kernel(now=True)
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,8 @@ export const OVERVIEW_COMMAND = 'oplens.overview';
 export const HOT_FUNCTIONS_COMMAND = 'oplens.hotFunctions';
 
 // server → client notifications
+/** The qualname of a `%%oplens` cell's run: the notebook cell itself, profiled as one function. */
+export const CELL_QUALNAME = '<cell>';
 export const RESULT_NOTIFICATION = 'oplens/result';
 export const DOCUMENT_NOTIFICATION = 'oplens/document';
 

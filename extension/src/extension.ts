@@ -19,6 +19,7 @@ import { Documents } from './documents/documents';
 import { HeatDecorations } from './heat/decorations';
 import { ExplorerOpener } from './neuron/explorerOpener';
 import { HotFunctionsView } from './overview/hotView';
+import { NotebookProfiler } from './notebook/notebookProfiler';
 import { Notifier } from './problems/notify';
 import { ArgumentMemory } from './profile/argMemory';
 import { Profiler } from './profile/profiler';
@@ -50,11 +51,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let profiler: Profiler | undefined;
   let documents: Documents | undefined;
   let hot: HotFunctionsView | undefined;
+  let resultsPanel: ResultsPanel | undefined;
   server = new OpLensServer(context, log, settings, interpreters, notifier, {
     onResult: (params) => {
       try {
-        const { uri, run } = parseResultNotification(params);
+        const { uri, run, reveal } = parseResultNotification(params);
         store.add(vscode.Uri.parse(uri).toString(), run);
+        if (reveal) {
+          void resultsPanel?.showRun(run.run_id, true); // a notebook kernel's new run: shown as one asked for here
+        }
       } catch (e) {
         log.error(`unreadable oplens/result: ${(e as Error).message}`);
       }
@@ -68,8 +73,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const docs = new Documents(srv, store, log);
   documents = docs;
   const panel = new ResultsPanel(context.extensionUri, store, docs, srv, log);
+  resultsPanel = panel;
   const programs = new ProgramPicker(new ProgramMemory(context.workspaceState), log);
-  profiler = new Profiler(srv, store, docs, memory, notifier, settings, panel, programs);
+  profiler = new Profiler(srv, store, docs, memory, notifier, settings, panel, programs, new NotebookProfiler(log));
   const prof = profiler;
   const comparer = new Comparer(srv, store, docs, memory, settings, panel, prof);
   const traces = new TraceViewer(context.extensionUri, store, srv, panel, log);

@@ -472,6 +472,12 @@ export interface Target {
    * @default ''
    */
   source: string;
+  /**
+   * The notebook (.ipynb, on the host) whose cell defines the function, for a run of the `%oplens` magic
+   * ("": a function of a file, or a kernel that did not say which notebook it runs)
+   * @default ''
+   */
+  notebook: string;
 }
 
 export interface BackendInfo {
@@ -1177,6 +1183,7 @@ export function readTarget(r: Reader): Target {
     source_sha256: r.str('source_sha256'),
     def_line: r.num('def_line', 0),
     source: r.str('source', ''),
+    notebook: r.str('notebook', ''),
   };
 }
 

@@ -13,6 +13,9 @@
  * file, the Hot Functions view. An overview's `▶ lines` lens is `oplens.profile` with the overview's
  * program: that function captured in the same program, no question asked.
  *
+ * In a notebook cell, the function's arguments are the kernel's: Profile Function runs the `%oplens` magic
+ * in the notebook's kernel (notebook/notebookProfiler.ts).
+ *
  * VS Code glue: imports `vscode`; its models are argMemory.ts and program/program.ts.
  */
 
@@ -20,6 +23,8 @@ import * as vscode from 'vscode';
 import { CANCEL_COMMAND, OVERVIEW_COMMAND, PROFILE_COMMAND, SHOW_RUN_COMMAND } from '../../shared/names';
 import { enclosingFunction, topLevelFunctionNames, type DocFunction, type DocumentInfo } from '../documents/documentIndex';
 import type { Documents } from '../documents/documents';
+import { isCellUri } from '../notebook/notebookCall';
+import type { NotebookProfiler } from '../notebook/notebookProfiler';
 import type { ActionHandlers, Notifier } from '../problems/notify';
 import { describeCaptureError, describeProfileError, type RpcError, type ServerLink } from '../problems/problems';
 import type { PickedProgram, ProgramPicker } from '../program/picker';
@@ -52,6 +57,7 @@ export class Profiler {
     private readonly settings: SettingsSource,
     private readonly panel: ResultsPanel,
     private readonly programs: ProgramPicker,
+    private readonly notebooks: NotebookProfiler,
   ) {}
 
   /** The commands: the function around the cursor of the active Python editor. */
@@ -141,6 +147,10 @@ export class Profiler {
    * result came) and the error says why it is partial.
    */
   async profileInProgram(uri: vscode.Uri, qualname: string, options: ProfileOptions = {}, picked?: PickedProgram): Promise<string | undefined> {
+    if (isCellUri(uri.toString())) {
+      void vscode.window.showInformationMessage(`OpLens: ${qualname} is a notebook cell's: profile it in the notebook's kernel (Profile Function).`);
+      return undefined;
+    }
     const doc = await vscode.workspace.openTextDocument(uri);
     const program = picked ?? (await this.programs.pick(uri, qualname));
     if (!program) {
@@ -216,6 +226,10 @@ export class Profiler {
 
   /** Profile `qualname` of `uri`; the run id, or undefined when cancelled or failed. `info`: the document's, when at hand. */
   async profile(uri: vscode.Uri, qualname: string, options: ProfileOptions, info?: DocumentInfo): Promise<string | undefined> {
+    if (isCellUri(uri.toString())) {
+      await this.notebooks.profile(uri, qualname); // its arguments are the kernel's: the magic runs there
+      return undefined;
+    }
     const doc = await vscode.workspace.openTextDocument(uri);
     info ??= await this.documentInfo(doc, qualname);
     if (!info) {

@@ -39,9 +39,10 @@ export function readRun(r: Reader): Run {
 }
 
 /** The `oplens/result` notification's params: `{uri, run}`. */
-export function parseResultNotification(params: unknown): { uri: string; run: Run } {
+/** `oplens/result`: the run shown on `uri`; `reveal`: a run not asked for here (a notebook kernel's) to show as if it were. */
+export function parseResultNotification(params: unknown): { uri: string; run: Run; reveal: boolean } {
   const r = Reader.of(params, 'params');
-  return { uri: r.str('uri'), run: r.obj('run', readRun) };
+  return { uri: r.str('uri'), run: r.obj('run', readRun), reveal: r.bool('reveal', false) };
 }
 
 /** The `oplens.compare` response's summary rows. */

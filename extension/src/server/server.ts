@@ -37,6 +37,7 @@ import {
   type ServerOptions,
 } from 'vscode-languageclient/node';
 import { DOCUMENT_NOTIFICATION, HOT_FUNCTIONS_COMMAND, PROFILE_COMMAND, RESULT_NOTIFICATION, SHOW_RUN_COMMAND } from '../../shared/names';
+import { CELL_SCHEME } from '../notebook/notebookCall';
 import type { Notifier } from '../problems/notify';
 import { describeServerExit, describeWsFailure, diagnosePreflight, PREFLIGHT_SCRIPT, type InstallHints, type PreflightOutcome } from '../problems/problems';
 import { initializationOptions, serverArgs } from '../settings/settings';
@@ -284,7 +285,8 @@ export class OpLensServer implements vscode.Disposable {
 
   private clientOptions(): LanguageClientOptions {
     return {
-      documentSelector: [{ scheme: 'file', language: 'python' }],
+      // Python files, and the Python cells of notebooks (each cell a document of its own, synced as a file's text)
+      documentSelector: [{ scheme: 'file', language: 'python' }, { scheme: CELL_SCHEME, language: 'python' }],
       outputChannel: this.log,
       traceOutputChannel: this.log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,

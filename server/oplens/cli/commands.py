@@ -303,7 +303,7 @@ def _diff(args: argparse.Namespace, out: Console) -> int:
     root = runs.runs_root(Path.cwd(), args.out)
     before = runs.find(root, args.before)
     if args.after is None:  # the latest run of the same function (an overview: the latest overview with its step)
-        later = [r for r in runs.history(root, before.target.file, before.target.qualname)
+        later = [r for r in runs.history(root, before.target.home(), before.target.qualname)
                  if r.run_id != before.run_id and (r.overview is None) == (before.overview is None)]  # fmt: skip
         if not later:
             raise OpLensError(

@@ -137,7 +137,7 @@ def history(root: Path, file: str, qualname: str) -> list[Run]:
             run = load(run_dir)
         except (OSError, ValueError, TypeError, KeyError):  # damaged: it must not hide the others
             continue
-        if run.target.qualname == qualname and same_file(run.target.file, file):
+        if run.target.qualname == qualname and same_file(run.target.home(), file):
             run.run_dir = str(run_dir.resolve())
             found.append(run)
     return found

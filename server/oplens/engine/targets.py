@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oplens.records.errors import bad_input
+from oplens.records.names import CELL_QUALNAME
 from oplens.records.run import Target
 
 
@@ -27,6 +28,13 @@ class FunctionDef:
     required_params: int  # positional parameters without a default (self included)
     in_class: bool
     kind: str = "function"  # "function" | "generator" | "async" (a capture needs a plain function)
+
+
+def whole_cell(last_line: int) -> FunctionDef:
+    """A `%%oplens` notebook cell as the one function its run names: the cell's lines 1..last_line, the
+    magic's line first."""
+    return FunctionDef(qualname=CELL_QUALNAME, first_line=1, def_line=1, last_line=last_line, signature="<cell>()",
+                       params="", required_params=0, in_class=False)  # fmt: skip
 
 
 def read_source(file: Path) -> str:

@@ -43,7 +43,7 @@ def diff(client: ClientState, arg: Any) -> dict[str, Any]:
         found = shared.diffs.diff(before, after) if before is not None else None
     except OpLensError as e:
         raise client.request_error(e) from None
-    return views.diff_answer(client.uri(after.target.file), after, found, [s.entry() for s in earlier])
+    return views.diff_answer(client.uri(after.target.home()), after, found, [s.entry() for s in earlier])
 
 
 def _after(client: ClientState, a: arguments.DiffArgs) -> Run:

@@ -18,9 +18,11 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 
 from oplens.engine.targets import FunctionDef
-from oplens.lsp import arguments, diffs, overview_views, views
+from oplens.lsp import arguments, cells, diffs, overview_views, views
 from oplens.lsp.client import ClientState
-from oplens.records.names import DOCUMENT_NOTIFICATION, FUNCTIONS_COMMAND
+from oplens.lsp.paths import notebook_of_cell
+from oplens.records.names import DOCUMENT_NOTIFICATION, FUNCTIONS_COMMAND, RESULT_NOTIFICATION
+from oplens.records.run import Run
 
 
 @dataclass(frozen=True)
@@ -35,15 +37,45 @@ class DocumentView:
 
 
 def view(client: ClientState, uri: str) -> DocumentView:
-    path = client.host_path(uri)
+    path = client.host_path(uri)  # a notebook cell's: its notebook's
+    text, version = _text(client, uri)
+    if cells.is_cell(uri):
+        client.shared.watch_notebook(path)  # the kernel writes its runs beside the notebook: read them first
+    shown = client.shared.results.for_file(path)
+    if cells.is_cell(uri):
+        functions, parse_error = views.parse_functions(cells.python_text(text), path)
+        profiled_cell = cells.cell_function(text)
+        functions = [profiled_cell, *functions] if profiled_cell else functions
+        shown = [r for r in shown if not _in_other_cell(client, uri, text, functions, r)]
+    else:
+        functions, parse_error = views.parse_functions(text, path)
+    placed = diffs.attach(client, views.place(shown, text, functions))
+    return DocumentView(uri, path, text, version, functions, parse_error, placed)
+
+
+def _text(client: ClientState, uri: str) -> tuple[str, int | None]:
     doc = client.ls.workspace.get_text_document(uri)
     try:
-        text = doc.source
+        return doc.source, doc.version
     except (OSError, UnicodeDecodeError):
-        text = ""
-    functions, parse_error = views.parse_functions(text, path)
-    placed = diffs.attach(client, views.place(client.shared.results.for_file(path), text, functions))
-    return DocumentView(uri, path, text, doc.version, functions, parse_error, placed)
+        return "", doc.version
+
+
+def _in_other_cell(client: ClientState, uri: str, text: str, functions: list[FunctionDef], run: Run) -> bool:
+    """Whether `run`'s function, as profiled, is another open cell's of the notebook and not this one's: it
+    is shown there (where no cell has it, it is shown stale on each cell that defines its name)."""
+    t = run.target
+    if cells.defines(text, functions, t.qualname, t.source_sha256):
+        return False
+    notebook = notebook_of_cell(uri)
+    for other in list(client.ls.workspace.text_documents):
+        if other != uri and cells.is_cell(other) and notebook_of_cell(other) == notebook:
+            other_text, _ = _text(client, other)
+            found = cells.cell_function(other_text)
+            other_functions = views.functions_in(cells.python_text(other_text), t.file) + ([found] if found else [])
+            if cells.defines(other_text, other_functions, t.qualname, t.source_sha256):
+                return True
+    return False
 
 
 def code_lenses(client: ClientState, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
@@ -73,22 +105,39 @@ def functions(client: ClientState, arg: Any) -> dict[str, Any]:
     return _document(view(client, uri))
 
 
-def publish(client: ClientState, uri: str) -> None:
+def publish(client: ClientState, uri: str, new_run: str = "") -> None:
     """Send the document's diagnostics and its `oplens/document` notification (none for a buffer
-    that is not a file, e.g. `untitled:`: nothing there can be profiled)."""
+    that is not a file, e.g. `untitled:`: nothing there can be profiled). `new_run`, a run that just
+    finished: where it is a notebook kernel's, placed on this cell, it goes to the client as `oplens/result`
+    with the cell's URI, to be shown as if the client had asked for it (it did not: the kernel made it)."""
     if not client.is_file(uri):
         return
     v = view(client, uri)
     found = views.diagnostics(v.placed, client.errors.get(v.path), v.path)
     client.ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=found))
     client.notify(DOCUMENT_NOTIFICATION, _document(v))
+    if new_run and cells.is_cell(uri):
+        for p in v.placed:
+            if p.fresh and p.run.run_id == new_run:
+                client.notify(RESULT_NOTIFICATION, views.result_params(uri, p.run, reveal=True))
 
 
-def redraw(client: ClientState, file: str | None = None) -> None:
+def shown_on(client: ClientState, run: Run) -> str:
+    """The URI `run` is shown on in this client: a notebook kernel's run, the open cell where its function is as
+    profiled (else its notebook's); any other run, its file."""
+    if run.target.notebook:
+        for uri in list(client.ls.workspace.text_documents):
+            if cells.is_cell(uri) and _same(client.host_path(uri), run.target.notebook):
+                if any(p.fresh and p.run.run_id == run.run_id for p in view(client, uri).placed):
+                    return uri
+    return client.uri(run.target.home())
+
+
+def redraw(client: ClientState, file: str | None = None, new_run: str = "") -> None:
     """Publish again every document the client has open (of `file` only, when given)."""
     for uri in list(client.ls.workspace.text_documents):
         if client.is_file(uri) and (file is None or _same(client.host_path(uri), file)):
-            publish(client, uri)
+            publish(client, uri, new_run)
 
 
 def _document(v: DocumentView) -> dict[str, Any]:

@@ -9,8 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from urllib.parse import urlsplit, urlunsplit
 
 from pygls.uris import from_fs_path, to_fs_path
+
+CELL_SCHEME = "vscode-notebook-cell"  # a notebook cell open in VS Code: `vscode-notebook-cell:/dir/nb.ipynb#<cell>`
+
+
+def notebook_of_cell(cell_uri: str) -> str:
+    """The `file:` URI of the notebook a cell's URI names. Its authority is the window's, not a host (VS Code
+    makes a cell's URI from its notebook's as the workbench names it: code-server's carries its own address)."""
+    return urlunsplit(("file", "", urlsplit(cell_uri).path, "", ""))
 
 
 @dataclass(frozen=True)
@@ -48,7 +57,10 @@ class PathMap:
         return path
 
     def uri_to_host_path(self, uri: str) -> str:
-        """The host's path of a client's `file:` URI; ValueError for another scheme."""
+        """The host's path of a client's `file:` URI (of a notebook cell's URI: its notebook's); ValueError
+        for another scheme."""
+        if uri.startswith(CELL_SCHEME + ":"):
+            uri = notebook_of_cell(uri)
         path = to_fs_path(uri)
         if path is None:
             raise ValueError(f"not a file URI: {uri}")

@@ -7,7 +7,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from oplens.lsp import arguments, documents
+from oplens.lsp import arguments, documents, views
 from oplens.lsp.client import ClientState
 from oplens.records.names import CLEAR_COMMAND, RESULT_NOTIFICATION, SHOW_RUN_COMMAND
 from oplens.records.run import Run
@@ -23,7 +23,8 @@ class Redraw:
         """The file ran cleanly, so an earlier exception there is no longer news."""
         self.client.errors.pop(run.target.file, None)
         self.client.refresh()
-        documents.redraw(self.client, None if run.overview is not None else run.target.file)  # an overview: every file
+        # an overview: every file; a kernel's run (a notebook's): shown on its cell
+        documents.redraw(self.client, None if run.overview is not None else run.target.home(), run.run_id)
 
     def on_clear(self, file: str | None) -> None:
         self.client.refresh()
@@ -33,7 +34,7 @@ class Redraw:
 def announce(client: ClientState, run: Run) -> dict[str, Any]:
     """`oplens/result` `{uri, run}` to `client` (the whole run; its file in the client's paths): what
     a client that asked for a run (profile, capture, merge, showRun) hears first. The params sent."""
-    payload = {"uri": client.uri(run.target.file), "run": run.to_dict()}
+    payload = views.result_params(documents.shown_on(client, run), run)
     client.notify(RESULT_NOTIFICATION, payload)
     return payload
 

@@ -26,6 +26,7 @@ from oplens.engine.merge import merge_dirs
 from oplens.engine.process import Echo, WorkerProcess
 from oplens.engine.profile import ProfileRequest, profile
 from oplens.engine.program import ProgramRequest, run_program
+from oplens.lsp.kernel_runs import KernelRuns
 from oplens.records.errors import OpLensError
 from oplens.records.job import ProgramSpec
 from oplens.records.run import Run
@@ -79,14 +80,14 @@ class ResultStore:
         if run.overview is not None:
             self.overview = run
         else:
-            self.latest[result_key(run.target.file, run.target.qualname)] = run
+            self.latest[result_key(run.target.home(), run.target.qualname)] = run
 
     def add(self, run: Run) -> None:
         self._keep(run)
         if run.overview is not None:
             self.overview_hidden = False
         else:
-            self.hidden.discard(result_key(run.target.file, run.target.qualname))
+            self.hidden.discard(result_key(run.target.home(), run.target.qualname))
 
     def shown_overview(self) -> Run | None:
         """The latest overview, unless cleared from view."""
@@ -163,7 +164,7 @@ class RunDiffs:
 
     def earlier(self, run: Run) -> list[StoredRun]:
         """The stored runs of `run`'s function from before it, newest first."""
-        found = self.history(run.target.file, run.target.qualname)
+        found = self.history(run.target.home(), run.target.qualname)
         ids = [s.run_id for s in found]
         if run.run_id in ids:
             return found[: ids.index(run.run_id)][::-1]
@@ -213,7 +214,7 @@ def _stored(run_dir: Path) -> StoredRun | None:
 
 def _stored_run(run: Run, run_id: str) -> StoredRun:
     """`run` as a list of runs needs it; `run_id`: its directory's name, which finds it."""
-    return StoredRun(run_id, run.target.file, run.target.qualname, run.created,
+    return StoredRun(run_id, run.target.home(), run.target.qualname, run.created,
                      run.totals.self_device_us, run.backend.device_label, run.config.args, run.overview is not None)
 
 
@@ -280,6 +281,22 @@ class SharedState:
         self.waiting = 0  # jobs queued behind the running one
         self.listeners: list[Listener] = []  # one per connected client
         self.programs: dict[str, ProgramSpec] = {}  # overview run id → the program it ran (its env too)
+        self.kernel_runs = KernelRuns(self._from_kernel)  # the `%oplens` magic's runs, beside open notebooks
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def watch_notebook(self, notebook: str) -> None:
+        """Show the runs a kernel of `notebook` writes beside it (its runs folder): those there now, and each
+        new one as it appears (every client hears of it as of a profile's run)."""
+        with contextlib.suppress(RuntimeError):
+            self._loop = self._loop or asyncio.get_running_loop()
+        folder = runs.runs_root(Path(notebook).parent)
+        for run in self.kernel_runs.watch(folder, read=folder != self.runs_root):  # the server's own: read at start
+            self.results.add(run)
+            self.diffs.remember(run)
+
+    def _from_kernel(self, run: Run) -> None:  # on the watch's thread
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._finished, run, None)
 
     def listen(self, listener: Listener) -> None:
         if listener not in self.listeners:  # a second initialize must not listen twice
@@ -368,3 +385,4 @@ class SharedState:
 
     def close(self) -> None:
         self.pool.close()
+        self.kernel_runs.close()

@@ -42,7 +42,7 @@ from oplens.records.format import (
     fmt_us_span,
     text_bar,
 )
-from oplens.records.names import PROFILE_COMMAND, SHOW_RUN_COMMAND
+from oplens.records.names import CELL_QUALNAME, PROFILE_COMMAND, SHOW_RUN_COMMAND
 from oplens.records.run import Insight, LineStat, OpStat, RankInfo, Run
 from oplens.records.spread import RankSpread
 
@@ -132,14 +132,9 @@ def code_lenses(uri: str, source: str, functions: list[FunctionDef], placed: lis
     by_name = {p.run.target.qualname: p for p in placed}
     for fn in functions:
         where = _range(fn.first_line)
-        lenses.append(
-            lsp.CodeLens(
-                range=where,
-                command=lsp.Command(
-                    title="▶ Profile", command=PROFILE_COMMAND, arguments=[{"uri": uri, "qualname": fn.qualname}]
-                ),
-            )
-        )
+        if fn.qualname != CELL_QUALNAME:  # a `%%oplens` cell profiles itself when it runs
+            profile = lsp.Command(title="▶ Profile", command=PROFILE_COMMAND, arguments=[{"uri": uri, "qualname": fn.qualname}])
+            lenses.append(lsp.CodeLens(range=where, command=profile))
         p = by_name.get(fn.qualname)
         if p is not None:
             title = lens_title(p) if p.fresh else f"stale: {totals_title(p.run)} (changed since profiled)"
@@ -460,6 +455,15 @@ def function_entry(fn: FunctionDef) -> dict[str, Any]:
         "requiredParams": fn.required_params,
         "inClass": fn.in_class,
     }
+
+
+def result_params(uri: str, run: Run, reveal: bool = False) -> dict[str, Any]:
+    """`oplens/result`: `{uri, run}`, the run shown on `uri`; `reveal`: a run the client did not ask for (a
+    notebook kernel's) that it should show as if it had (its results panel)."""
+    params: dict[str, Any] = {"uri": uri, "run": run.to_dict()}
+    if reveal:
+        params["reveal"] = True
+    return params
 
 
 def run_entry(p: Placed) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """`%load_ext oplens`: the `%oplens` and `%%oplens` magics in an IPython kernel (IPython glue).
 
-    %oplens [-f FUNC] [--iters N] [--warmup N] [--profiler-warmup N] [--backend B] [--out DIR] STATEMENT
+    %oplens [-f FUNC] [--iters N] [--warmup N] [--profiler-warmup N] [--backend B] [--out DIR] [--notebook PATH]
+            STATEMENT
     %%oplens [options]
     <the cell>
 
@@ -9,8 +10,10 @@ by line (an expression of the namespace: a function, a method of a live object, 
 function; default: the function the statement calls). The cell magic profiles the cell's own lines, the cell
 run as one function whose assignments land in the namespace as the cell's would. Each writes a run to the
 runs directory (`.oplens/runs` under the kernel's folder, the notebook's; `--out`) and shows it in the output
-cell (`notebook/display.py`). A statement that raises shows the user's traceback, not OpLens's; a problem with
-the magic's own input is one line with its fix.
+cell (`notebook/display.py`). A run of a function a cell defines names its notebook (`--notebook`, else as the
+front end tells the kernel: `session.notebook_path`), so that the editor shows it on that cell. A statement
+that raises shows the user's traceback, not OpLens's; a problem with the magic's own input is one line with
+its fix.
 """
 
 from __future__ import annotations
@@ -23,16 +26,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from oplens.engine.targets import FunctionDef, function_text, source_sha256
+from oplens.engine.targets import function_text, source_sha256, whole_cell
 from oplens.notebook.display import RunDisplay
-from oplens.notebook.session import Settings, StatementRaised, profile_statement, user_traceback
+from oplens.notebook.session import Settings, StatementRaised, in_cell, notebook_path, profile_statement, user_traceback
 from oplens.notebook.target import Live, called_function, live, same_file_codes
 from oplens.records.errors import OpLensError, bad_input
+from oplens.records.names import CELL_QUALNAME
 from oplens.records.run import Target
 
-USAGE = "%oplens [-f FUNC] [--iters N] [--warmup N] [--profiler-warmup N] [--backend B] [--out DIR] STATEMENT"
-CELL = "<cell>"  # a %%oplens cell's qualname
-_OPTION = re.compile(r"\s*(-f|--function|--iters|--warmup|--profiler-warmup|--backend|--out)(?:\s+|=)(\S+)")
+USAGE = ("%oplens [-f FUNC] [--iters N] [--warmup N] [--profiler-warmup N] [--backend B] [--out DIR] [--notebook PATH] "
+         "STATEMENT")
+_OPTION = re.compile(r"\s*(-f|--function|--iters|--warmup|--profiler-warmup|--backend|--out|--notebook)(?:\s+|=)(\S+)")
 
 
 @dataclass
@@ -59,6 +63,8 @@ def parse(line: str) -> Options:
             opts.settings.backend = value
         elif name == "--out":
             opts.settings.out = value
+        elif name == "--notebook":
+            opts.settings.notebook = value
         else:
             try:
                 number = int(value)
@@ -128,6 +134,7 @@ class OpLensMagics:
     def _profile(self, run_once: Any, target: Live, helpers: Iterable[types.CodeType], opts: Options) -> bool:
         from IPython.display import display
 
+        target = in_cell(target, notebook_path(self.ip.user_ns, opts.settings.notebook))
         try:
             run = profile_statement(run_once, target, helpers, opts.statement, opts.settings)
         except StatementRaised as e:
@@ -159,7 +166,7 @@ class OpLensMagics:
         body: list[ast.stmt] = [ast.Global(names=assigned)] if assigned else []
         body += tree.body or [ast.Pass()]
         extra: dict[str, Any] = {"type_params": []} if sys.version_info >= (3, 12) else {}
-        fn = ast.FunctionDef(name=CELL, args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+        fn = ast.FunctionDef(name=CELL_QUALNAME, args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
                              defaults=[]), body=body, decorator_list=[], returns=None, **extra)  # fmt: skip
         module = ast.Module(body=[fn], type_ignores=[])
         for node in (fn, *body[:1]):
@@ -168,13 +175,11 @@ class OpLensMagics:
         ns = self.ip.user_ns
         scope: dict[str, Any] = {}
         exec(compile(module, filename, "exec"), ns, scope)  # noqa: S102 (defines the cell's function)
-        function = scope[CELL]
+        function = scope[CELL_QUALNAME]
         last = len(text.splitlines())
-        target = Target(file=filename, qualname=CELL, first_line=1, last_line=last,
+        target = Target(file=filename, qualname=CELL_QUALNAME, first_line=1, last_line=last,
                         source_sha256=source_sha256(text, 1, last), def_line=1, source=function_text(text, 1, last))  # fmt: skip
-        definition = FunctionDef(qualname=CELL, first_line=1, def_line=1, last_line=last, signature="<cell>()", params="",
-                                 required_params=0, in_class=False)  # fmt: skip
-        return Live(function, target, definition, compiled=False), function
+        return Live(function, target, whole_cell(last), compiled=False), function
 
 
 def _assigned(tree: ast.Module) -> set[str]:

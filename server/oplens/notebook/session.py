@@ -39,6 +39,7 @@ class Settings:
     profiler_warmup: int = DEFAULT_PROFILER_WARMUP
     backend: str = "cpu"
     out: str = ""  # the runs directory ("": <the notebook's folder>/.oplens/runs)
+    notebook: str = ""  # the notebook's path ("": as the kernel tells it, `notebook_path`)
 
 
 class StatementRaised(Exception):  # noqa: N818 (it carries the user's exception, not an error of OpLens's)
@@ -89,6 +90,27 @@ def profile_statement(run_once: Callable[[], Any], live: Live, helpers: Iterable
     run.config = dataclasses.replace(run.config, args=statement)
     finalize.store(root, staged, run, None, {})
     return run
+
+
+def notebook_path(namespace: dict[str, Any], given: str = "") -> str:
+    """The notebook this kernel runs (its path, "" where nothing tells): `given` (`--notebook`), else what
+    the front end told the kernel: VS Code's Jupyter extension defines `__vsc_ipynb_file__`, Jupyter
+    Server (2.x) sets `JPY_SESSION_NAME`; else the one notebook in the kernel's folder."""
+    for told in (given, namespace.get("__vsc_ipynb_file__"), os.environ.get("JPY_SESSION_NAME")):
+        if isinstance(told, str) and told.endswith(".ipynb"):
+            path = Path(told).expanduser()
+            for candidate in (path, Path.cwd() / path, Path.cwd() / path.name):  # a server's path may be its root's
+                if candidate.is_file():
+                    return str(candidate.resolve())
+    found = sorted(Path.cwd().glob("*.ipynb"))
+    return str(found[0].resolve()) if len(found) == 1 else ""
+
+
+def in_cell(target: Live, notebook: str) -> Live:
+    """`target` as a run of `notebook`'s, where a cell defines it (its file is the kernel's, not on disk)."""
+    if not notebook or Path(target.target.file).is_file():
+        return target
+    return dataclasses.replace(target, target=dataclasses.replace(target.target, notebook=notebook))
 
 
 def _quiet(stage: str, done: int, total: int) -> None:

@@ -23,6 +23,9 @@ RANK_PART_COMMAND = "oplens.rankPart"  # one rank's own run within a distributed
 OVERVIEW_COMMAND = "oplens.overview"  # a program overview (`oplens run --step`): the step's time per user function
 HOT_FUNCTIONS_COMMAND = "oplens.hotFunctions"  # the latest overview's functions, by self or total device time
 
+# The qualname of a `%%oplens` cell's run: the notebook cell itself, profiled as one function
+CELL_QUALNAME = "<cell>"
+
 # server → client notifications
 RESULT_NOTIFICATION = "oplens/result"  # {uri, run}: the whole result.json of a finished run
 DOCUMENT_NOTIFICATION = "oplens/document"  # {uri, version, functions, runs}: after didOpen/didChange/results

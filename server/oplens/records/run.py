@@ -180,6 +180,13 @@ class Target:
     source_sha256: str
     def_line: int = 0  # the `def` line (first_line includes decorators)
     source: str = ""  # the function's text as profiled (first_line..last_line): what a diff maps lines by
+    # The notebook (.ipynb, on the host) whose cell defines the function, for a run of the `%oplens` magic
+    # ("": a function of a file, or a kernel that did not say which notebook it runs)
+    notebook: str = ""
+
+    def home(self) -> str:
+        """The file whose editor shows the run: its notebook (a cell's `file` is the kernel's), else its file."""
+        return self.notebook or self.file
 
 
 @dataclass

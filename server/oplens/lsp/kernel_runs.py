@@ -1,0 +1,91 @@
+"""The runs a notebook's kernel writes (the `%oplens` magic), found as they appear.
+
+The magic runs in the user's kernel, not in this server: it stores its run in the runs folder beside the
+notebook (`.oplens/runs`, the kernel's working folder), the server's own or another. Each such folder of a
+notebook open in an editor is watched: one thread looks at the folders' modification times once a second
+and reads only the run folders that were not there before (a run is moved into place whole, so a new
+folder is a complete run). A run of a notebook (`Target.notebook`) goes to `found`; others (the CLI's, the
+server's own) are left to whoever made them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from oplens.engine import runs
+from oplens.records.run import Run
+
+log = logging.getLogger(__name__)
+
+POLL_S = 1.0
+
+
+class KernelRuns:
+    def __init__(self, found: Callable[[Run], None], poll_s: float = POLL_S) -> None:
+        self._found = found
+        self._poll_s = poll_s
+        self._lock = threading.Lock()
+        self._folders: dict[Path, tuple[int, set[str]]] = {}  # runs folder → (its mtime, the run folders seen)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, folder: Path, read: bool = True) -> list[Run]:
+        """Watch `folder` (a runs folder) from now on. The notebooks' runs already stored there, oldest
+        first, when it was not watched before and `read` (else none): they are not new."""
+        folder = folder.resolve()
+        with self._lock:
+            if folder in self._folders or self._stop.is_set():
+                return []
+            self._folders[folder] = (_mtime(folder), _names(folder))
+            names = self._folders[folder][1]
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="oplens-kernel-runs", daemon=True)
+                self._thread.start()
+        if not read:
+            return []
+        return [r for r in (_load(folder / n) for n in sorted(names)) if r is not None and r.target.notebook]
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._poll_s):
+            self.poll()
+
+    def poll(self) -> None:
+        """Look once: every new run of a notebook to `found`, oldest first."""
+        with self._lock:
+            folders = dict(self._folders)
+        for folder, (mtime, seen) in folders.items():
+            now = _mtime(folder)
+            if now == mtime:
+                continue
+            names = _names(folder)
+            with self._lock:
+                self._folders[folder] = (now, names)
+            for name in sorted(names - seen):
+                run = _load(folder / name)
+                if run is not None and run.target.notebook:
+                    self._found(run)
+
+    def close(self) -> None:
+        self._stop.set()
+
+
+def _mtime(folder: Path) -> int:
+    try:
+        return folder.stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+def _names(folder: Path) -> set[str]:
+    return {d.name for d in runs.list_runs(folder)}
+
+
+def _load(run_dir: Path) -> Run | None:
+    try:
+        return runs.load(run_dir)
+    except Exception as e:  # a damaged run must not stop the watch
+        log.warning("skipping run %s: %s", run_dir, e)
+        return None
