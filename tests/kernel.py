@@ -22,7 +22,10 @@ class Kernel:
         self.kc.wait_for_ready(timeout=120)
 
     def run(self, code: str, timeout: float = 300) -> dict[str, Any]:
-        msg_id = self.kc.execute(code)
+        return self.outputs(self.kc.execute(code), code, timeout)
+
+    def outputs(self, msg_id: str, code: str = "", timeout: float = 300) -> dict[str, Any]:
+        """What the execution `msg_id` (`kc.execute`'s) output, once the kernel is idle again."""
         out: dict[str, Any] = {"stdout": "", "stderr": "", "html": [], "text": [], "error": None}
         while True:
             try:

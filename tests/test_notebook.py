@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,25 @@ def test_a_raising_statement_shows_the_users_traceback_and_the_kernel_goes_on(ke
     assert "raise ValueError" in tb and "oplens/worker" not in tb and "oplens/notebook" not in tb
     assert sorted((folder / ".oplens" / "runs").glob("[!.]*")) == before  # no run kept of a statement that raised
     assert k.run("print(1 + 1)")["stdout"] == "2\n"
+
+
+def test_ctrl_c_interrupts_cleanly_and_the_next_profile_runs(kernel: tuple[Kernel, Path]) -> None:
+    k, folder = kernel
+    runs = folder / ".oplens" / "runs"
+    before = sorted(runs.glob("[!.]*"))
+    defined = k.run("import os, time, torch\nenv = dict(os.environ)\ndef slow(v):\n    time.sleep(0.05)\n    return v * 2\n")
+    assert defined["error"] is None
+    started = k.kc.execute("%oplens --iters 100000 --warmup 1 slow(torch.ones(4))")
+    time.sleep(4)  # well inside the profiled iterations (each call sleeps 50 ms)
+    k.km.interrupt_kernel()  # what Jupyter's and VS Code's interrupt button sends: SIGINT
+    out = k.outputs(started, timeout=120)
+    assert out["error"] is not None and out["error"]["ename"] == "KeyboardInterrupt", out
+    assert sorted(runs.glob("[!.]*")) == before and not list((runs / ".staging").glob("*"))  # nothing half-stored
+    assert k.run("print(dict(os.environ) == env)")["stdout"] == "True\n"  # the backend's variables undone
+    # the profiler was stopped: the next profile starts its own and completes
+    run = the_run(k.run("%oplens --iters 3 --warmup 1 slow(torch.ones(4))"), folder)
+    assert run["target"]["qualname"] == "slow" and run["config"]["iters"] == 3
+    assert "profiler_start" in (runs / run["run_id"] / "worker.log").read_text()  # Kineto's lines: the run's log
 
 
 def test_the_cell_magic_profiles_the_cells_own_lines(kernel: tuple[Kernel, Path]) -> None:

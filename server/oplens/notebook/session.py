@@ -26,7 +26,7 @@ from oplens.notebook.target import Live
 from oplens.records.errors import OpLensError
 from oplens.records.job import Job
 from oplens.records.run import Run
-from oplens.worker import profiling
+from oplens.worker import profiling, quiet
 from oplens.worker.linemarks import LineMarker
 
 
@@ -72,11 +72,13 @@ def profile_statement(run_once: Callable[[], Any], live: Live, helpers: Iterable
             raise
 
     saved_env = dict(os.environ)
+    log = staged / runs.WORKER_LOG  # the profiler's own lines (Kineto's), not the kernel's stderr
     try:
-        backend = profiling.prepare_backend(job)
-        prepared = profiling.Prepared(job, backend, call, (), LineMarker(live.fn.__code__, helpers))
-        measured = profiling.measure(prepared, progress or _quiet)
-        run = profiling.finish(job, backend, measured, progress=progress)
+        with quiet.logging_to(log):
+            backend = profiling.prepare_backend(job)
+            prepared = profiling.Prepared(job, backend, call, (), LineMarker(live.fn.__code__, helpers))
+            measured = profiling.measure(prepared, progress or _quiet)
+            run = profiling.finish(job, backend, measured, progress=progress)
     except OpLensError:
         runs.discard(staged)
         if raised:
@@ -88,7 +90,9 @@ def profile_statement(run_once: Callable[[], Any], live: Live, helpers: Iterable
     finally:
         _restore_env(saved_env)  # the backend's variables were the profile's, not the kernel's from now on
     run.config = dataclasses.replace(run.config, args=statement)
-    finalize.store(root, staged, run, None, {})
+    if not log.stat().st_size:
+        log.unlink()
+    finalize.store(root, staged, run, log if log.exists() else None, {})
     return run
 
 

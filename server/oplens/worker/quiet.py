@@ -28,6 +28,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from oplens.records.job import LOG_ENV
 
@@ -82,6 +83,22 @@ def to_log() -> Iterator[None]:
         finally:
             os.dup2(saved, 2)
             os.close(saved)
+
+
+@contextmanager
+def logging_to(path: Path) -> Iterator[None]:
+    """`to_log()` writes to `path` (created) for the block, where no parent names a log: a profile in a
+    notebook's kernel, whose fd 2 is the Jupyter server's log, keeps Kineto's lines in its run's log."""
+    global _log_fd
+    with _lock:
+        before = _log_fd
+        _log_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        yield
+    finally:
+        with _lock:
+            os.close(_log_fd)
+            _log_fd = before
 
 
 def _flush() -> None:
