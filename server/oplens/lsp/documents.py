@@ -129,7 +129,7 @@ def shown_on(client: ClientState, run: Run) -> str:
         for uri in list(client.ls.workspace.text_documents):
             if cells.is_cell(uri) and _same(client.host_path(uri), run.target.notebook):
                 if any(p.fresh and p.run.run_id == run.run_id for p in view(client, uri).placed):
-                    return uri
+                    return str(uri)
     return client.uri(run.target.home())
 
 
