@@ -99,3 +99,15 @@ def test_ops_before_the_first_line_go_to_the_def_line() -> None:
     evs = [cpu("oplens.iter:0", 0, 1_000), cpu("aten::empty", 10, 20), cpu("oplens.line:9", 30, 900)]
     r = attribute(evs, iters=1, def_line=8)
     assert [s.line for s in r.lines] == [8]
+
+
+def test_a_statements_ops_outside_the_functions_lines_are_counted_apart_where_it_runs_more_than_the_function() -> None:
+    """A notebook's `%oplens -f f g(x)`: the iteration is g's statement; g's own op (and its kernel) around the
+    call of f is on no line of f. By default it goes to f's def line; with `outside` it is not f's."""
+    evs = [*one_iteration(), cpu("aten::mm", 7_000, 9_000, corr=9), kernel("mm_kernel", 9_100, 12_100, linked=9)]
+    before = attribute(evs, iters=1, def_line=10, device_time="linked")
+    assert {s.line: s.self_device_us for s in before.lines}[10] == pytest.approx(3.0)  # the def line, before
+    r = attribute(evs, iters=1, def_line=10, device_time="linked", outside=True)
+    assert {s.line for s in r.lines} == {11, 12} and "aten::mm" not in {o.name for o in r.ops}
+    assert r.totals.self_device_us == pytest.approx(1.664)  # f's lines only, as without g's matmul
+    assert r.totals.outside_device_us == pytest.approx(3.0) and r.totals.unattributed_device_us == 0

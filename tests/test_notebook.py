@@ -157,6 +157,25 @@ def test_the_cell_magic_profiles_the_cells_own_lines(kernel: tuple[Kernel, Path]
     assert k.run("print(type(s).__name__, u.shape)")["stdout"] == "float torch.Size([64, 64])\n"  # its names stay
 
 
+def test_with_f_the_statements_own_work_is_not_the_functions(kernel: tuple[Kernel, Path]) -> None:
+    """`%oplens -f inner outer(t)`: outer's heavy matmuls around the call of inner are not inner's (before,
+    they landed on inner's def line); they are counted apart and said so."""
+    k, folder = kernel
+    cell = ("import torch\n\ndef inner(v):\n    return torch.relu(v) + 1\n\ndef outer(v):\n"
+            "    for _ in range(4):\n        v = v @ v / 64\n    return inner(v)\n\nt = torch.randn(64, 64)\n")  # fmt: skip
+    assert k.run(cell)["error"] is None
+    out = k.run("%oplens --iters 5 --warmup 1 -f inner outer(t)")
+    run = the_run(out, folder)
+    assert run["target"]["qualname"] == "inner"
+    by_line = {s["line"]: {o["name"] for o in s["ops"]} for s in run["lines"]}
+    assert not by_line.get(3) and {"aten::relu", "aten::add"} <= by_line[4], by_line  # nothing on the def line
+    assert not any("aten::mm" in o["name"] for o in run["ops"]), run["ops"]  # outer's matmuls: not inner's
+    totals = run["totals"]
+    assert abs(sum(s["self_device_us"] for s in run["lines"]) - totals["self_device_us"]) < 0.5
+    assert totals["outside_device_us"] > totals["self_device_us"], totals  # four 64x64 matmuls vs a relu and an add
+    assert "own work around inner" in out["html"][0]  # said in the output cell
+
+
 def test_bad_input_is_one_line_with_its_fix(kernel: tuple[Kernel, Path]) -> None:
     k, _ = kernel
     for line, words in (("%oplens --iters x f()", "--iters takes a whole number"),

@@ -539,6 +539,12 @@ export interface Totals {
    */
   unattributed_device_us: number;
   /**
+   * A notebook statement's own device time per iteration, around the function's calls (`%oplens -f f
+   * train(x)`: the rest of train); not the function's, so in no line and no total.
+   * @default 0
+   */
+  outside_device_us: number;
+  /**
    * per profiled iteration, all lines
    * @default []
    */
@@ -1221,6 +1227,7 @@ export function readTotals(r: Reader): Totals {
     op_calls: r.num('op_calls'),
     wall_us: r.obj('wall_us', readSpread, () => ({ median: 0, min: 0, max: 0, ci_low: 0, ci_high: 0 })),
     unattributed_device_us: r.num('unattributed_device_us', 0),
+    outside_device_us: r.num('outside_device_us', 0),
     device_samples_us: r.numbers('device_samples_us'),
     cpu_samples_us: r.numbers('cpu_samples_us'),
     ranks: r.has('ranks') ? r.obj('ranks', readRankSpread) : null,

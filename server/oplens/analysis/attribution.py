@@ -17,7 +17,9 @@ The rules, the same that `key_averages()` follows, so that the totals agree with
   only, so no kernel counts twice. (Legacy PrivateUse1 backends report it per CPU op.)
 - Each op goes to the innermost enclosing `oplens.line` marker; an op on another thread
   (autograd's backward, a worker pool) goes to the line running on the profiled thread when
-  it started. Ops inside an iteration but outside any line go to the `def` line.
+  it started. Ops inside an iteration but outside any line go to the `def` line; where the iteration
+  is a statement that runs more than the function (a notebook's `%oplens`), they are not the function's:
+  their time is counted apart (`Totals.outside_device_us`), in no line and no total.
 The attribution works on columns: numpy sums per line, op and iteration over the nested events,
 its dicts filled in the order a loop over the events would fill them (ties in the sorted tables
 keep that order). Pure (no torch), so it is tested on synthetic events too.
@@ -112,6 +114,7 @@ def attribute(
     def_line: int,
     device_time: str = "cpu",
     fused: dict[str, list[SourceRef]] | None = None,
+    outside: bool = False,
 ) -> Attribution:
     """Aggregate `events` (from `iters` iterations) per line and per op; µs per iteration. On columns
     (`Events`; records are made columns first): one sweep nests them (columns.nesting), the rest is
@@ -128,6 +131,9 @@ def attribute(
         inner[lost], inner_line[lost], region[lost] = -1, 0, -1
     # outside the profiled iterations: OpLens's own synchronisation; a capture's unfinished call
     sel = np.flatnonzero(~nested.marker & (it >= 0) & (it < iters))
+    outside_sel = np.zeros(0, np.int64)
+    if outside:  # the statement's own work, around the function's calls: not the function's
+        outside_sel, sel = sel[line[sel] == 0], sel[line[sel] != 0]
     rows = nested.index[sel]
     it, inner, inner_line, region = it[sel], inner[sel], inner_line[sel], region[sel]
     line = np.where(line[sel] == 0, def_line, line[sel])
@@ -140,6 +146,9 @@ def attribute(
         unattributed = int(dur[ev.on_device].sum()) - int(self_dev.sum())
     else:
         self_dev, unattributed = self_cpu, 0
+    outside_ns = _outside_ns(ev, nested, dur, outside_sel, linked)
+    if linked:
+        unattributed -= outside_ns  # claimed, by ops that are not the function's
     parent = nested.parent[sel]
     has_parent = parent >= 0
     merged = np.zeros(len(sel), np.bool_)  # Node.merged_into_parent: a dispatch duplicate counts no call
@@ -180,7 +189,18 @@ def attribute(
               zip(op_keys, *(_sums(op_of, len(op_keys), x) for x in (calls, self_cpu, self_dev)), strict=True)}  # fmt: skip
     per_iter = _sums(op_of * iters + it, len(op_keys) * iters, self_dev, ints=False)
     op_dev_iter = {n: per_iter[k * iters : (k + 1) * iters] for k, n in enumerate(op_acc)}
-    return _build(lines, op_acc, op_dev_iter, iters, unattributed, fused, dict(sequence))
+    return _build(lines, op_acc, op_dev_iter, iters, unattributed, fused, dict(sequence), outside_ns)
+
+
+def _outside_ns(ev: Events, nested: Any, dur: NDArray[np.int64], sel: NDArray[np.int64], linked: bool) -> int:
+    """The self device time (ns, all iterations) of the ops at `sel`: those outside the function's lines."""
+    if not len(sel):
+        return 0
+    rows = nested.index[sel]
+    if not linked:
+        return int((dur[rows] - nested.child_ns[sel]).sum())
+    own = ev.linked_correlation_id[rows] == 0
+    return int((np.where(own, _device_ns(ev, dur, ev.correlation_id[rows]), 0) + ev.legacy_device_ns[rows]).sum())
 
 
 def _device_ns(ev: Events, dur: NDArray[np.int64], correlation_id: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -258,6 +278,7 @@ def _build(
     unattributed_ns: int,
     fused: dict[str, list[SourceRef]],
     sequence: dict[int, list[OpSample]],
+    outside_ns: int = 0,
 ) -> Attribution:
     per = 1.0 / (1000.0 * iters)  # ns over all iterations → µs per iteration
     total_cpu = sum(sum(a.cpu) for a in lines.values()) * per
@@ -327,6 +348,7 @@ def _build(
         self_device_us=total_dev,
         op_calls=sum(a.top_calls for a in lines.values()) / iters,
         unattributed_device_us=unattributed_ns * per,
+        outside_device_us=outside_ns * per,
         device_samples_us=[sum(a.dev[i] for a in lines.values()) / 1000.0 for i in range(iters)],
         cpu_samples_us=[sum(a.cpu[i] for a in lines.values()) / 1000.0 for i in range(iters)],
         collective_us=sum(s.collective_us for s in line_stats),

@@ -61,6 +61,7 @@ class Inputs:
     # The device's ceilings, asked for only where a line has work to set against them (calibrating takes seconds).
     ceilings: Callable[[], DeviceRoof | None] = lambda: None
     capture: bool = False  # the calls are a program's (`oplens run`): the insights say --calls
+    statement: bool = False  # each call is a notebook statement that reaches the function: outside its lines, not its
 
 
 @dataclass
@@ -82,7 +83,8 @@ def derive(inp: Inputs, laps: dict[str, float] | None = None) -> Derived:
             laps[f"{name}_ms"] = (now - t) * 1000.0
         t = now
 
-    d = Derived(attribute(inp.events, inp.iters, inp.target.def_line, inp.device.device_time, dict(inp.fused)))
+    d = Derived(attribute(inp.events, inp.iters, inp.target.def_line, inp.device.device_time, dict(inp.fused),
+                          outside=inp.statement))  # fmt: skip
     lap("attribute")
     for name, step in STEPS:
         step(d, inp)
@@ -94,7 +96,7 @@ def derive(inp: Inputs, laps: dict[str, float] | None = None) -> Derived:
 def shapes(d: Derived, inp: Inputs) -> None:
     a = d.attribution
     if inp.shape_events is not None:
-        a.sequence = attribute(inp.shape_events, 1, inp.target.def_line).sequence
+        a.sequence = attribute(inp.shape_events, 1, inp.target.def_line, outside=inp.statement).sequence
         work.assign(a.lines, a.totals, work.line_work(inp.shape_events, inp.target.def_line, inp.graphs))
         memory.assign(a.lines, a.totals, memory.line_memory(inp.shape_events, inp.target.def_line))
     elif inp.stored is not None:

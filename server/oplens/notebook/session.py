@@ -78,7 +78,9 @@ def profile_statement(run_once: Callable[[], Any], live: Live, helpers: Iterable
             backend = profiling.prepare_backend(job)
             prepared = profiling.Prepared(job, backend, call, (), LineMarker(live.fn.__code__, helpers))
             measured = profiling.measure(prepared, progress or _quiet)
-            run = profiling.finish(job, backend, measured, progress=progress)
+            # The statement runs more than the function (its arguments, `-f`'s caller): that is not the function's.
+            # A compiled function's lines never run (its graph does, outside them): all of it stays its own.
+            run = profiling.finish(job, backend, measured, progress=progress, statement=not live.compiled)
     except OpLensError:
         runs.discard(staged)
         if raised:

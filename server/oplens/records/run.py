@@ -220,6 +220,9 @@ class Totals:
     wall_us: Spread = field(default_factory=Spread)
     # Device time no CPU op claimed (e.g. a kernel with no launching op); not in any line.
     unattributed_device_us: float = 0.0
+    # A notebook statement's own device time per iteration, around the function's calls (`%oplens -f f
+    # train(x)`: the rest of train); not the function's, so in no line and no total.
+    outside_device_us: float = 0.0
     device_samples_us: list[float] = field(default_factory=list)  # per profiled iteration, all lines
     cpu_samples_us: list[float] = field(default_factory=list)
     ranks: RankSpread | None = None  # a distributed run: self device time per rank

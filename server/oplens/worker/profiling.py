@@ -90,10 +90,11 @@ def run(job: Job, progress: Progress) -> Run:
 
 
 def finish(job: Job, backend: Backend[Any], measured: Measured, clock: _Clock | None = None, capture: bool = False,
-           progress: Progress | None = None) -> Run:  # fmt: skip
+           progress: Progress | None = None, statement: bool = False) -> Run:  # fmt: skip
     """The measured calls as a Run: the backend's files found, processed (the chain of derived views,
     analysis/derive.py, with the device runtime's own trace where the backend has one), described, the
-    trace exported. `profile` and the capture's windows both end here."""
+    trace exported. `profile` and the capture's windows both end here, and a notebook's `%oplens`, whose
+    calls are a `statement`'s that reaches the function."""
     clock = clock or _Clock()
     warnings: list[str] = []
     stage = Path(job.stage_dir)
@@ -110,7 +111,7 @@ def finish(job: Job, backend: Backend[Any], measured: Measured, clock: _Clock | 
 
     derived = process(measured.prof, measured.shapes_prof, len(measured.wall_us), job.target, backend.facts,
                       measured.fused, graphs=measured.graph_work, ceilings=lambda: ceilings(backend, warnings),
-                      capture=capture, runtime=runtime)  # fmt: skip
+                      capture=capture, runtime=runtime, statement=statement)  # fmt: skip
     clock.lap("processing_ms")
     run = describe(job, backend, measured, derived, artifacts)
     run.backend.warnings += warnings
@@ -222,6 +223,7 @@ def process(
     ceilings: Callable[[], DeviceRoof | None] = lambda: None,
     capture: bool = False,
     runtime: Callable[[], RuntimeTime | None] = lambda: None,
+    statement: bool = False,
 ) -> Derived:
     """The profiles' events read (worker/events.py) and the chain of derived views run on them
     (analysis/derive.py: attribution, each line's work and memory from the shapes call, insights,
@@ -238,7 +240,8 @@ def process(
             laps["read_ms"] = (time.perf_counter() - t0) * 1000.0
         # asked once however often the chain runs (a failed calibration is one warning)
         once = functools.cache(ceilings)
-        inputs = Inputs(raw, iters, target, facts, fused or {}, shape_events, graphs, ceilings=once, capture=capture)
+        inputs = Inputs(raw, iters, target, facts, fused or {}, shape_events, graphs, ceilings=once, capture=capture,
+                        statement=statement)  # fmt: skip
         derived = derive(inputs, laps)
         derived.device_time = device_time_sources(facts, derived.attribution.totals)
         if facts.op_table_device_time:
