@@ -14,7 +14,7 @@ def test_text_and_html_show_each_line_with_its_time_share_and_the_op_table() -> 
     run.target.file = str(EXAMPLE)  # recorded on another machine, before runs kept their source: read from the file
     shown = RunDisplay(run, "/runs/x")
     text = repr(shown)
-    assert text.startswith(f"{run.target.qualname}: CPU {fmt_us(run.totals.self_device_us)} per call")
+    assert text.startswith(f"{run.target.qualname}: CPU {fmt_us(run.totals.self_device_us)} per iteration")
     hot = max(run.lines, key=lambda s: s.self_device_us)
     row = next(line for line in text.splitlines() if line.lstrip().startswith(f"{hot.line}  "))
     assert fmt_us(hot.self_device_us) in row and f"{hot.pct_device:5.1f} %" in row and "█" in row

@@ -41,9 +41,10 @@ def _on_device(run: Run) -> bool:
 
 
 def headline(run: Run) -> str:
+    """The function's totals per iteration: one run of the statement (with `-f`, every call of the function in it)."""
     t = run.totals
     cpu = f" · CPU {fmt_us(t.self_cpu_us)}" if _on_device(run) else ""
-    return (f"{run.target.qualname}: {_label(run)} {fmt_us(t.self_device_us)} per call{cpu} · "
+    return (f"{run.target.qualname}: {_label(run)} {fmt_us(t.self_device_us)} per iteration{cpu} · "
             f"{t.op_calls:g} ops · {run.config.iters} iterations after {run.config.warmup} warm-up")  # fmt: skip
 
 
