@@ -1138,7 +1138,7 @@ async function captureInProgram() {
 const OVERVIEW_LENS = /CPU \d+(\.\d+)? % · [^|]+\/step/;
 const LINES_LENS = '▶ lines';
 
-const NOTEBOOK_PASSED = 'notebook.ipynb open while a real kernel ran its cells: the %oplens run of rmsnorm_naive shown on the cell that defines it (lens, a hint on each line) with the results panel opened for it, the %%oplens cell\'s own run on that cell, and the lens stale once the cell was edited';
+const NOTEBOOK_PASSED = 'notebook.ipynb open while a real kernel ran its cells: the %oplens run of rmsnorm_naive shown on the cell that defines it (lens, a hint on each line) with the results panel opened for it, the %%oplens cell\'s own run on that cell, the lens stale once the cell was edited, and Profile Function in the cell (the statement prefilled from the notebook; without the Jupyter extension, Insert Cell with the magic)';
 // the notebook's cells the kernel runs: %load_ext, the definitions, %oplens rmsnorm_naive(x, w), the %%oplens cell
 const NOTEBOOK_CELLS = '1,2,4,10';
 
@@ -1215,7 +1215,37 @@ async function notebookCells(python) {
       return l && !TIME_RE.test(l.slice(l.indexOf('keepdim')));
     }, 20000);
     await screenshot('notebook-stale');
-    await page.keyboard.press('Control+Z');
+    await waitFor('the edit undone', async () => {
+      const l = (await editorLines()).find((x) => x.includes('x_norm = x * inv_rms'));
+      if (l && !/inv_rms\s*\*/.test(l)) return true;
+      await page.keyboard.press('Control+Z'); // typing is undone in steps
+      return null;
+    }, 10000, 300);
+    await waitFor('the lens fresh again', async () => (await totals()).some((t) => !t.startsWith('stale') && /\b20 iters\b/.test(t)), 20000);
+  });
+
+  await step('right-click in the cell → OpLens: Profile Function: the statement prefilled from the notebook; no Jupyter extension: Insert Cell', async () => {
+    await clearNotifications();
+    await rightClickOnLine('x_sq = x * x');
+    await clickMenuItem(/^(OpLens: )?Profile Function$/);
+    const input = page.locator('.quick-input-widget input');
+    await waitFor('the statement box', () => quickInputVisible(), 10000, 200);
+    const prefilled = await input.inputValue();
+    log(`statement box prefilled: ${prefilled}`);
+    if (prefilled !== 'y = rmsnorm_naive(x, w)') throw new StepFailure(`the box should hold the notebook's last call of rmsnorm_naive, not "${prefilled}"`);
+    await page.keyboard.press('Enter');
+    const toast = page.locator('.notifications-toasts .notification-toast').filter({ hasText: 'run this in a cell' }).first();
+    await toast.waitFor({ state: 'visible', timeout: 20000 });
+    log(`without a kernel: ${(await toast.innerText()).replace(/\s+/g, ' ')}`);
+    await toast.locator('.monaco-button', { hasText: 'Insert Cell' }).first().click();
+    await waitFor('a new cell with the magic at the notebook\'s end', async () => {
+      await scrollNotebook(3000);
+      const lines = await editorLines();
+      const at = lines.findIndex((l) => l.trim() === '%load_ext oplens');
+      return at >= 0 && lines[at + 1]?.trim() === '%oplens y = rmsnorm_naive(x, w)';
+    }, 20000);
+    await screenshot('notebook-inserted-cell');
+    await scrollNotebook(-30000);
   });
 }
 
