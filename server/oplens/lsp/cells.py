@@ -17,6 +17,7 @@ Pure: no LSP server state, no I/O.
 from __future__ import annotations
 
 from oplens.engine.targets import FunctionDef, source_sha256, whole_cell
+from oplens.lsp import views
 from oplens.lsp.paths import CELL_SCHEME
 
 _CELL_MAGIC = "%%oplens"
@@ -43,6 +44,13 @@ def cell_function(text: str) -> FunctionDef | None:
     if not lines or not _is_profiled_cell(lines[0]):
         return None
     return whole_cell(len(text.splitlines()) or 1)
+
+
+def functions(text: str, file: str) -> tuple[list[FunctionDef], str | None]:
+    """The cell's functions (a `%%oplens` cell's `<cell>` first), and why there are none while it does not parse."""
+    found, parse_error = views.parse_functions(python_text(text), file)
+    profiled = cell_function(text)
+    return ([profiled, *found] if profiled else found), parse_error
 
 
 def _is_profiled_cell(first_line: str) -> bool:

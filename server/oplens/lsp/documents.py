@@ -41,14 +41,11 @@ def view(client: ClientState, uri: str) -> DocumentView:
     text, version = _text(client, uri)
     if cells.is_cell(uri):
         client.shared.watch_notebook(path)  # the kernel writes its runs beside the notebook: read them first
-    shown = client.shared.results.for_file(path)
-    if cells.is_cell(uri):
-        functions, parse_error = views.parse_functions(cells.python_text(text), path)
-        profiled_cell = cells.cell_function(text)
-        functions = [profiled_cell, *functions] if profiled_cell else functions
-        shown = [r for r in shown if not _in_other_cell(client, uri, text, functions, r)]
+        functions, parse_error = cells.functions(text, path)
+        shown = [r for r in client.shared.results.for_file(path) if not _in_other_cell(client, uri, text, functions, r)]
     else:
         functions, parse_error = views.parse_functions(text, path)
+        shown = client.shared.results.for_file(path)
     placed = diffs.attach(client, views.place(shown, text, functions))
     return DocumentView(uri, path, text, version, functions, parse_error, placed)
 
@@ -71,9 +68,7 @@ def _in_other_cell(client: ClientState, uri: str, text: str, functions: list[Fun
     for other in list(client.ls.workspace.text_documents):
         if other != uri and cells.is_cell(other) and notebook_of_cell(other) == notebook:
             other_text, _ = _text(client, other)
-            found = cells.cell_function(other_text)
-            other_functions = views.functions_in(cells.python_text(other_text), t.file) + ([found] if found else [])
-            if cells.defines(other_text, other_functions, t.qualname, t.source_sha256):
+            if cells.defines(other_text, cells.functions(other_text, t.file)[0], t.qualname, t.source_sha256):
                 return True
     return False
 
