@@ -345,7 +345,12 @@ function header(view: RunView, label: string): HTMLElement {
   );
   const note = run.backend.note ? h('p', { class: 'muted' }, run.backend.note) : null;
   const unattributed = t.unattributed_device_us > 0 ? h('p', { class: 'muted' }, `${fmtUs(t.unattributed_device_us)} of device time had no launching op and is in no line.`) : null;
-  return h('header', {}, title, sub, rankSelector(view), note, stats, unattributed, actions);
+  // a notebook statement's own work around the function's calls (its arguments, -f's caller): not the function's
+  const outside =
+    t.outside_device_us > 0.01 * t.self_device_us
+      ? h('p', { class: 'muted' }, `The statement's own work around ${run.target.qualname}'s calls, ${fmtUs(t.outside_device_us)} per iteration, is not the function's: in no line and no total.`)
+      : null;
+  return h('header', {}, title, sub, rankSelector(view), note, stats, unattributed, outside, actions);
 }
 
 const INSIGHT_LABELS: Record<string, string> = {
