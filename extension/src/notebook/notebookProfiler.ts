@@ -3,14 +3,15 @@
  * the profile runs there, as the `%oplens` magic (server/oplens/notebook). The statement is asked for,
  * prefilled with the last call of the function in the notebook (notebookCall.ts). Where the Jupyter
  * extension is installed and the notebook's kernel is started, the magic runs in that kernel through
- * the Jupyter extension's kernel API (`kernels.getKernel(uri).executeCode`, microsoft/vscode-jupyter
- * src/api.d.ts); otherwise a message says what to run, with a button that inserts it as a cell. Either
+ * the Jupyter extension's kernel API (`kernels.getKernel(uri).executeCode`, typed by its published
+ * `@vscode/jupyter-extension`); otherwise a message says what to run, with a button that inserts it as a cell. Either
  * way the kernel writes the run beside the notebook, and the server shows it on the cell and sends it
  * to be shown here (its lenses, hints, heat, and the results panel).
  *
  * VS Code glue: imports `vscode`; its model is notebookCall.ts.
  */
 
+import type { Jupyter, Kernel } from '@vscode/jupyter-extension';
 import * as vscode from 'vscode';
 import { errorText, lastCall, magicCode, profilableInCell, runInCellMessage } from './notebookCall';
 
@@ -18,14 +19,6 @@ const JUPYTER_EXTENSION = 'ms-toolsai.jupyter';
 const ERROR_MIME = 'application/vnd.code.notebook.error';
 const STDERR_MIME = 'application/vnd.code.notebook.stderr';
 
-/** The part of the Jupyter extension's API used here (its `Jupyter.kernels`, `Kernel`, `Output`). */
-interface JupyterKernels {
-  kernels?: { getKernel(uri: vscode.Uri): Thenable<JupyterKernel | undefined> };
-}
-interface JupyterKernel {
-  readonly status: string;
-  executeCode(code: string, token: vscode.CancellationToken): AsyncIterable<{ items: { mime: string; data: Uint8Array }[] }>;
-}
 
 export class NotebookProfiler {
   constructor(private readonly log: vscode.LogOutputChannel) {}
@@ -62,8 +55,8 @@ export class NotebookProfiler {
   }
 
   /** The notebook's started kernel, through the Jupyter extension; undefined where there is none. */
-  private async kernel(uri: vscode.Uri): Promise<JupyterKernel | undefined> {
-    const jupyter = vscode.extensions.getExtension<JupyterKernels>(JUPYTER_EXTENSION);
+  private async kernel(uri: vscode.Uri): Promise<Kernel | undefined> {
+    const jupyter = vscode.extensions.getExtension<Jupyter | undefined>(JUPYTER_EXTENSION);
     if (!jupyter) {
       return undefined;
     }
@@ -77,7 +70,7 @@ export class NotebookProfiler {
     }
   }
 
-  private async runInKernel(kernel: JupyterKernel, code: string, qualname: string): Promise<void> {
+  private async runInKernel(kernel: Kernel, code: string, qualname: string): Promise<void> {
     const failures: string[] = [];
     await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `OpLens: profiling ${qualname} in the notebook's kernel…`, cancellable: true },
