@@ -212,6 +212,9 @@ function codeServerEnv() {
     // milliseconds of spinning: pin it (inherited by the OpLens server and its worker) so the CPU
     // figures in the screenshots are the kernels' own. OPLENS_E2E_TORCH_THREADS= (empty) leaves it alone.
     ...(torchThreads ? { OMP_NUM_THREADS: torchThreads, MKL_NUM_THREADS: torchThreads } : {}),
+    // the Jupyter stand-in (e2e/standins/jupyter) runs code in a notebook's kernel with these
+    OPLENS_E2E_KERNEL_EXEC: path.join(E2E_DIR, 'kernel_exec.py'),
+    OPLENS_E2E_PYTHON_FOR_STANDIN: process.env.OPLENS_E2E_PYTHON || path.join(REPO, '.venv', 'bin', 'python'),
     PASSWORD: '',
     HASHED_PASSWORD: '',
     GITHUB_TOKEN: '',
@@ -537,6 +540,17 @@ async function main() {
       const installed = list.stdout.split('\n').filter((l) => /oplens/i.test(l));
       if (!installed.length) throw new StepFailure(`the extension is not listed after install:\n${list.stdout}${list.stderr}`);
       log(`installed: ${installed.join(', ')}`);
+    });
+
+    await step('install the Jupyter extension\'s stand-in (its kernels API over a real ipykernel; the real one cannot be installed here)', async () => {
+      const standin = path.join(tmpRoot, 'jupyter-standin.vsix');
+      const vsce = path.join(REPO, 'node_modules', '.bin', 'vsce');
+      const packed = spawnSync(vsce, ['package', '--no-dependencies', '--skip-license', '-o', standin], {
+        cwd: path.join(E2E_DIR, 'standins', 'jupyter'), encoding: 'utf8', timeout: 120000,
+      });
+      if (packed.status !== 0) throw new StepFailure(`vsce package of the Jupyter stand-in failed:\n${packed.stdout}${packed.stderr}`);
+      const r = spawnSync(CODE_SERVER, [...commonCsArgs(), '--force', '--install-extension', standin], { env: codeServerEnv(), encoding: 'utf8', timeout: 120000 });
+      if (r.status !== 0) throw new StepFailure(`installing the Jupyter stand-in failed:\n${r.stdout}${r.stderr}`);
     });
   }
 
@@ -1138,7 +1152,7 @@ async function captureInProgram() {
 const OVERVIEW_LENS = /CPU \d+(\.\d+)? % · [^|]+\/step/;
 const LINES_LENS = '▶ lines';
 
-const NOTEBOOK_PASSED = 'notebook.ipynb open while a real kernel ran its cells: the %oplens run of rmsnorm_naive shown on the cell that defines it (lens, a hint on each line) with the results panel opened for it, the %%oplens cell\'s own run on that cell, the lens stale once the cell was edited, and Profile Function in the cell (the statement prefilled from the notebook; without the Jupyter extension, Insert Cell with the magic)';
+const NOTEBOOK_PASSED = 'notebook.ipynb open while a real kernel ran its cells: the %oplens run of rmsnorm_naive shown on the cell that defines it (lens, a hint on each line) with the results panel opened for it, the %%oplens cell\'s own run on that cell, the lens stale once the cell was edited, and Profile Function in the cell (the statement prefilled from the notebook; without a kernel, Insert Cell with the magic; with the kernel started, the magic run in it through the Jupyter extension\'s kernel API (a stand-in over a real ipykernel) and its run shown, a raising statement\'s error said)';
 // the notebook's cells the kernel runs: %load_ext, the definitions, %oplens rmsnorm_naive(x, w), the %%oplens cell
 const NOTEBOOK_CELLS = '1,2,4,10';
 
@@ -1227,7 +1241,7 @@ async function notebookCells(python) {
     await waitFor('the lens fresh again', async () => (await totals()).some((t) => !t.startsWith('stale') && /\b20 iters\b/.test(t)), 20000);
   });
 
-  await step('right-click in the cell → OpLens: Profile Function: the statement prefilled from the notebook; no Jupyter extension: Insert Cell', async () => {
+  await step('right-click in the cell → OpLens: Profile Function: the statement prefilled from the notebook; no kernel started yet: Insert Cell', async () => {
     await clearNotifications();
     await rightClickOnLine('x_sq = x * x');
     await clickMenuItem(/^(OpLens: )?Profile Function$/);
@@ -1249,6 +1263,62 @@ async function notebookCells(python) {
     }, 20000);
     await screenshot('notebook-inserted-cell');
     await scrollNotebook(-30000);
+  });
+
+  await step('with the notebook\'s kernel started (the Jupyter stand-in finds it): Profile Function runs the magic in it, the run shows', async () => {
+    const kernel = spawn(python, [path.join(E2E_DIR, 'run_notebook.py'), notebook, '--cells', '1,2', '--keep-alive'], {
+      cwd: path.dirname(notebook),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    kernel.stdout.on('data', (d) => { output += d; });
+    kernel.stderr.on('data', (d) => { output += d; });
+    try {
+      await waitFor('the kernel to run the definitions and stay up', async () => {
+        if (kernel.exitCode !== null) throw new StepFailure(`the kernel ended:\n${output.slice(-3000)}`);
+        return output.includes('"kernel"');
+      }, 120000, 300);
+      const runsDir = path.join(tmpRoot, 'workspace', '.oplens', 'runs');
+      const before = new Set(fs.readdirSync(runsDir));
+      await clearNotifications();
+      await rightClickOnLine('x_sq = x * x');
+      await clickMenuItem(/^(OpLens: )?Profile Function$/);
+      await waitFor('the statement box', () => quickInputVisible(), 10000, 200);
+      const prefilled = await page.locator('.quick-input-widget input').inputValue();
+      if (prefilled !== 'y = rmsnorm_naive(x, w)') throw new StepFailure(`the box holds "${prefilled}"`);
+      await page.keyboard.press('Enter');
+      const made = await waitFor('the kernel\'s run of the statement on disk', async () => {
+        for (const d of fs.readdirSync(runsDir).filter((n) => !before.has(n) && n.includes('rmsnorm_naive'))) {
+          const f = path.join(runsDir, d, 'result.json');
+          if (fs.existsSync(f)) return JSON.parse(fs.readFileSync(f, 'utf8'));
+        }
+        return null;
+      }, PROFILE_TIMEOUT_MS, 500);
+      if (made.config.args !== 'y = rmsnorm_naive(x, w)') throw new StepFailure(`the run's statement is "${made.config.args}"`);
+      log(`the kernel ran %oplens ${made.config.args}: run ${made.run_id}, notebook ${path.basename(made.target.notebook)}`);
+      const shown = await waitFor('the results panel on rmsnorm_naive\'s new run', async () => {
+        const tabs = await page.locator('.tabs-container .tab').allInnerTexts();
+        return tabs.map((t) => t.trim()).find((t) => /^OpLens: rmsnorm_naive/.test(t));
+      }, 30000, 500);
+      log(`results panel: ${shown}; lens: ${(await totals()).join(' | ')}`);
+
+      // a statement that raises: the kernel's error, said as such
+      await rightClickOnLine('x_sq = x * x');
+      await clickMenuItem(/^(OpLens: )?Profile Function$/);
+      await waitFor('the statement box', () => quickInputVisible(), 10000, 200);
+      await page.locator('.quick-input-widget input').fill('rmsnorm_naive(x)');
+      await page.keyboard.press('Enter');
+      const said = await waitFor('the kernel\'s error as a notification', async () => {
+        const toasts = (await page.locator('.notifications-toasts .notification-toast').allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
+        return toasts.find((t) => /rmsnorm_naive in the kernel: TypeError/.test(t));
+      }, 60000, 500);
+      log(`a raising statement: ${said}`);
+      await screenshot('notebook-kernel-api');
+      await clearNotifications();
+    } finally {
+      kernel.stdin.end();
+      await new Promise((resolve) => { if (kernel.exitCode !== null) resolve(); else kernel.on('close', resolve); });
+    }
   });
 }
 

@@ -3,10 +3,12 @@ does in Jupyter or VS Code (ipykernel, driven through jupyter_client by tests/ke
 way to have the `%oplens` magic write its runs while the notebook is open in code-server (which has no kernel
 of its own here: the Jupyter extension is not installed).
 
-    python e2e/run_notebook.py NOTEBOOK --cells 1,2,4
+    python e2e/run_notebook.py NOTEBOOK --cells 1,2,4 [--keep-alive]
 
 --cells: the cells' indexes in the notebook (markdown cells count; they are skipped). One JSON line per cell
-run; exit 1 at the first cell that raises, with its traceback.
+run; exit 1 at the first cell that raises, with its traceback. --keep-alive: then keep the kernel running,
+its connection file named in `NOTEBOOK.kernel.json` (what the Jupyter stand-in, e2e/standins/jupyter, finds
+as the notebook's started kernel), until stdin closes.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("notebook", type=Path)
     parser.add_argument("--cells", required=True, help="comma-separated cell indexes")
+    parser.add_argument("--keep-alive", action="store_true", help="keep the kernel for the Jupyter stand-in")
     args = parser.parse_args()
+    marker = Path(f"{args.notebook.resolve()}.kernel.json")
     cells = json.loads(args.notebook.read_text())["cells"]
     kernel = Kernel(args.notebook.resolve().parent)
     try:
@@ -38,7 +42,12 @@ def main() -> int:
                 print("\n".join(out["error"]["traceback"]), file=sys.stderr)
                 return 1
             print(json.dumps({"cell": index, "ran": source.splitlines()[0] if source else ""}), flush=True)
+        if args.keep_alive:
+            marker.write_text(json.dumps({"connection_file": kernel.km.connection_file}))
+            print(json.dumps({"kernel": kernel.km.connection_file}), flush=True)
+            sys.stdin.read()  # until the test closes it
     finally:
+        marker.unlink(missing_ok=True)
         kernel.close()
     return 0
 

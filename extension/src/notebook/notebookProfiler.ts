@@ -17,7 +17,8 @@ import { errorText, lastCall, magicCode, profilableInCell, runInCellMessage } fr
 
 const JUPYTER_EXTENSION = 'ms-toolsai.jupyter';
 const ERROR_MIME = 'application/vnd.code.notebook.error';
-const STDERR_MIME = 'application/vnd.code.notebook.stderr';
+// stderr as VS Code names it (NotebookCellOutputItem.stderr), and as the API's typings write it
+const STDERR_MIMES = new Set(['application/vnd.code.notebook.stderr', 'application/x.notebook.stream.stderr']);
 
 
 export class NotebookProfiler {
@@ -75,14 +76,20 @@ export class NotebookProfiler {
     await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `OpLens: profiling ${qualname} in the notebook's kernel…`, cancellable: true },
       async (_progress, token) => {
-        for await (const output of kernel.executeCode(code, token)) {
-          for (const item of output.items) {
-            const text = new TextDecoder().decode(item.data);
-            if (item.mime === ERROR_MIME) {
-              failures.push(errorText(text));
-            } else if (item.mime === STDERR_MIME && text.includes('UsageError')) {
-              failures.push(text.trim());
+        try {
+          for await (const output of kernel.executeCode(code, token)) {
+            for (const item of output.items) {
+              const text = new TextDecoder().decode(item.data);
+              if (item.mime === ERROR_MIME) {
+                failures.push(errorText(text));
+              } else if (STDERR_MIMES.has(item.mime) && text.includes('UsageError')) {
+                failures.push(text.trim()); // the magic's own line was wrong
+              }
             }
+          }
+        } catch (e) {
+          if (!(e instanceof vscode.CancellationError)) {
+            failures.push((e as Error).message); // the kernel went away meanwhile
           }
         }
       },
