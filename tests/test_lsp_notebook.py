@@ -19,7 +19,7 @@ import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from conftest import plain, served_client
+from conftest import open_doc, plain, served_client
 from kernel import Kernel
 from oplens.lsp import cells
 from oplens.lsp.paths import Mapping, PathMap
@@ -186,6 +186,25 @@ def test_the_magic_names_the_notebook_as_the_front_end_tells_the_kernel(kernel_i
     finally:
         other.unlink()
         k.run("del __vsc_ipynb_file__")
+
+
+async def test_a_kernels_run_of_a_function_from_a_file_shows_in_that_file(kernel_in: tuple[Kernel, Path]) -> None:
+    k, workspace = kernel_in
+    folder = workspace / "notebooks"
+    module = folder / "scaling.py"
+    module.write_text("import torch\n\n\ndef halve(t):\n    return torch.mul(t, 0.5)\n")
+    nb = notebook(folder, [MODEL_CELL, CALL_CELL])
+    async with served_client(workspace) as client:
+        open_cell(client, cell_uri(nb, 0), MODEL_CELL)  # the notebook open: its runs folder watched
+        uri = open_doc(client, module)
+        assert await lens_titles(client, uri) == [(4, "▶ Profile")]
+        out = await asyncio.to_thread(k.run, "%load_ext oplens\nfrom scaling import halve\n%oplens --iters 3 --warmup 1 halve(x)")
+        assert out["error"] is None, out["error"]
+        deadline, titles = time.monotonic() + 60, []
+        while len(titles) < 2 and time.monotonic() < deadline:  # the watch finds the run within a second or so
+            await asyncio.sleep(0.3)
+            titles = await lens_titles(client, uri)
+        assert len(titles) == 2 and titles[1][0] == 4 and titles[1][1].startswith("CPU "), titles
 
 
 def _runs(workspace: Path) -> set[str]:

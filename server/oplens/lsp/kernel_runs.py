@@ -4,8 +4,9 @@ The magic runs in the user's kernel, not in this server: it stores its run in th
 notebook (`.oplens/runs`, the kernel's working folder), the server's own or another. Each such folder of a
 notebook open in an editor is watched: one thread looks at the folders' modification times once a second
 and reads only the run folders that were not there before (a run is moved into place whole, so a new
-folder is a complete run). A run of a notebook (`Target.notebook`) goes to `found`; others (the CLI's, the
-server's own) are left to whoever made them.
+folder is a complete run). Beside a notebook every run is its kernel's, a function of a file's too (shown in
+that file); in the server's own runs folder only a notebook's run is (the others are the server's own, heard
+of already, or the CLI's): those go to `found`.
 """
 
 from __future__ import annotations
@@ -29,31 +30,33 @@ class KernelRuns:
         self._poll_s = poll_s
         self._lock = threading.Lock()
         self._folders: dict[Path, tuple[int, set[str]]] = {}  # runs folder → (its mtime, the run folders seen)
+        self._own: set[Path] = set()  # the server's own runs folder: only notebooks' runs are the kernels'
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def watch(self, folder: Path, read: bool = True) -> list[Run]:
-        """Watch `folder` (a runs folder) from now on. The notebooks' runs already stored there, oldest
-        first, when it was not watched before and `read` (else none): they are not new."""
+    def watch(self, folder: Path, own: bool = False) -> list[Run]:
+        """Watch `folder` (a runs folder; `own`: the server's, whose runs it read at start) from now on. The
+        runs already stored there, oldest first, when it was not watched before and is not `own` (else
+        none): they are not new."""
         folder = folder.resolve()
         with self._lock:
             if folder in self._folders or self._stop.is_set():
                 return []
             self._folders[folder] = (_mtime(folder), _names(folder))
             names = self._folders[folder][1]
+            if own:
+                self._own.add(folder)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="oplens-kernel-runs", daemon=True)
                 self._thread.start()
-        if not read:
-            return []
-        return [r for r in (_load(folder / n) for n in sorted(names)) if r is not None and r.target.notebook]
+        return [] if own else [r for r in (_load(folder / n) for n in sorted(names)) if r is not None]
 
     def _run(self) -> None:
         while not self._stop.wait(self._poll_s):
             self.poll()
 
     def poll(self) -> None:
-        """Look once: every new run of a notebook to `found`, oldest first."""
+        """Look once: every new run of a kernel's to `found`, oldest first."""
         with self._lock:
             folders = dict(self._folders)
         for folder, (mtime, seen) in folders.items():
@@ -65,7 +68,7 @@ class KernelRuns:
                 self._folders[folder] = (now, names)
             for name in sorted(names - seen):
                 run = _load(folder / name)
-                if run is not None and run.target.notebook:
+                if run is not None and (run.target.notebook or folder not in self._own):
                     self._found(run)
 
     def close(self) -> None:

@@ -290,7 +290,7 @@ class SharedState:
         with contextlib.suppress(RuntimeError):
             self._loop = self._loop or asyncio.get_running_loop()
         folder = runs.runs_root(Path(notebook).parent)
-        for run in self.kernel_runs.watch(folder, read=folder != self.runs_root):  # the server's own: read at start
+        for run in self.kernel_runs.watch(folder, own=folder == self.runs_root):  # the server's own: read at start
             self.results.add(run)
             self.diffs.remember(run)
 
