@@ -174,6 +174,10 @@ def test_with_f_the_statements_own_work_is_not_the_functions(kernel: tuple[Kerne
     assert abs(sum(s["self_device_us"] for s in run["lines"]) - totals["self_device_us"]) < 0.5
     assert totals["outside_device_us"] > totals["self_device_us"], totals  # four 64x64 matmuls vs a relu and an add
     assert "own work around inner" in out["html"][0]  # said in the output cell
+    # `oplens analyze` derives the run again from its trace as the magic did: the statement's work apart
+    analyzed = oplens_cli(folder, "analyze", str(folder / ".oplens" / "runs" / run["run_id"]))
+    assert analyzed.returncode == 0, analyzed.stderr
+    assert "own work around inner" in analyzed.stdout and "aten::mm" not in analyzed.stdout, analyzed.stdout
 
 
 def test_bad_input_is_one_line_with_its_fix(kernel: tuple[Kernel, Path]) -> None:

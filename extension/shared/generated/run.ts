@@ -525,6 +525,12 @@ export interface Config {
   timeout_s: number;
   /** @default true */
   record_shapes: boolean;
+  /**
+   * Each iteration ran a notebook statement that reaches the function (`%oplens`): the ops outside its lines
+   * were not its own (Totals.outside_device_us), as `oplens analyze` derives them again
+   * @default false
+   */
+  statement: boolean;
 }
 
 export interface Totals {
@@ -1216,6 +1222,7 @@ export function readConfig(r: Reader): Config {
     args: r.str('args', ''),
     timeout_s: r.num('timeout_s', 0),
     record_shapes: r.bool('record_shapes', true),
+    statement: r.bool('statement', false),
   };
 }
 

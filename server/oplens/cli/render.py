@@ -15,7 +15,16 @@ from oplens.backends import registry
 from oplens.engine.diff import FunctionDiff
 from oplens.engine.overview_diff import OverviewDiff
 from oplens.records.errors import OpLensError
-from oplens.records.format import device_time_sources, fmt_above, fmt_bound_cell, fmt_bytes, fmt_flops, fmt_us, fused_split
+from oplens.records.format import (
+    device_time_sources,
+    fmt_above,
+    fmt_bound_cell,
+    fmt_bytes,
+    fmt_flops,
+    fmt_us,
+    fused_split,
+    outside_sentence,
+)
 from oplens.records.run import HOST_CPU, LineStat, Run
 
 BAR_WIDTH = 20
@@ -101,6 +110,8 @@ def profile(console: Console, run: Run, view: str = "time") -> None:
         )
     if tot.unattributed_device_us > 0:
         console.print(f"[dim]{fmt_us(tot.unattributed_device_us)} of device time had no launching op[/]")
+    if outside_sentence(run):  # a notebook run's (`oplens analyze` of one)
+        console.print(f"[dim]{escape(outside_sentence(run))}[/]", highlight=False)
     device_time(console, run)
     for text in compiled_lines(run):
         console.print(escape(text), highlight=False)

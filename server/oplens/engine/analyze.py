@@ -49,7 +49,7 @@ def reanalyze(run: Run) -> Run:
         else:
             runtime_note = (f"the runtime's trace the device time came from was not read again ({rt.found}): "
                             "lines carry 0 device time")  # fmt: skip
-    derived = derive(Inputs(events, run.config.iters, run.target, facts, fused, stored=run))
+    derived = derive(Inputs(events, run.config.iters, run.target, facts, fused, stored=run, statement=run.config.statement))
     if rt is not None:
         rt.split(derived.attribution.lines)
     if not derived.attribution.lines:

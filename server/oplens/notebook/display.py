@@ -10,7 +10,7 @@ import linecache
 from dataclasses import dataclass
 
 from oplens.backends import registry
-from oplens.records.format import fmt_share, fmt_us
+from oplens.records.format import fmt_share, fmt_us, outside_sentence
 from oplens.records.run import Run
 
 BAR = 24  # the text bar's width in characters
@@ -48,16 +48,6 @@ def headline(run: Run) -> str:
             f"{t.op_calls:g} ops · {run.config.iters} iterations after {run.config.warmup} warm-up")  # fmt: skip
 
 
-def outside_note(run: Run) -> str:
-    """The statement's own time around the function's calls (its arguments, `-f`'s caller), which is not in the
-    figures; "" where there is none worth a line (under 1 % of the function's)."""
-    outside, total = run.totals.outside_device_us, run.totals.self_device_us
-    if outside <= 0.01 * total:
-        return ""
-    return (f"The statement's own work around {run.target.qualname}'s calls: {_label(run)} {fmt_us(outside)} per "
-            "iteration, not the function's (not in its lines or totals)")  # fmt: skip
-
-
 def _source(run: Run) -> list[str]:
     """The function's lines as profiled (an older run keeps none: its file's, where it is still there)."""
     t = run.target
@@ -80,7 +70,7 @@ def _rows(run: Run) -> list[tuple[int, str, float, float, int]]:
 
 def text(run: Run, run_dir: str) -> str:
     label = _label(run)
-    lines = [headline(run), *filter(None, [outside_note(run)]), ""]
+    lines = [headline(run), *filter(None, [outside_sentence(run)]), ""]
     width = max((len(c) for _, c, *_ in _rows(run)), default=0)
     for n, code, us, pct, _ in _rows(run):
         bar = "█" * round(BAR * pct / 100.0)
@@ -121,7 +111,7 @@ def html_of(run: Run, run_dir: str) -> str:
     return (
         f'<div class="oplens-run" data-run-id="{html.escape(run.run_id)}">'
         f"<b>{html.escape(headline(run))}</b>"
-        + (f'<div style="color:#888">{html.escape(outside_note(run))}</div>' if outside_note(run) else "")
+        + (f'<div style="color:#888">{html.escape(outside_sentence(run))}</div>' if outside_sentence(run) else "")
         +
         f'<table class="oplens-lines"><thead><tr><th>line</th><th style="text-align:left">source</th>'
         f"<th>Self {label}</th><th>share</th><th></th><th>ops</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"

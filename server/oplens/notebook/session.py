@@ -73,14 +73,15 @@ def profile_statement(run_once: Callable[[], Any], live: Live, helpers: Iterable
 
     saved_env = dict(os.environ)
     log = staged / runs.WORKER_LOG  # the profiler's own lines (Kineto's), not the kernel's stderr
+    # The statement runs more than the function (its arguments, `-f`'s caller): that is not the function's.
+    # A compiled function's lines never run (its graph does, outside them): all of it stays its own.
+    apart = not live.compiled
     try:
         with quiet.logging_to(log):
             backend = profiling.prepare_backend(job)
             prepared = profiling.Prepared(job, backend, call, (), LineMarker(live.fn.__code__, helpers))
             measured = profiling.measure(prepared, progress or _quiet)
-            # The statement runs more than the function (its arguments, `-f`'s caller): that is not the function's.
-            # A compiled function's lines never run (its graph does, outside them): all of it stays its own.
-            run = profiling.finish(job, backend, measured, progress=progress, statement=not live.compiled)
+            run = profiling.finish(job, backend, measured, progress=progress, statement=apart)
     except OpLensError:
         runs.discard(staged)
         if raised:
@@ -91,7 +92,7 @@ def profile_statement(run_once: Callable[[], Any], live: Live, helpers: Iterable
         raise
     finally:
         _restore_env(saved_env)  # the backend's variables were the profile's, not the kernel's from now on
-    run.config = dataclasses.replace(run.config, args=statement)
+    run.config = dataclasses.replace(run.config, args=statement, statement=apart)
     if not log.stat().st_size:
         log.unlink()
     finalize.store(root, staged, run, log if log.exists() else None, {})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from oplens.records.run import CompiledRegion, DeviceTimeSources
+from oplens.records.run import CompiledRegion, DeviceTimeSources, Run
 
 
 def fmt_us(us: float) -> str:
@@ -140,3 +140,14 @@ def fused_split(region: CompiledRegion) -> list[str]:
         return [region.split_note] if region.split_note else []
     return [f"line {s.line}{f' ({s.function})' if s.function else ''} {fmt_us(s.self_device_us)}, {s.pct:.0f} %"
             for s in region.split]  # fmt: skip
+
+
+def outside_sentence(run: Run) -> str:
+    """A notebook statement's own time around the function's calls (its arguments, `-f`'s caller), which is not
+    in the run's figures (`Totals.outside_device_us`); "" where there is none worth a line (under 1 % of the
+    function's)."""
+    outside, total = run.totals.outside_device_us, run.totals.self_device_us
+    if outside <= 0.01 * total:
+        return ""
+    return (f"The statement's own work around {run.target.qualname}'s calls: {run.backend.device_label} "
+            f"{fmt_us(outside)} per iteration, not the function's (not in its lines or totals)")  # fmt: skip

@@ -210,6 +210,9 @@ class Config:
     args: str = ""
     timeout_s: float = 0.0
     record_shapes: bool = True
+    # Each iteration ran a notebook statement that reaches the function (`%oplens`): the ops outside its lines
+    # were not its own (Totals.outside_device_us), as `oplens analyze` derives them again
+    statement: bool = False
 
 
 @dataclass
