@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 
 from oplens.analysis import stats
 from oplens.analysis.collectives import category
-from oplens.analysis.columns import COMPILED_REGION, ITER, AnyEvents, Ctx, Events, Locator, RawEvent, nesting, of
+from oplens.analysis.columns import COMPILED_REGION, ITER, AnyEvents, Ctx, Events, Locator, Nesting, RawEvent, nesting, of
 from oplens.records.run import CompiledRegion, InnerLine, LineStat, OpStat, SourceRef, Totals
 
 # The events' types and the markers' names are columns.py's; the views import them from here.
@@ -138,17 +138,11 @@ def attribute(
     it, inner, inner_line, region = it[sel], inner[sel], inner_line[sel], region[sel]
     line = np.where(line[sel] == 0, def_line, line[sel])
     name = ev.name[rows].astype(np.int64)
-    self_cpu = dur[rows] - nested.child_ns[sel]
     linked = device_time == "linked"
-    if linked:
-        own = ev.linked_correlation_id[rows] == 0  # a runtime event claims no kernel
-        self_dev = np.where(own, _device_ns(ev, dur, ev.correlation_id[rows]), 0) + ev.legacy_device_ns[rows]
-        unattributed = int(dur[ev.on_device].sum()) - int(self_dev.sum())
-    else:
-        self_dev, unattributed = self_cpu, 0
-    outside_ns = _outside_ns(ev, nested, dur, outside_sel, linked)
-    if linked:
-        unattributed -= outside_ns  # claimed, by ops that are not the function's
+    self_cpu, self_dev = _self_ns(ev, nested, dur, sel, linked)
+    outside_ns = int(_self_ns(ev, nested, dur, outside_sel, linked)[1].sum()) if len(outside_sel) else 0
+    # device time no op claimed: neither the function's nor (ops that are not the function's) outside it
+    unattributed = int(dur[ev.on_device].sum()) - int(self_dev.sum()) - outside_ns if linked else 0
     parent = nested.parent[sel]
     has_parent = parent >= 0
     merged = np.zeros(len(sel), np.bool_)  # Node.merged_into_parent: a dispatch duplicate counts no call
@@ -192,15 +186,17 @@ def attribute(
     return _build(lines, op_acc, op_dev_iter, iters, unattributed, fused, dict(sequence), outside_ns)
 
 
-def _outside_ns(ev: Events, nested: Any, dur: NDArray[np.int64], sel: NDArray[np.int64], linked: bool) -> int:
-    """The self device time (ns, all iterations) of the ops at `sel`: those outside the function's lines."""
-    if not len(sel):
-        return 0
+def _self_ns(ev: Events, nested: Nesting, dur: NDArray[np.int64], sel: NDArray[np.int64],
+             linked: bool) -> tuple[NDArray[np.int64], NDArray[np.int64]]:  # fmt: skip
+    """The self CPU and self device time (ns, all iterations) of the nested events at `sel`: an event's
+    duration minus its children's; its linked kernels' (and legacy per-op device time) where device time
+    is linked, else its self CPU time."""
     rows = nested.index[sel]
+    self_cpu = dur[rows] - nested.child_ns[sel]
     if not linked:
-        return int((dur[rows] - nested.child_ns[sel]).sum())
-    own = ev.linked_correlation_id[rows] == 0
-    return int((np.where(own, _device_ns(ev, dur, ev.correlation_id[rows]), 0) + ev.legacy_device_ns[rows]).sum())
+        return self_cpu, self_cpu
+    own = ev.linked_correlation_id[rows] == 0  # a runtime event claims no kernel
+    return self_cpu, np.where(own, _device_ns(ev, dur, ev.correlation_id[rows]), 0) + ev.legacy_device_ns[rows]
 
 
 def _device_ns(ev: Events, dur: NDArray[np.int64], correlation_id: NDArray[np.int64]) -> NDArray[np.int64]:
