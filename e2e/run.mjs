@@ -1008,11 +1008,7 @@ async function captureInProgram() {
   await step('open tinyblock.py (the model of the workspace\'s program, train_tinyblock.py)', async () => {
     // editor group 1 (rmsnorm.py) active, so the file opens there and not beside the results panel
     await clickOnLine('mean_eps = mean_sq + EPS');
-    await page
-      .locator('.explorer-folders-view .monaco-list-row')
-      .filter({ has: page.locator('.label-name', { hasText: /^tinyblock\.py$/ }) })
-      .first()
-      .click();
+    await openFromExplorer('tinyblock.py');
     await waitFor('the editor to show tinyblock.py with def forward', async () => (await editorLines()).some((l) => l.includes('def forward(self, x')), 30000);
     const lens = await waitFor(
       `the ${PROGRAM_LENS} lens over Block.forward`,
@@ -1165,11 +1161,7 @@ async function notebookCells(python) {
 
   await step('open notebook.ipynb: its cells in the notebook editor, ▶ Profile on the cell that defines rmsnorm_naive', async () => {
     await clearNotifications();
-    await page
-      .locator('.explorer-folders-view .monaco-list-row')
-      .filter({ has: page.locator('.label-name', { hasText: /^notebook\.ipynb$/ }) })
-      .first()
-      .click();
+    await openFromExplorer('notebook.ipynb');
     await waitFor('a notebook cell with def rmsnorm_naive', async () => (await editorLines()).some((l) => l.includes('def rmsnorm_naive(')), 30000);
     await waitFor('the ▶ Profile lenses of the cell', async () => (await codeLensTexts()).filter((t) => t.includes('▶ Profile')).length >= 2, 60000);
     if ((await totals()).length) throw new StepFailure(`a run shown before the kernel ran: ${await totals()}`);
@@ -1278,8 +1270,7 @@ async function notebookCells(python) {
         if (kernel.exitCode !== null) throw new StepFailure(`the kernel ended:\n${output.slice(-3000)}`);
         return output.includes('"kernel"');
       }, 120000, 300);
-      const runsDir = path.join(tmpRoot, 'workspace', '.oplens', 'runs');
-      const before = new Set(fs.readdirSync(runsDir));
+      const before = new Set(workspaceRuns());
       await clearNotifications();
       await rightClickOnLine('x_sq = x * x');
       await clickMenuItem(/^(OpLens: )?Profile Function$/);
@@ -1288,11 +1279,8 @@ async function notebookCells(python) {
       if (prefilled !== 'y = rmsnorm_naive(x, w)') throw new StepFailure(`the box holds "${prefilled}"`);
       await page.keyboard.press('Enter');
       const made = await waitFor('the kernel\'s run of the statement on disk', async () => {
-        for (const d of fs.readdirSync(runsDir).filter((n) => !before.has(n) && n.includes('rmsnorm_naive'))) {
-          const f = path.join(runsDir, d, 'result.json');
-          if (fs.existsSync(f)) return JSON.parse(fs.readFileSync(f, 'utf8'));
-        }
-        return null;
+        const id = workspaceRuns().find((d) => !before.has(d) && d.includes('rmsnorm_naive'));
+        return id ? JSON.parse(fs.readFileSync(path.join(tmpRoot, 'workspace', '.oplens', 'runs', id, 'result.json'), 'utf8')) : null;
       }, PROFILE_TIMEOUT_MS, 500);
       if (made.config.args !== 'y = rmsnorm_naive(x, w)') throw new StepFailure(`the run's statement is "${made.config.args}"`);
       log(`the kernel ran %oplens ${made.config.args}: run ${made.run_id}, notebook ${path.basename(made.target.notebook)}`);
@@ -1322,6 +1310,12 @@ async function notebookCells(python) {
   });
 }
 
+/** Click the file `name` in the explorer (its label exactly, not a longer name containing it): it opens. */
+async function openFromExplorer(name) {
+  const exact = new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+  await page.locator('.explorer-folders-view .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: exact }) }).first().click();
+}
+
 /** Scroll the notebook editor by `dy` pixels (the mouse wheel over it). */
 async function scrollNotebook(dy) {
   const list = page.locator('.notebook-editor .cell-list-container').filter({ visible: true }).first();
@@ -1341,11 +1335,7 @@ function workspaceRuns() {
 async function programOverview() {
   await step('open train_tinyblock.py; right-click in train_step → OpLens: Program Overview… → the launch configuration', async () => {
     await clearNotifications();
-    await page
-      .locator('.explorer-folders-view .monaco-list-row')
-      .filter({ has: page.locator('.label-name', { hasText: /^train_tinyblock\.py$/ }) })
-      .first()
-      .click();
+    await openFromExplorer('train_tinyblock.py');
     await waitFor('the editor to show train_tinyblock.py with def train_step', async () => (await editorLines()).some((l) => l.includes('def train_step(')), 30000);
     await waitFor('the lenses of train_tinyblock.py', async () => (await codeLensTexts()).some((t) => t.includes(PROGRAM_LENS)), 30000);
     await rightClickOnLine('loss.backward()');
@@ -1407,11 +1397,7 @@ async function programOverview() {
   });
 
   await step('open tinyblock.py: Block.forward\'s overview lens; click ▶ lines and see its lines captured', async () => {
-    await page
-      .locator('.explorer-folders-view .monaco-list-row')
-      .filter({ has: page.locator('.label-name', { hasText: /^tinyblock\.py$/ }) })
-      .first()
-      .click();
+    await openFromExplorer('tinyblock.py');
     await waitFor('the editor to show tinyblock.py', async () => (await editorLines()).some((l) => l.includes('def forward(self, x')), 30000);
     const lens = await waitFor('the overview lens over Block.forward', async () => (await codeLensTexts()).find((t) => OVERVIEW_LENS.test(t) && t.includes(LINES_LENS)), 30000);
     log(`Block.forward's lens row: ${lens}`);
