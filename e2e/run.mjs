@@ -421,7 +421,7 @@ async function clickOnLine(textOnLine) {
  * After Profile Function: answer the argument box with ARGS_EXPR (if asked) and poll `done` until
  * it returns something; an OpLens error notification fails the step at once.
  */
-async function answerArgumentsUntil(what, done, shot = null) {
+async function answerArgumentsUntil(what, done, shot = null, args = ARGS_EXPR) {
   let answered = false;
   return waitFor(
     what,
@@ -430,10 +430,10 @@ async function answerArgumentsUntil(what, done, shot = null) {
         const prompt = await page.locator('.quick-input-widget').innerText();
         log(`argument box: ${prompt.replace(/\s+/g, ' ').slice(0, 160)}`);
         if (shot) await screenshot(shot);
-        await page.locator('.quick-input-widget input').fill(ARGS_EXPR);
+        await page.locator('.quick-input-widget input').fill(args);
         await page.keyboard.press('Enter');
         answered = true;
-        log(`answered ${ARGS_EXPR}`);
+        log(`answered ${args}`);
       }
       const errors = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
       const err = errors.find((t) => /error|failed|cannot|could not/i.test(t) && /oplens/i.test(t));
@@ -715,13 +715,14 @@ async function main() {
     return;
   }
   if (!opt.programOnly) await profileCompareAndDiff();
+  if (!opt.programOnly) await packageModule();
   await captureInProgram();
   if (!opt.programOnly) await programOverview();
   if (!opt.programOnly) await notebookCells(python);
   if (!opt.programOnly) await throughTheTunnel(python);
   log(opt.programOnly
     ? 'PASSED (--program-only): Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled'
-    : `PASSED: totals lens, per-line hints, results panel with aten::mul, its roofline chart (a dot\'s hover and click), comparison with speed-ups, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled, a program overview (lenses in two files, Hot Functions, the call tree, ▶ lines), ${NOTEBOOK_PASSED}, and through a real SSH tunnel: a profile with path mappings, the tunnel killed mid-profile and the run shown after the extension reconnected by itself`);
+    : `PASSED: totals lens, per-line hints, results panel with aten::mul, its roofline chart (a dot\'s hover and click), comparison with speed-ups, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, GatedMLP.forward of a package module with a relative import, Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled, a program overview (lenses in two files, Hot Functions, the call tree, ▶ lines), ${NOTEBOOK_PASSED}, and through a real SSH tunnel: a profile with path mappings, the tunnel killed mid-profile and the run shown after the extension reconnected by itself`);
 }
 
 /** Profile rmsnorm_naive, compare the three variants, edit rmsnorm_naive and diff the new run. */
@@ -1001,6 +1002,43 @@ async function profileCompareAndDiff() {
     log(`against the earliest run: ${picked}`);
   });
 
+}
+
+/** Profile Function in a module of a package (tinypkg/mlp.py, which imports `.activations`): imported as the program
+ * imports it, its lines profiled; then rmsnorm.py is the active editor again. */
+async function packageModule() {
+  await step('open tinypkg/mlp.py (a package module with a relative import)', async () => {
+    await clickOnLine('mean_eps = mean_sq + EPS');
+    await openFromExplorer('tinypkg');
+    await waitFor('tinypkg\'s files in the explorer', async () => (await page.locator('.explorer-folders-view .label-name', { hasText: /^mlp\.py$/ }).count()) > 0, 10000);
+    await openFromExplorer('mlp.py');
+    await waitFor('the editor to show mlp.py with def forward', async () => (await editorLines()).some((l) => l.includes('g = swish(self.gate(x))')), 30000);
+  });
+
+  await step('right-click in GatedMLP.forward → OpLens: Profile Function; its lines get their hints', async () => {
+    await rightClickOnLine('u = self.up(x)');
+    await clickMenuItem(/^(OpLens: )?Profile Function$/);
+    await answerArgumentsUntil(
+      'the CodeLens totals line over GatedMLP.forward',
+      async () => (await codeLensTexts()).find((t) => /\bops?\b/.test(t) && /iters?\b/.test(t)),
+      null,
+      'make_inputs()',
+    );
+    const lines = await waitFor('a hint with a time on each of the three lines of GatedMLP.forward', async () => {
+      const all = await editorLines();
+      const body = ['g = swish(self.gate(x))', 'u = self.up(x)', 'return self.down(g * u)'];
+      const hinted = body.map((code) => [code, all.find((x) => x.includes(code))])
+        .filter(([code, l]) => l && TIME_RE.test(l.slice(l.indexOf(code) + code.length))).map(([, l]) => l);
+      return hinted.length === body.length ? hinted : null;
+    }, 20000);
+    for (const l of lines) log(`hint: ${l.trim()}`);
+    await screenshot('package-module-profiled');
+  });
+
+  await step('back to rmsnorm.py', async () => {
+    await openFromExplorer('rmsnorm.py');
+    await waitFor('the editor to show rmsnorm.py', async () => (await editorLines()).some((l) => l.includes('mean_eps = mean_sq + EPS')), 30000);
+  });
 }
 
 /** Profile Function in Program…: Block.forward captured inside train_tinyblock.py, from its launch configuration. */

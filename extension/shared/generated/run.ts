@@ -478,6 +478,12 @@ export interface Target {
    * @default ''
    */
   notebook: string;
+  /**
+   * The module it was imported as: a package module's dotted name (`mypkg.layers.mlp`), "<script>" for a file
+   * imported by its path ("": not imported by OpLens, e.g. a capture inside the program)
+   * @default ''
+   */
+  module: string;
 }
 
 export interface BackendInfo {
@@ -531,6 +537,66 @@ export interface Config {
    * @default false
    */
   statement: boolean;
+}
+
+/**
+ * A profiled call left out of the headline figures: the same work as the other calls (the same ops
+ * on the same lines, the same argument shapes), far slower (analysis/outliers.py says how far).
+ */
+export interface OutlierCall {
+  /** its index among the profiled calls, from 0 (as in the *_samples_us lists) */
+  call: number;
+  /** its self device time, all lines (on the CPU: its self CPU time) */
+  device_us: number;
+  /** its self CPU time, all lines */
+  cpu_us: number;
+  /** × the median call of the same work, by the figure that made it an outlier */
+  slower: number;
+  /**
+   * a merged run of several ranks: the rank whose call it was
+   * @default null
+   */
+  rank: number | null;
+}
+
+/**
+ * Which profiled calls the headline figures leave out (`Totals.outliers`, analysis/outliers.py): every
+ * µs figure of the lines, ops and totals (and the roofline and insights made of them) is the mean over
+ * the `kept` calls; the per-call samples and spreads keep every call.
+ */
+export interface Outliers {
+  /**
+   * empty: no call was left out
+   * @default []
+   */
+  calls: OutlierCall[];
+  /**
+   * the calls the headline figures are the mean of
+   * @default 0
+   */
+  kept: number;
+  /**
+   * the calls profiled
+   * @default 0
+   */
+  profiled: number;
+  /**
+   * kinds of work among them (calls of different ops or argument shapes are never compared)
+   * @default 0
+   */
+  works: number;
+  /**
+   * the total self device time's mean over every call, the outliers included
+   * @default 0
+   */
+  all_device_us: number;
+  /** @default 0 */
+  all_cpu_us: number;
+  /**
+   * in words, for every view ("" where no call was left out)
+   * @default ''
+   */
+  note: string;
 }
 
 export interface Totals {
@@ -588,6 +654,11 @@ export interface Totals {
   floor_us: number | null;
   /** @default null */
   headroom_us: number | null;
+  /**
+   * The calls left out of every figure above as stalled (None: a run older than the record)
+   * @default null
+   */
+  outliers: Outliers | null;
 }
 
 /** First-call cost, reported apart from the steady state (torch.compile compiles on it). */
@@ -1196,6 +1267,7 @@ export function readTarget(r: Reader): Target {
     def_line: r.num('def_line', 0),
     source: r.str('source', ''),
     notebook: r.str('notebook', ''),
+    module: r.str('module', ''),
   };
 }
 
@@ -1226,6 +1298,30 @@ export function readConfig(r: Reader): Config {
   };
 }
 
+/** An `OutlierCall` from its JSON: requires call, device_us, cpu_us, slower; the rest take their defaults. */
+export function readOutlierCall(r: Reader): OutlierCall {
+  return {
+    call: r.num('call'),
+    device_us: r.num('device_us'),
+    cpu_us: r.num('cpu_us'),
+    slower: r.num('slower'),
+    rank: r.has('rank') ? r.num('rank') : null,
+  };
+}
+
+/** An `Outliers` from its JSON: requires nothing; the rest take their defaults. */
+export function readOutliers(r: Reader): Outliers {
+  return {
+    calls: r.list('calls', readOutlierCall),
+    kept: r.num('kept', 0),
+    profiled: r.num('profiled', 0),
+    works: r.num('works', 0),
+    all_device_us: r.num('all_device_us', 0),
+    all_cpu_us: r.num('all_cpu_us', 0),
+    note: r.str('note', ''),
+  };
+}
+
 /** A `Totals` from its JSON: requires self_cpu_us, self_device_us, op_calls; the rest take their defaults. */
 export function readTotals(r: Reader): Totals {
   return {
@@ -1245,6 +1341,7 @@ export function readTotals(r: Reader): Totals {
     memory: r.str('memory', ''),
     floor_us: r.has('floor_us') ? r.num('floor_us') : null,
     headroom_us: r.has('headroom_us') ? r.num('headroom_us') : null,
+    outliers: r.has('outliers') ? r.obj('outliers', readOutliers) : null,
   };
 }
 

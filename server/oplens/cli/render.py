@@ -58,7 +58,8 @@ def profile(console: Console, run: Run, view: str = "time") -> None:
     t = run.target
     console.print(
         f"[bold]{escape(t.qualname)}[/]  {escape(_rel(t.file))}:{t.first_line}-{t.last_line}  ·  "
-        f"{label} ({run.backend.name}, torch {run.backend.torch_version})  ·  "
+        + (f"{escape(t.imported_as())}  ·  " if t.module else "")
+        + f"{label} ({run.backend.name}, torch {run.backend.torch_version})  ·  "
         + _runs_what(run),
         highlight=False,
     )

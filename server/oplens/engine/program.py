@@ -86,7 +86,7 @@ def validate(req: ProgramRequest) -> ProgramSpec:
     if req.overview and len(req.targets) > 1:
         raise bad_input("an overview takes one --step and no --target", "run the overview first (--step), then "
                         "capture its hot function line by line (--target)")  # fmt: skip
-    p = req.program
+    p = req.program = _module_form(req.program)
     if is_torchrun(p):  # a launch configuration that already runs torchrun: its options kept, not wrapped twice
         options, inner = split_torchrun(p.args)
         req.launcher = [*(req.launcher or []), *options]
@@ -104,6 +104,19 @@ def validate(req: ProgramRequest) -> ProgramSpec:
         raise bad_input(f"the program {script} {what}", "give the script as you would to python (relative to --cwd), "
                         "or a module with -m")  # fmt: skip
     return dataclasses.replace(p, program=str(script), cwd=str(cwd))
+
+
+def _module_form(p: ProgramSpec) -> ProgramSpec:
+    """`-- -m pkg.train ARGS` (or `-mpkg.train`), as a user types it by analogy to `python -m`: the module form."""
+    if p.module or not p.program.startswith("-m"):
+        return p
+    if p.program == "-m":
+        name, args = (p.args[0], p.args[1:]) if p.args else ("", [])
+    else:
+        name, args = p.program[2:], p.args
+    if not name:
+        raise bad_input("-m needs a module name", "write it as python takes it: -m package.module ARGS...")
+    return dataclasses.replace(p, program="", module=name, args=args)
 
 
 def run_program(

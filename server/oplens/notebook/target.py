@@ -89,7 +89,8 @@ def live(obj: Any) -> Live:
     fn = found[-1]
     target = Target(file=code.co_filename, qualname=fn.qualname, first_line=fn.first_line, last_line=fn.last_line,
                     source_sha256=source_sha256(source, fn.first_line, fn.last_line), def_line=fn.def_line,
-                    source=function_text(source, fn.first_line, fn.last_line))  # fmt: skip
+                    source=function_text(source, fn.first_line, fn.last_line),
+                    module=str(obj.__module__ or ""))  # fmt: skip
     return Live(obj, target, fn, compiled)
 
 

@@ -171,6 +171,9 @@ class LineStat:
     engine_graph: str = ""
 
 
+SCRIPT_MODULE = "<script>"  # Target.module of a file imported by its path, not as a module of a package
+
+
 @dataclass
 class Target:
     file: str
@@ -183,6 +186,15 @@ class Target:
     # The notebook (.ipynb, on the host) whose cell defines the function, for a run of the `%oplens` magic
     # ("": a function of a file, or a kernel that did not say which notebook it runs)
     notebook: str = ""
+    # The module it was imported as: a package module's dotted name (`mypkg.layers.mlp`), "<script>" for a file
+    # imported by its path ("": not imported by OpLens, e.g. a capture inside the program)
+    module: str = ""
+
+    def imported_as(self) -> str:
+        """How the worker imported the file, in words ("" where it did not say)."""
+        if not self.module:
+            return ""
+        return "imported by path (a script)" if self.module == SCRIPT_MODULE else f"imported as {self.module}"
 
     def home(self) -> str:
         """The file whose editor shows the run: its notebook (a cell's `file` is the kernel's), else its file."""
@@ -216,6 +228,33 @@ class Config:
 
 
 @dataclass
+class OutlierCall:
+    """A profiled call left out of the headline figures: the same work as the other calls (the same ops
+    on the same lines, the same argument shapes), far slower (analysis/outliers.py says how far)."""
+
+    call: int  # its index among the profiled calls, from 0 (as in the *_samples_us lists)
+    device_us: float  # its self device time, all lines (on the CPU: its self CPU time)
+    cpu_us: float  # its self CPU time, all lines
+    slower: float  # × the median call of the same work, by the figure that made it an outlier
+    rank: int | None = None  # a merged run of several ranks: the rank whose call it was
+
+
+@dataclass
+class Outliers:
+    """Which profiled calls the headline figures leave out (`Totals.outliers`, analysis/outliers.py): every
+    µs figure of the lines, ops and totals (and the roofline and insights made of them) is the mean over
+    the `kept` calls; the per-call samples and spreads keep every call."""
+
+    calls: list[OutlierCall] = field(default_factory=list)  # empty: no call was left out
+    kept: int = 0  # the calls the headline figures are the mean of
+    profiled: int = 0  # the calls profiled
+    works: int = 0  # kinds of work among them (calls of different ops or argument shapes are never compared)
+    all_device_us: float = 0.0  # the total self device time's mean over every call, the outliers included
+    all_cpu_us: float = 0.0
+    note: str = ""  # in words, for every view ("" where no call was left out)
+
+
+@dataclass
 class Totals:
     self_cpu_us: float
     self_device_us: float
@@ -236,6 +275,8 @@ class Totals:
     memory: str = ""  # whose allocator the memory figures are: "device" | "host" ("": not recorded)
     floor_us: float | None = None  # the lines' time at the roofline, summed
     headroom_us: float | None = None
+    # The calls left out of every figure above as stalled (None: a run older than the record)
+    outliers: Outliers | None = None
 
 
 @dataclass

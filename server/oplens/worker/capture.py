@@ -131,6 +131,7 @@ class Capturer:
 
     def wrapper(self, index: int, fn: Callable[..., Any]) -> Callable[..., Any]:
         w = self.windows[index]
+        w.target.module = w.target.module or str(getattr(fn, "__module__", "") or "")  # as the program imported it
         capture = self
         get_ident = threading.get_ident
         is_compiling = getattr(torch.compiler, "is_compiling", lambda: False)

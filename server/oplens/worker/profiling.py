@@ -128,7 +128,8 @@ def prepare(job: Job, progress: Progress) -> Prepared:
     """The backend (with its options record), the user's module, function and arguments on the device."""
     backend = prepare_backend(job)
     progress("importing", 0, 1)
-    module = load_module(Path(job.target.file), Path(job.workspace))
+    module, name = load_module(Path(job.target.file), Path(job.workspace))
+    job.target.module = name
     fn = find_callable(module, job.target)
     marker = LineMarker(find_code(module, job.target), code_objects(module))
     args = build_args(module, job, fn)

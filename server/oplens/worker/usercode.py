@@ -6,7 +6,6 @@ Worker side (imports torch, runs user code). Every failure is an `OpLensError` n
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import sys
 import traceback
@@ -21,6 +20,7 @@ import oplens
 from oplens.records.errors import OUT_OF_MEMORY, OpLensError, bad_input
 from oplens.records.job import Job
 from oplens.records.run import Target
+from oplens.worker.importing import import_file
 from oplens.worker.linemarks import code_objects
 
 _OPLENS_DIR = str(Path(oplens.__file__).parent)
@@ -34,22 +34,15 @@ def call(fn: Callable[..., Any], args: tuple[Any, ...], target: Target) -> Any:
         raise user_error(e, target, f"{target.qualname} raised") from None
 
 
-def load_module(file: Path, workspace: Path) -> types.ModuleType:
-    """Import the user's file as a fresh module, with its folder and the workspace on sys.path."""
-    for folder in (str(workspace), str(file.parent)):
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
-    name = file.stem if file.stem not in sys.modules and file.stem.isidentifier() else "__oplens_target__"
-    spec = importlib.util.spec_from_file_location(name, file)
-    if spec is None or spec.loader is None:
-        raise bad_input(f"cannot import {file}", "is it a Python source file?")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
+def load_module(file: Path, workspace: Path) -> tuple[types.ModuleType, str]:
+    """The user's file imported as the program would (`worker/importing.py`: a package module under its
+    dotted name, a script by path), and the module's name (`importing.SCRIPT` for a script)."""
     try:
-        spec.loader.exec_module(module)
+        return import_file(file, workspace)
+    except OpLensError:
+        raise
     except Exception as e:
         raise user_error(e, None, f"importing {file.name} raised", file=str(file)) from None
-    return module
 
 
 def find_callable(module: types.ModuleType, target: Target) -> Callable[..., Any]:
@@ -100,13 +93,15 @@ def build_args(module: types.ModuleType, job: Job, fn: Callable[..., Any]) -> tu
     if expr:
         namespace = dict(vars(module))
         namespace.setdefault("torch", torch)
+        top = module.__name__.partition(".")[0]  # a package module's top-level package, as `mypkg.Layer(8)`
+        if "." in module.__name__ and top in sys.modules:
+            namespace.setdefault(top, sys.modules[top])
         try:
             code = compile(expr, "<--args>", "eval")
         except SyntaxError as e:
             raise bad_input(
                 f"the argument expression is not valid Python: {e.msg}: {expr!r}",
-                f"write the positional arguments of {job.signature} as a Python expression, "
-                'e.g. --args "torch.randn(8, 64), 3"',
+                f'write the positional arguments of {job.signature} as a Python expression, e.g. --args "torch.randn(8, 64), 3"',
             ) from None
         try:
             value = eval(code, namespace)

@@ -1,0 +1,5 @@
+import torch
+
+
+def swish(x: torch.Tensor) -> torch.Tensor:
+    return x * torch.sigmoid(x)
