@@ -263,3 +263,19 @@ async def test_the_language_server_profiles_a_package_module(tmp_path: Path) -> 
     run = json.loads((tmp_path / ".oplens" / "runs" / reply["run_id"] / "result.json").read_text())
     assert run["target"]["module"] == "mypkg.model"
     assert_lines(run, tmp_path / "mypkg" / "model.py", BLOCK_LINES)
+
+
+def test_compare_and_a_line_target_in_a_package_module(tmp_path: Path) -> None:
+    write(tmp_path / "mypkg", MYPKG)
+    write(
+        tmp_path / "mypkg",
+        {"variants.py": "from .layers import act\n\n\ndef a(x):\n    return act(x)\n\n\ndef b(x):\n    return x.clamp_min(0)\n"},
+    )
+    proc = oplens_cli(tmp_path, "compare", "mypkg/variants.py::a", "mypkg/variants.py::b", "--args", "torch.randn(64)",
+                      *FAST, "--json", "-")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert [r["target"]["module"] for r in json.loads(proc.stdout)["runs"]] == ["mypkg.variants"] * 2
+    line = next(i for i, t in enumerate((tmp_path / "mypkg" / "model.py").read_text().splitlines(), 1) if "act(y)" in t)
+    run = profiled(oplens_cli(tmp_path, "profile", f"mypkg/model.py:{line}", "--args", "torch.randn(8, 16), Layer(16)",
+                              *FAST, "--json", "-"))  # fmt: skip
+    assert run["target"]["qualname"] == "block" and run["target"]["module"] == "mypkg.model"
