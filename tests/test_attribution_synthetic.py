@@ -111,3 +111,36 @@ def test_a_statements_ops_outside_the_functions_lines_are_counted_apart_where_it
     assert {s.line for s in r.lines} == {11, 12} and "aten::mm" not in {o.name for o in r.ops}
     assert r.totals.self_device_us == pytest.approx(1.664)  # f's lines only, as without g's matmul
     assert r.totals.outside_device_us == pytest.approx(3.0) and r.totals.unattributed_device_us == 0
+
+
+def calls_of_one_line(mul_ns: list[int], work: list[str] | None = None) -> list[RawEvent]:
+    """One profiled call per entry: line 11 runs one aten::mul of that many ns; `work`: each call's
+    argument marker (a capture's `oplens.work:<digest>`, "" for none)."""
+    evs = []
+    for i, ns in enumerate(mul_ns):
+        o = i * 1_000_000
+        evs += [cpu(f"oplens.iter:{i}", o, o + 900_000), cpu("oplens.line:11", o + 100, o + 800_000),
+                cpu("aten::mul", o + 200, o + 200 + ns)]  # fmt: skip
+        if work and work[i]:
+            evs.append(cpu(f"oplens.work:{work[i]}", o + 10, o + 20))
+    return evs
+
+
+def test_a_stalled_call_is_left_out_of_every_figure_and_recorded() -> None:
+    times = [1_000, 1_100, 50_000, 900, 1_000, 1_000]  # call 2 stalled inside its op
+    r = attribute(calls_of_one_line(times), iters=6, def_line=10)
+    o = r.totals.outliers
+    assert o is not None and [c.call for c in o.calls] == [2] and (o.kept, o.profiled, o.works) == (5, 6, 1)
+    (line,) = r.lines
+    (op,) = r.ops
+    assert line.self_cpu_us == r.totals.self_cpu_us == op.self_cpu_us == pytest.approx(1.0)  # the kept calls' mean
+    assert (line.op_calls, op.calls, r.totals.op_calls) == (1, 1, 1)
+    assert line.cpu_samples_us[2] == 50.0 and line.cpu_spread.max == 50.0  # the samples keep every call
+    assert o.all_cpu_us == pytest.approx(sum(times) / 6 / 1000)
+
+
+def test_a_call_on_other_arguments_is_other_work_and_counts_in_full() -> None:
+    times = [1_000, 1_100, 50_000, 900, 1_000, 1_000]  # call 2 on a longer sequence: the same ops, other shapes
+    r = attribute(calls_of_one_line(times, ["a", "a", "b", "a", "a", "a"]), iters=6, def_line=10)
+    assert r.totals.outliers is not None and r.totals.outliers.calls == [] and r.totals.outliers.works == 2
+    assert r.totals.self_cpu_us == pytest.approx(sum(times) / 6 / 1000)

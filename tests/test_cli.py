@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-from conftest import EXAMPLE, ROOT
+import pytest
+
+from conftest import DATA, EXAMPLE, ROOT
 
 FAST = ["--warmup", "1", "--iters", "3", "--args", "make_inputs(2, 64, 256)"]
 
@@ -38,3 +42,51 @@ def test_compare_json_is_the_runs_and_the_summary(tmp_path: Path) -> None:
     rows = data["summary"]
     assert [r["op_calls"] for r in rows] == [6, 1] and rows[0]["speedup"] == 1.0
     assert all((tmp_path / r["run_id"] / "result.json").is_file() for r in rows)
+
+
+# tests/data/stalls.py counts the block's calls: 1 warm-up, 2 under the profiler's warm-up, then the 10
+# profiled iterations (calls 4-13): its 7th call is iteration 3
+STALLS = [f"{DATA / 'stalls.py'}", "--warmup", "1", "--iters", "10"]
+
+
+def stored(tmp_path: Path) -> dict[str, Any]:
+    (found,) = tmp_path.glob("*/result.json")
+    data: dict[str, Any] = json.loads(found.read_text())
+    return data
+
+
+def test_a_stalled_call_is_reported_and_left_out_of_every_headline_figure(tmp_path: Path) -> None:
+    target, *options = STALLS
+    proc = oplens(tmp_path, "profile", f"{target}::mlp", *options, "--args", "make_inputs(stall_at=7)")
+    assert proc.returncode == 0, proc.stderr
+    run = stored(tmp_path)
+    t = run["totals"]
+    o = t["outliers"]
+    assert [c["call"] for c in o["calls"]] == [3] and o["calls"][0]["slower"] > 10  # 50 ms in a ~0.3 ms call
+    assert (o["kept"], o["profiled"], o["works"]) == (9, 10, 1)
+    typical = statistics.median(t["cpu_samples_us"])
+    assert abs(t["self_cpu_us"] - typical) <= 0.2 * typical  # the headline is the typical call's ...
+    assert o["all_cpu_us"] > 5 * t["self_cpu_us"]  # ... where the mean over every call is not
+    assert sum(s["self_cpu_us"] for s in run["lines"]) == pytest.approx(t["self_cpu_us"])  # lines still sum to it
+    assert sum(op["self_cpu_us"] for op in run["ops"]) == pytest.approx(t["self_cpu_us"])
+    assert max(s["self_cpu_us"] for s in run["lines"]) < typical  # no line carries the stall
+    assert "totals.outliers" in run["estimators"]
+    said = " ".join(proc.stdout.split())
+    assert "1 of 10 calls left out of the figures as an outlier" in said and "call 4 (CPU" in said
+    # derived again from the stored trace (`oplens analyze`): the same calls left out, the same figures
+    again = oplens(tmp_path, "analyze", run["run_id"], "--json", "-")
+    assert again.returncode == 0, again.stderr
+    derived = json.loads(again.stdout)["totals"]
+    assert [c["call"] for c in derived["outliers"]["calls"]] == [3]
+    assert derived["self_cpu_us"] == pytest.approx(t["self_cpu_us"])
+
+
+def test_a_data_dependent_branch_taken_once_counts_in_full(tmp_path: Path) -> None:
+    target, *options = STALLS
+    proc = oplens(tmp_path, "profile", f"{target}::mlp_branch", *options, "--args", "make_inputs(branch_at=7)")
+    assert proc.returncode == 0, proc.stderr
+    t = stored(tmp_path)["totals"]
+    assert t["outliers"]["calls"] == [] and t["outliers"]["works"] == 2  # the branch is other work ...
+    assert t["cpu_samples_us"][3] > 3 * statistics.median(t["cpu_samples_us"])  # ... far slower: real cost
+    assert t["self_cpu_us"] == pytest.approx(statistics.mean(t["cpu_samples_us"]))  # counted in full
+    assert "left out of the figures" not in proc.stdout

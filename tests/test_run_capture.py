@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -221,3 +222,20 @@ def test_killing_oplens_ends_the_program_and_its_dataloader_workers(tmp_path: Pa
     argv = oplens_run_argv(tmp_path, "--target", f"{MODEL}::Block.forward", "--", "train.py", "--steps", "50",
                            "--hang-at", "9", "--loader")  # fmt: skip
     assert killed_parent_leaves_nothing(argv, PROGRAMS, marker=str(tmp_path), ready="step 8") == []
+
+
+def test_a_stalled_captured_call_is_left_out_and_a_longer_sequence_counts_in_full(tmp_path: Path) -> None:
+    """tests/data/stalls.py as a program: 12 calls of the MLP block; the 6th stalls inside an op (the same
+    work), the 9th runs a 16× longer sequence (the same ops, other shapes: other work). With 2 skipped and
+    1 under the profiler's warm-up, the profiled calls are the 4th to the 11th."""
+    argv = oplens_run_argv(tmp_path, "--calls", "8", "--target", "stalls.py::mlp", "--", "stalls.py", "--calls", "12",
+                           "--stall-at", "6", "--long-at", "9")  # fmt: skip
+    out = subprocess.run(argv, cwd=DATA, capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr
+    t = result(tmp_path)["totals"]
+    o = t["outliers"]
+    assert [c["call"] for c in o["calls"]] == [2] and o["works"] == 2  # the long call is a kind of its own
+    samples = t["cpu_samples_us"]
+    assert samples[5] > 3 * statistics.median(samples)  # far slower, yet real cost: in the figures
+    assert t["self_cpu_us"] == pytest.approx(statistics.mean(samples[:2] + samples[3:]))
+    assert "1 of 8 calls left out of the figures as an outlier" in " ".join(out.stdout.split())

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from oplens.analysis import stats
 
 
@@ -48,3 +50,45 @@ def test_mann_whitney_tells_shifted_samples_from_equal_ones() -> None:
 def test_noise_flag_is_robust_to_one_outlier() -> None:
     assert not stats.is_noisy([10.0] * 19 + [1000.0])
     assert stats.is_noisy([5.0, 10.0, 15.0, 20.0, 25.0, 30.0])
+
+
+# ---- the outlier rule (stats.outlier_bar; analysis/outliers.find groups the calls by their work) ---------------
+
+
+def test_a_stalled_call_is_an_outlier_and_ordinary_noise_never_is() -> None:
+    from oplens.analysis import outliers
+
+    calls = [430.0, 425.0, 441.0, 433.0, 46_000.0, 428.0, 436.0, 431.0, 429.0, 440.0]  # the MLP block
+    found = outliers.find(calls, calls, [0] * 10)
+    assert [c.call for c in found] == [4] and found[0].slower == pytest.approx(46_000 / 432.0, rel=0.01)
+    # a busy machine's jitter (30 % either way, a few calls 60 % slower): thousands of runs, never flagged
+    rng = random.Random(3)
+    for _ in range(2000):
+        noisy = [100.0 * rng.uniform(0.7, 1.3) * (1.6 if rng.random() < 0.1 else 1.0) for _ in range(rng.randint(5, 40))]
+        assert outliers.find(noisy, noisy, [0] * len(noisy)) == []
+
+
+def test_a_call_of_other_work_is_never_an_outlier_and_each_kind_is_judged_on_its_own() -> None:
+    from oplens.analysis import outliers
+
+    # call 3 took a data-dependent branch (work 1): ten times slower, but other work, real cost
+    times = [100.0, 101.0, 99.0, 1000.0, 100.0, 102.0, 98.0, 100.0]
+    assert outliers.find(times, times, [0, 0, 0, 1, 0, 0, 0, 0]) == []
+    # two kinds, a long and a short sequence: the long one's stall is judged against the long calls only
+    long_, short = [5000.0, 5100.0, 4900.0, 5050.0, 16_000.0], [500.0, 510.0, 490.0, 505.0, 495.0]
+    found = outliers.find(long_ + short, long_ + short, [1] * 5 + [0] * 5)
+    assert [c.call for c in found] == [4]
+
+
+def test_too_few_calls_of_a_kind_or_too_many_slow_ones_make_no_outlier() -> None:
+    from oplens.analysis import outliers
+
+    four = [100.0, 100.0, 100.0, 5000.0]  # fewer than OUTLIER_MIN_CALLS: the median and MAD are too weak
+    assert len(four) < stats.OUTLIER_MIN_CALLS and outliers.find(four, four, [0] * 4) == []
+    # three slow calls in ten: a slow path this work takes (above OUTLIER_MAX_SHARE), real cost
+    regime = [100.0] * 7 + [900.0] * 3
+    assert outliers.find(regime, regime, [0] * 10) == []
+    # a stall in the host's time alone (a device backend's CPU) is one too; its device time is kept beside it
+    device, cpu = [50.0] * 8, [200.0] * 7 + [9000.0]
+    (c,) = outliers.find(device, cpu, [0] * 8)
+    assert (c.call, c.device_us, c.cpu_us, c.slower) == (7, 50.0, 9000.0, 45.0)

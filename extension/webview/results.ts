@@ -350,7 +350,9 @@ function header(view: RunView, label: string): HTMLElement {
     t.outside_device_us > 0.01 * t.self_device_us
       ? h('p', { class: 'muted' }, `The statement's own work around ${run.target.qualname}'s calls, ${fmtUs(t.outside_device_us)} per iteration, is not the function's: in no line and no total.`)
       : null;
-  return h('header', {}, title, sub, rankSelector(view), note, stats, unattributed, outside, actions);
+  // stalled calls left out of every figure above, in the server's words (analysis/outliers.py)
+  const stalled = t.outliers && t.outliers.note ? h('p', { class: 'notice warning' }, t.outliers.note) : null;
+  return h('header', {}, title, sub, rankSelector(view), note, stats, stalled, unattributed, outside, actions);
 }
 
 const INSIGHT_LABELS: Record<string, string> = {

@@ -20,6 +20,10 @@ The rules, the same that `key_averages()` follows, so that the totals agree with
   it started. Ops inside an iteration but outside any line go to the `def` line; where the iteration
   is a statement that runs more than the function (a notebook's `%oplens`), they are not the function's:
   their time is counted apart (`Totals.outside_device_us`), in no line and no total.
+- Before anything is summed, the calls that are outliers (the same work as the others, far slower: a
+  stall; analysis/outliers.py) are decided, from each call's ops per line and its time; every µs figure
+  is then a mean over the other calls, once (`Totals.outliers`). The per-call samples, spreads and
+  shares keep every call.
 The attribution works on columns: numpy sums per line, op and iteration over the nested events,
 its dicts filled in the order a loop over the events would fill them (ties in the sorted tables
 keep that order). Pure (no torch), so it is tested on synthetic events too.
@@ -35,10 +39,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oplens.analysis import stats
+from oplens.analysis import outliers, stats
 from oplens.analysis.collectives import category
-from oplens.analysis.columns import COMPILED_REGION, ITER, AnyEvents, Ctx, Events, Locator, Nesting, RawEvent, nesting, of
-from oplens.records.run import CompiledRegion, InnerLine, LineStat, OpStat, SourceRef, Totals
+from oplens.analysis.columns import COMPILED_REGION, ITER, WORK, AnyEvents, Ctx, Events, Locator, Nesting, RawEvent, nesting, of
+from oplens.records.run import CompiledRegion, InnerLine, LineStat, OpStat, Outliers, SourceRef, Totals
 
 # The events' types and the markers' names are columns.py's; the views import them from here.
 __all__ = ["COMPILED_REGION", "ITER", "NOT_OPERATOR_CALLS", "AnyEvents", "Attribution", "Ctx", "Locator", "Node",
@@ -124,6 +128,7 @@ def attribute(
     nested = nesting(ev, def_line)
     dur = ev.end_ns - ev.start_ns
     it, line, inner, inner_line, region = nested.context_columns()
+    marks = _work_marks(ev, nested, it, iters)
     # An op on another thread (autograd's) goes to the line running on the profiled thread when it started.
     lost = np.flatnonzero(~nested.marker & (it < 0))
     if len(lost):
@@ -153,10 +158,20 @@ def attribute(
 
     line_keys, line_of = _groups(line)
     lines = _line_accs(line_keys, line_of, it, iters, self_cpu, self_dev)
+    # Decide which calls are outliers, then sum once over the others (`kept`): every figure below is theirs.
+    call_dev, call_cpu = (np.bincount(it, weights=x.astype(np.float64), minlength=iters)[:iters] / 1000.0
+                          for x in (self_dev, self_cpu))  # fmt: skip
+    work, works = _call_work(it, (line, inner, inner_line, name), iters, marks)
+    stalled = outliers.find(call_dev.tolist(), call_cpu.tolist(), work)
+    kept_calls = np.ones(iters, np.bool_)
+    kept_calls[[c.call for c in stalled]] = False
+    kept = kept_calls[it]
     not_call = np.fromiter((n in NOT_OPERATOR_CALLS for n in ev.names), np.bool_, len(ev.names))
-    for acc, n in zip(lines.values(), _sums(line_of, len(line_keys), top & ~not_call[name]), strict=True):
+    for acc, n in zip(lines.values(), _sums(line_of, len(line_keys), top & ~not_call[name] & kept), strict=True):
         acc.top_calls = n
     accs = list(lines.values())
+    self_dev_all = self_dev
+    calls, self_cpu, self_dev = calls * kept, self_cpu * kept, self_dev * kept
     keys, group = _groups(line_of, name)
     for (li, n), c, cpu, dev in zip(keys, *(_sums(group, len(keys), x) for x in (calls, self_cpu, self_dev)), strict=True):
         accs[li].ops[ev.names[n]] = [c, cpu, dev]
@@ -166,7 +181,7 @@ def attribute(
                                        strict=True):  # fmt: skip
         accs[li].inner[(nested.contexts[ctx][2], ln)] = [cpu, dev]
     is_region = np.fromiter((n.startswith(COMPILED_REGION) for n in ev.names), np.bool_, len(ev.names))
-    for i in np.flatnonzero((region >= 0) | (top & is_region[name])).tolist():
+    for i in np.flatnonzero(kept & ((region >= 0) | (top & is_region[name]))).tolist():
         acc = accs[line_of[i]]
         if region[i] >= 0:
             acc.regions.setdefault(nested.contexts[region[i]][4], [0, 0])[1] += int(self_dev[i])
@@ -181,9 +196,32 @@ def attribute(
     op_keys, op_of = _groups(name)
     op_acc = {ev.names[n]: [c, cpu, dev] for (n,), c, cpu, dev in
               zip(op_keys, *(_sums(op_of, len(op_keys), x) for x in (calls, self_cpu, self_dev)), strict=True)}  # fmt: skip
-    per_iter = _sums(op_of * iters + it, len(op_keys) * iters, self_dev, ints=False)
+    per_iter = _sums(op_of * iters + it, len(op_keys) * iters, self_dev_all, ints=False)
     op_dev_iter = {n: per_iter[k * iters : (k + 1) * iters] for k, n in enumerate(op_acc)}
-    return _build(lines, op_acc, op_dev_iter, iters, unattributed, fused, dict(sequence), outside_ns)
+    record = outliers.record(stalled, call_dev.tolist(), call_cpu.tolist(), works)
+    return _build(lines, op_acc, op_dev_iter, iters, unattributed, fused, dict(sequence), outside_ns, record)
+
+
+def _work_marks(ev: Events, nested: Nesting, it: NDArray[np.int64], iters: int) -> NDArray[np.int64]:
+    """Each call's argument marker (`oplens.work:<digest>`, worker/calls.py: its arguments' shapes, where
+    a capture's calls may differ) as a number; 0 for a call without one."""
+    code = np.fromiter((i + 1 if n.startswith(WORK) else 0 for i, n in enumerate(ev.names)), np.int64, len(ev.names))
+    mark = code[ev.name[nested.index]]
+    at = np.flatnonzero((mark > 0) & (it >= 0) & (it < iters))
+    marks = np.zeros(iters, np.int64)
+    marks[it[at]] = mark[at]
+    return marks
+
+
+def _call_work(it: NDArray[np.int64], keys: tuple[NDArray[np.int64], ...], iters: int,
+               marks: NDArray[np.int64]) -> tuple[list[int], int]:  # fmt: skip
+    """Each call's kind of work as a number, and how many kinds there are: calls share one where they ran
+    the same ops as often on each line and helper line (`keys`, per event), with the same argument marker."""
+    found, group = _groups(*keys)
+    counts = np.bincount(it * len(found) + group, minlength=iters * len(found))[: iters * len(found)]
+    table = np.column_stack([counts.reshape(iters, len(found)), marks])
+    kinds, kind = np.unique(table, axis=0, return_inverse=True)
+    return kind.reshape(-1).tolist(), len(kinds)
 
 
 def _self_ns(ev: Events, nested: Nesting, dur: NDArray[np.int64], sel: NDArray[np.int64],
@@ -275,10 +313,16 @@ def _build(
     fused: dict[str, list[SourceRef]],
     sequence: dict[int, list[OpSample]],
     outside_ns: int = 0,
+    stalled: Outliers | None = None,
 ) -> Attribution:
-    per = 1.0 / (1000.0 * iters)  # ns over all iterations → µs per iteration
-    total_cpu = sum(sum(a.cpu) for a in lines.values()) * per
-    total_dev = sum(sum(a.dev) for a in lines.values()) * per
+    """The records, µs per call: the sums over the kept calls (all but the outliers) over their number;
+    what no call owns (unattributed, outside) over every call."""
+    o = stalled or Outliers(kept=iters, profiled=iters)
+    kept = sorted(set(range(iters)) - {c.call for c in o.calls})
+    per = 1.0 / (1000.0 * len(kept))  # ns over the kept iterations → µs per iteration
+    per_all = 1.0 / (1000.0 * iters)
+    total_cpu = sum(a.cpu[i] for a in lines.values() for i in kept) * per
+    total_dev = sum(a.dev[i] for a in lines.values() for i in kept) * per
     # Shares come from trimmed means: one slow iteration (the profiler's own start-up lands on the
     # function's first op) must not move them; the µs figures stay means, so lines sum to totals.
     robust_cpu = {line: stats.trimmed_mean(a.cpu) for line, a in lines.items()}
@@ -290,12 +334,12 @@ def _build(
 
     line_stats = []
     for line, a in sorted(lines.items()):
-        cpu = sum(a.cpu) * per
-        dev = sum(a.dev) * per
+        cpu = sum(a.cpu[i] for i in kept) * per
+        dev = sum(a.dev[i] for i in kept) * per
         ops = [
-            OpStat(name=n, calls=o[0] / iters, self_cpu_us=o[1] * per, self_device_us=o[2] * per,
-                   pct=pct(o[2] * per, total_dev), category=category(n))
-            for n, o in a.ops.items()
+            OpStat(name=n, calls=op[0] / len(kept), self_cpu_us=op[1] * per, self_device_us=op[2] * per,
+                   pct=pct(op[2] * per, total_dev), category=category(n))
+            for n, op in a.ops.items()
         ]
         ops.sort(key=lambda o: (-o.self_device_us, -o.self_cpu_us))
         inner = [
@@ -303,7 +347,7 @@ def _build(
             for (f, ln), v in sorted(a.inner.items(), key=lambda kv: -kv[1][1])
         ]
         regions = [
-            CompiledRegion(name=n, calls=v[0] / iters, self_device_us=v[1] * per, fused=fused.get(n, []))
+            CompiledRegion(name=n, calls=v[0] / len(kept), self_device_us=v[1] * per, fused=fused.get(n, []))
             for n, v in a.regions.items()
         ]
         dev_us = [v / 1000.0 for v in a.dev]
@@ -314,7 +358,7 @@ def _build(
                 self_device_us=dev,
                 pct_device=pct(robust_dev[line], robust_dev_total),
                 pct_cpu=pct(robust_cpu[line], robust_cpu_total),
-                op_calls=a.top_calls / iters,
+                op_calls=a.top_calls / len(kept),
                 ops=ops,
                 device_spread=stats.spread(dev_us),
                 cpu_spread=stats.spread([v / 1000.0 for v in a.cpu]),
@@ -329,24 +373,25 @@ def _build(
     op_stats = [
         OpStat(
             name=n,
-            calls=o[0] / iters,
-            self_cpu_us=o[1] * per,
-            self_device_us=o[2] * per,
-            pct=pct(o[2] * per, total_dev),
+            calls=op[0] / len(kept),
+            self_cpu_us=op[1] * per,
+            self_device_us=op[2] * per,
+            pct=pct(op[2] * per, total_dev),
             device_spread=stats.spread([v / 1000.0 for v in op_dev_iter[n]]),
             category=category(n),
         )
-        for n, o in op_acc.items()
+        for n, op in op_acc.items()
     ]
     op_stats.sort(key=lambda o: (-o.self_device_us, -o.self_cpu_us))
     totals = Totals(
         self_cpu_us=total_cpu,
         self_device_us=total_dev,
-        op_calls=sum(a.top_calls for a in lines.values()) / iters,
-        unattributed_device_us=unattributed_ns * per,
-        outside_device_us=outside_ns * per,
+        op_calls=sum(a.top_calls for a in lines.values()) / len(kept),
+        unattributed_device_us=unattributed_ns * per_all,
+        outside_device_us=outside_ns * per_all,
         device_samples_us=[sum(a.dev[i] for a in lines.values()) / 1000.0 for i in range(iters)],
         cpu_samples_us=[sum(a.cpu[i] for a in lines.values()) / 1000.0 for i in range(iters)],
         collective_us=sum(s.collective_us for s in line_stats),
+        outliers=o,
     )
     return Attribution(line_stats, op_stats, totals, sequence)

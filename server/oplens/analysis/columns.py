@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 from oplens.records import names
 
 ITER = names.ITER_RANGE
+WORK = names.WORK_RANGE  # a marker: it opens no context, attribution reads each call's
 LINE = names.LINE_RANGE
 INNER = names.INNER_RANGE
 MARKER = "oplens."

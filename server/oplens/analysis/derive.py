@@ -1,6 +1,7 @@
 """The views derived from a profile's events, in one order (pyinstrument's processors are the model):
 
-    attribute   the profiled calls' ops to lines and ops, µs per call (attribution.py)
+    attribute   the profiled calls' ops to lines and ops, µs per call (attribution.py), once the calls
+                that stalled are decided and left out (outliers.py): every step after reads its means
     shapes      each line's op sequence, work and memory, from the one call recorded with input
                 shapes and memory (work.py, memory.py); a stored run re-derived keeps its own
     insights    what the figures say in words (insights.py) and the large temporaries (memory.py)
@@ -20,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from oplens.analysis import insights, memory, roofline, work
+from oplens.analysis import insights, memory, outliers, roofline, work
 from oplens.analysis.attribution import AnyEvents, Attribution, attribute
 from oplens.records.run import DeviceRoof, DeviceTimeSources, Insight, LineStat, Run, SourceRef, Target, Totals
 
@@ -32,7 +33,7 @@ ATTRIBUTED_LINE = frozenset({"line", "self_cpu_us", "self_device_us", "pct_devic
                              "device_spread", "cpu_spread", "noisy", "inner", "compiled", "device_samples_us",
                              "cpu_samples_us", "collective_us"})  # fmt: skip
 ATTRIBUTED_TOTALS = frozenset({"self_cpu_us", "self_device_us", "op_calls", "unattributed_device_us",
-                               "device_samples_us", "cpu_samples_us", "collective_us"})  # fmt: skip
+                               "device_samples_us", "cpu_samples_us", "collective_us", "outliers"})  # fmt: skip
 ROOFLINE_LINE = frozenset({"bound", "above_ceiling", "roofline_pct", "floor_us", "headroom_us", "flop_per_s", "bytes_per_s"})
 ROOFLINE_TOTALS = frozenset({"floor_us", "headroom_us"})
 
@@ -85,6 +86,9 @@ def derive(inp: Inputs, laps: dict[str, float] | None = None) -> Derived:
 
     d = Derived(attribute(inp.events, inp.iters, inp.target.def_line, inp.device.device_time, dict(inp.fused),
                           outside=inp.statement))  # fmt: skip
+    totals = d.attribution.totals
+    if totals.outliers is not None:
+        totals.outliers.note = outliers.note(totals.outliers, inp.device.device_label, totals.self_device_us)
     lap("attribute")
     for name, step in STEPS:
         step(d, inp)

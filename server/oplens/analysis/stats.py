@@ -1,10 +1,11 @@
 """Per-iteration statistics: robust estimates of a figure, its spread and confidence, whether it is
 noisy, and whether two sets of samples differ.
 
-The headline µs figures are means (so lines sum exactly to the totals); what decides (shares, the
-hot line, noise, a before/after verdict) uses estimates that one outlier iteration cannot move:
-the trimmed mean (TRIM of the iterations cut at each end), the median with a distribution-free
-confidence interval, and the Mann-Whitney U test. Pure Python.
+The headline µs figures are means over the calls that did not stall (so lines sum exactly to the
+totals; `outlier_bar` says which stalled, analysis/outliers.py applies it per kind of work); what
+decides (shares, the hot line, noise, a before/after verdict) uses estimates that one outlier
+iteration cannot move: the trimmed mean (TRIM of the iterations cut at each end), the median with a
+distribution-free confidence interval, and the Mann-Whitney U test. Pure Python.
 """
 
 from __future__ import annotations
@@ -19,9 +20,37 @@ NOISE_IQR_RATIO = 0.25
 TRIM = 0.2  # the trimmed mean cuts this share of the iterations at each end
 CONFIDENCE = 0.95
 
+# A stalled call (outlier_bar): far above the median of the calls of its kind of work. Why these:
+# - OUTLIER_SLOWER: the stalls that move a mean add many times a call (46 ms on a 0.43 ms call was seen);
+#   the jitter of a busy machine moves a call by tens of percent (a line is noisy from an interquartile
+#   range of NOISE_IQR_RATIO of its median), and its slow calls stay within twice the median: three
+#   times it is beyond ordinary noise, and a call below it moves a mean of ten calls by 20 % at most.
+# - OUTLIER_SIGMAS: where a kind of work varies widely of itself, the bar rises with it; five robust
+#   standard deviations (MAD_SCALE × the median absolute deviation: the standard deviation would be
+#   widened by the outlier itself) is far in the tail of any ordinary spread.
+# - OUTLIER_MIN_CALLS: with fewer calls of one kind, their median and MAD are too weak to call one out.
+# - OUTLIER_MAX_SHARE: a stall is rare; where more calls than that are as slow, the slowness is how the
+#   work runs (a slow path taken every few calls): real cost, so none is an outlier.
+OUTLIER_SLOWER = 3.0
+OUTLIER_SIGMAS = 5.0
+MAD_SCALE = 1.4826  # the MAD of a normal distribution times this is its standard deviation
+OUTLIER_MIN_CALLS = 5
+OUTLIER_MAX_SHARE = 0.25
+OUTLIER_RULE = (
+    f"a call is an outlier where its self device or self CPU time (all lines) is above both {OUTLIER_SLOWER:g}× the "
+    f"median of the calls of the same work (the same ops as often on the same lines, the same argument shapes) "
+    f"and that median + {OUTLIER_SIGMAS:g} × {MAD_SCALE} × their median absolute deviation, among at least "
+    f"{OUTLIER_MIN_CALLS} such calls of which at most {OUTLIER_MAX_SHARE:.0%} are that far out; a call of other work "
+    "is never one (it is real cost)"
+)
+
 # What each figure of a run is, written into result.json (`estimators`).
 ESTIMATORS = {
-    "self_cpu_us, self_device_us": "mean over the profiled iterations (lines sum exactly to the totals)",
+    "self_cpu_us, self_device_us": (
+        "mean over the profiled iterations less the outlier calls (totals.outliers), so lines sum exactly to the "
+        "totals; the same for ops, op calls, the roofline and the insights' figures, which are made of them"
+    ),
+    "totals.outliers": f"the calls left out of those means: {OUTLIER_RULE}; all_*_us: the mean over every call",
     "pct_device, pct_cpu": (
         f"the line's {TRIM:.0%}-trimmed mean over the iterations, as a share of the sum of all lines' trimmed "
         "means (one outlier iteration cannot move it)"
@@ -84,6 +113,17 @@ def trimmed_mean(values: Sequence[float], cut: float = TRIM) -> float:
     k = int(len(s) * cut)
     kept = s[k : len(s) - k] or s
     return sum(kept) / len(kept)
+
+
+def outlier_bar(values: Sequence[float]) -> tuple[float, float]:
+    """The time above which one of `values` (calls of one kind of work) is an outlier (inf where none
+    can be: too few calls, a zero median), and their median."""
+    s = sorted(values)
+    median = _quantile(s, 0.5)
+    if len(s) < OUTLIER_MIN_CALLS or median <= 0:
+        return math.inf, median
+    mad = _quantile(sorted(abs(v - median) for v in s), 0.5)
+    return max(OUTLIER_SLOWER * median, median + OUTLIER_SIGMAS * MAD_SCALE * mad), median
 
 
 def is_noisy(values_us: Sequence[float]) -> bool:

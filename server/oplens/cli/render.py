@@ -23,6 +23,7 @@ from oplens.records.format import (
     fmt_flops,
     fmt_us,
     fused_split,
+    outliers_sentence,
     outside_sentence,
 )
 from oplens.records.run import HOST_CPU, LineStat, Run
@@ -103,6 +104,8 @@ def profile(console: Console, run: Run, view: str = "time") -> None:
         f"(min {fmt_us(wall.min)}, max {fmt_us(wall.max)})",
         highlight=False,
     )
+    if outliers_sentence(run):  # stalled calls, left out of every figure above
+        console.print(f"[yellow]{escape(outliers_sentence(run))}[/]", highlight=False)
     if run.compile.graphs:
         console.print(
             f"First call {fmt_us(run.compile.first_call_us)}, of which ~{fmt_us(run.compile.compile_us)} "

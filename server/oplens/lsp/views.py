@@ -40,6 +40,7 @@ from oplens.records.format import (
     fmt_us,
     fmt_us_range,
     fmt_us_span,
+    outliers_sentence,
     text_bar,
 )
 from oplens.records.names import CELL_QUALNAME, PROFILE_COMMAND, SHOW_RUN_COMMAND
@@ -231,6 +232,7 @@ def line_markdown(run: Run, stat: LineStat, change: LineChange | None = None) ->
         + f" · median {fmt_us(stat.device_spread.median)}, min {fmt_us(stat.device_spread.min)}, "
         f"max {fmt_us(stat.device_spread.max)}" + (" · **noisy**" if stat.noisy else ""),
         *([f"\n{ranks}"] if ranks else []),  # after the headline: seen without scrolling the hover
+        *([f"\n⚠ {outliers_sentence(run)}"] if outliers_sentence(run) else []),  # stalled calls: not in the figures
         *changed,
         *work_markdown(run, stat),
         "",

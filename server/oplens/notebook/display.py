@@ -10,7 +10,7 @@ import linecache
 from dataclasses import dataclass
 
 from oplens.backends import registry
-from oplens.records.format import fmt_share, fmt_us, outside_sentence
+from oplens.records.format import fmt_share, fmt_us, outliers_sentence, outside_sentence
 from oplens.records.run import Run
 
 BAR = 24  # the text bar's width in characters
@@ -70,7 +70,7 @@ def _rows(run: Run) -> list[tuple[int, str, float, float, int]]:
 
 def text(run: Run, run_dir: str) -> str:
     label = _label(run)
-    lines = [headline(run), *filter(None, [outside_sentence(run)]), ""]
+    lines = [headline(run), *filter(None, [outliers_sentence(run), outside_sentence(run)]), ""]
     width = max((len(c) for _, c, *_ in _rows(run)), default=0)
     for n, code, us, pct, _ in _rows(run):
         bar = "█" * round(BAR * pct / 100.0)
@@ -111,6 +111,7 @@ def html_of(run: Run, run_dir: str) -> str:
     return (
         f'<div class="oplens-run" data-run-id="{html.escape(run.run_id)}">'
         f"<b>{html.escape(headline(run))}</b>"
+        + (f'<div style="color:#b8860b">{html.escape(outliers_sentence(run))}</div>' if outliers_sentence(run) else "")
         + (f'<div style="color:#888">{html.escape(outside_sentence(run))}</div>' if outside_sentence(run) else "")
         +
         f'<table class="oplens-lines"><thead><tr><th>line</th><th style="text-align:left">source</th>'

@@ -142,6 +142,13 @@ def fused_split(region: CompiledRegion) -> list[str]:
             for s in region.split]  # fmt: skip
 
 
+def outliers_sentence(run: Run) -> str:
+    """The calls the run's figures leave out as stalled, in words (`Totals.outliers.note`, written by
+    analysis/outliers.py): the CLI, the hover, the notebook and the results page; "" where none was."""
+    o = run.totals.outliers
+    return o.note if o is not None else ""
+
+
 def outside_sentence(run: Run) -> str:
     """A notebook statement's own time around the function's calls (its arguments, `-f`'s caller), which is not
     in the run's figures (`Totals.outside_device_us`); "" where there is none worth a line (under 1 % of the

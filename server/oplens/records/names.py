@@ -38,6 +38,7 @@ STAGES = ("queued", "importing", "waiting", "warmup", "capture", "profile", "ing
 
 # The profiler ranges OpLens opens (worker/linemarks.py) and reads back (analysis/attribution.py).
 ITER_RANGE = "oplens.iter:"  # oplens.iter:<i>, one per profiled iteration
+WORK_RANGE = "oplens.work:"  # oplens.work:<digest>, in an iteration: its arguments' shapes (a capture's calls)
 LINE_RANGE = "oplens.line:"  # oplens.line:<n>, one per executed line of the target
 INNER_RANGE = "oplens.inner:"  # oplens.inner:<function>:<n>, lines of same-file helpers
 MODULE_RANGE = "oplens.module:"  # oplens.module:<path>, one per nn.Module call in a program overview

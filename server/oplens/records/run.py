@@ -2,8 +2,9 @@
 
 One `Run` crosses every boundary (worker → engine → CLI/LSP → editor). All times are
 microseconds *per iteration*. The primary figures (`self_cpu_us`, `self_device_us`) are means
-over the profiled iterations, so per-line figures sum exactly to the totals; each also has a
-`Spread` (median, min, max over iterations) for judging noise.
+over the profiled iterations less the calls that stalled (`Totals.outliers`), so per-line figures
+sum exactly to the totals; each also has a `Spread` (median, min, max over every iteration) for
+judging noise.
 """
 
 from __future__ import annotations

@@ -5,7 +5,10 @@
     the first call          starts torch.profiler with the backend's activities and options
     every call              in its own iteration range (`oplens.iter:<i>`), the target's lines marked,
                             then the device synchronised, outside the range (the wait is no line's),
-                            then `step()`
+                            then `step()`; a call given its arguments' digest (`work_of`, the capture's
+                            calls, whose arguments may differ) names it in an empty range
+                            `oplens.work:<digest>` first, so that calls on other shapes are never
+                            taken for the same work (analysis/outliers.py)
     the first `warm` calls  fall on the schedule's warm-up (torch.profiler's documented way to keep
                             its own start-up, 0.3-4 ms on the first op, out of the recorded calls)
     `stop()`                synchronises once more, then stops the profiler (idempotent)
@@ -23,8 +26,9 @@ timed calls go without).
 
 from __future__ import annotations
 
+import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -58,17 +62,21 @@ class ProfiledCalls:
         """Every recorded call has run."""
         return len(self.wall_us) >= self.calls
 
-    def call(self, fn: Callable[[], T]) -> T:
+    def call(self, fn: Callable[[], T], work: str = "") -> T:
         """One call of the target, profiled. Also when it raises, it counts (it ran; a program may go
-        on), and the device is synchronised and the profiler stepped."""
+        on), and the device is synchronised and the profiler stepped. `work`: its arguments' digest."""
         if self.prof is None:
             self.prof = self._start()
         i = self.started - self.warm  # the recorded call's index; negative while the profiler warms up
         self.started += 1
         t0 = time.perf_counter_ns()
         try:
-            with Range(f"{names.ITER_RANGE}{max(i, 0)}"), self.marker:
-                return fn()
+            with Range(f"{names.ITER_RANGE}{max(i, 0)}"):
+                if work:
+                    with Range(f"{names.WORK_RANGE}{work}"):
+                        pass
+                with self.marker:
+                    return fn()
         finally:
             self.backend.synchronize()
             elapsed_us = (time.perf_counter_ns() - t0) / 1000.0  # before step(): the last one ends the trace
@@ -112,6 +120,29 @@ class ProfiledCalls:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def work_of(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str:
+    """A digest of a call's tensor arguments' shapes and dtypes (also inside lists, tuples and dicts, two
+    levels down), by position and keyword: two calls with different digests ran on other shapes. Other
+    values (a module, a number) are not in it: a step counter would make every call a kind of its own."""
+    parts: list[str] = []
+
+    def add(where: str, value: Any, depth: int) -> None:
+        if isinstance(value, torch.Tensor):
+            parts.append(f"{where}:{value.dtype}{tuple(value.shape)}")
+        elif depth < 2 and isinstance(value, (list, tuple)):
+            for k, v in enumerate(value[:64]):
+                add(f"{where}.{k}", v, depth + 1)
+        elif depth < 2 and isinstance(value, Mapping):
+            for k, v in list(value.items())[:64]:
+                add(f"{where}.{k}", v, depth + 1)
+
+    for k, v in enumerate(args):
+        add(str(k), v, 0)
+    for name, v in kwargs.items():
+        add(name, v, 0)
+    return hashlib.blake2b(";".join(parts).encode(), digest_size=8).hexdigest() if parts else ""
 
 
 def shapes_call(backend: Backend[Any], marker: LineMarker, fn: Callable[[], T]) -> tuple[Any, T]:

@@ -41,7 +41,7 @@ from oplens.records.job import Ended, Finished, Job, Progress, WorkerMessage
 from oplens.records.run import Capture as CaptureRecord
 from oplens.records.run import Config, Run, Target
 from oplens.worker import profiling
-from oplens.worker.calls import ProfiledCalls, shapes_call
+from oplens.worker.calls import ProfiledCalls, shapes_call, work_of
 from oplens.worker.compiled import FusedLines
 from oplens.worker.instrument import ImportHook
 from oplens.worker.linemarks import LineMarker
@@ -201,7 +201,8 @@ class Capturer:
         calls = w.calls
         recorded = len(calls.wall_us)
         try:
-            return calls.call(lambda: fn(*args, **kwargs))
+            # the arguments' shapes name its work: a longer sequence is other work, not a stalled call
+            return calls.call(lambda: fn(*args, **kwargs), work_of(args, kwargs))
         finally:  # also when the call raised: it ran, and the program may go on
             if len(calls.wall_us) > recorded:
                 self.send(Progress("capture", len(calls.wall_us), self.calls))
