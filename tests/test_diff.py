@@ -152,3 +152,28 @@ def test_a_wide_spread_in_one_run_cannot_hide_a_move_its_quartiles_clear() -> No
     assert _compare(before, after, 400.0, 1180.0, none)[3] == "same"  # untouched: the spread's bar alone
     # the drift still counts: quartiles apart by less than the unchanged code's joint move are no verdict
     assert _compare(before, after, 400.0, 1180.0, Drift(1.0, 1.0), apart=True)[3] == "same"
+
+
+def test_the_verdicts_judge_the_calls_the_figures_are_made_of_not_a_stalled_one() -> None:
+    """Before: three of twelve calls stalled inside line 3 (left out of its figures, `totals.outliers`);
+    after: line 3 twice as slow in every call. Judged on the calls the figures are made of, line 3 and
+    the totals are slower; with the stalls among its samples, the run before's spread (its interquartile
+    range reaches a stall) would hide the change."""
+    from oplens.records.run import OutlierCall, Outliers
+
+    before = synthetic_run("def f(x):\n    a = x * x\n    return a + 1\n", 10.0, 90.0)
+    after = synthetic_run("def f(x):\n    a = x * x\n    return (a + 1).clone()\n", 10.0, 180.0)
+    for run in (before, after):
+        for s in run.lines:
+            s.device_samples_us = s.device_samples_us + s.device_samples_us[:2]  # 12 calls
+        run.totals.device_samples_us = [sum(c) for c in zip(*(s.device_samples_us for s in run.lines), strict=True)]
+    stalled = [2, 5, 9]
+    for k in stalled:
+        before.lines[1].device_samples_us[k] *= 30
+        before.totals.device_samples_us[k] += 29 * 90.0
+    before.totals.outliers = Outliers(calls=[OutlierCall(k, 2800.0, 2800.0, 30.0) for k in stalled], kept=9, profiled=12)
+    d = diff_runs(before, after)
+    assert by_text(d, "clone")["verdict"] == "slower" and d.totals.verdict == "slower"
+    assert by_text(d, "x * x")["verdict"] == "same" and "outlier calls" in d.method["test"]
+    before.totals.outliers = None  # the same samples, the stalls taken for the work
+    assert diff_runs(before, after).totals.verdict == "same"

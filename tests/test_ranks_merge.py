@@ -320,3 +320,23 @@ def test_each_ranks_own_insights_are_kept_once() -> None:
     parts[1][1].insights.append(Insight(line=10, kind="sync", message="rank 1 syncs"))
     run = merge(parts)
     assert [(i.kind, i.message) for i in run.insights] == [(same.kind, same.message), ("sync", "rank 1 syncs")]
+
+
+# ---- stalled calls ----------------------------------------------------------------------------------
+
+
+def test_each_ranks_stalled_calls_are_named_by_rank_and_the_means_over_every_call_averaged() -> None:
+    from oplens.records.run import OutlierCall, Outliers
+
+    parts = [part(0, [line(10, tight(100.0))]), part(1, [line(10, tight(100.0))])]
+    # rank 1's own run left its 4th call out (its figures are already its other calls' mean)
+    parts[1][1].totals.outliers = Outliers(calls=[OutlierCall(call=3, device_us=5000.0, cpu_us=500.0, slower=50.0)],
+                                           kept=CALLS - 1, profiled=CALLS, works=1, all_device_us=712.0)  # fmt: skip
+    parts[0][1].totals.outliers = Outliers(kept=CALLS, profiled=CALLS, works=1, all_device_us=100.0)
+    o = merge(parts).totals.outliers
+    assert o is not None and [(c.rank, c.call) for c in o.calls] == [(1, 3)]
+    assert (o.kept, o.profiled, o.all_device_us) == (CALLS - 1, CALLS, pytest.approx(406.0))
+    assert "1 of 8 calls of each rank left out" in o.note and "rank 1 call 4 (CUDA 5.00 ms, CPU 500.0 µs" in o.note
+    # a rank's run older than the record: nothing to say for the whole
+    parts[0][1].totals.outliers = None
+    assert merge(parts).totals.outliers is None

@@ -5,7 +5,8 @@ Each rank's part is a complete run of its own (the same attribution as a single-
 The merged run keeps every rank's per-line self device time (`RankSpread.per_rank`) and gives per
 line, per op and in the totals the median, min, max across ranks and the slowest rank. Its headline
 figures are means over the ranks (lines still sum to the totals), its per-call samples the mean
-over the ranks of each call.
+over the ranks of each call. Each rank's figures already leave out its own stalled calls
+(analysis/outliers.py): the merged run names them all, by rank.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import copy
 import math
 from collections.abc import Sequence
 
-from oplens.analysis import stats
+from oplens.analysis import outliers, stats
 from oplens.analysis.functions import call_tree, file_stats, frame_paths
 from oplens.records.format import fmt_us
 from oplens.records.overview import FunctionStat, ModuleStat, Overview
@@ -52,6 +53,9 @@ def merge(parts: Sequence[tuple[RankInfo, Run]]) -> Run:
     _shares(merged.lines)
     merged.ops = _merge_ops([r.ops for r in runs], numbers)
     merged.totals = _merge_totals([r.totals for r in runs], numbers)
+    stalled = merged.totals.outliers = outliers.merged([r.totals.outliers for r in runs], numbers)
+    if stalled is not None:
+        stalled.note = outliers.note(stalled, merged.backend.device_label, merged.totals.self_device_us)
     for op in merged.ops:
         op.pct = 100.0 * op.self_device_us / merged.totals.self_device_us if merged.totals.self_device_us else 0.0
 

@@ -20,15 +20,19 @@ together in the totals' direction (the ratio of their summed trimmed means), sin
 their sum plus the edit's; where the edited lines made most of the total's move and moved beyond
 that drift themselves, the change is the edit's and only the total's own noise is the bar (an edit
 can slow the lines around it too, through the caches and the allocator).
-Times are self device time per iteration (self CPU on the CPU), means as everywhere. Parent side,
-no torch: it reads two stored runs.
+Times are self device time per iteration (self CPU on the CPU), means as everywhere: over each run's
+calls less its outliers (`totals.outliers`, analysis/outliers.py), and the verdicts judge the same
+calls (each run's per-call samples less its outlier calls), so a stalled call moves neither. Parent
+side, no torch: it reads two stored runs.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -104,8 +108,10 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
             "compare runs of one backend: their times are not the same kind of figure",
         )
     old_text, new_text = before.target.source.splitlines(), after.target.source.splitlines()
-    old_stats = {s.line: s for s in before.lines}
-    new_stats = {s.line: s for s in after.lines}
+    keep_before, keep_after = _kept_calls(before), _kept_calls(after)
+    old_stats = {s.line: dataclasses.replace(s, device_samples_us=keep_before(s.device_samples_us)) for s in before.lines}
+    new_stats = {s.line: dataclasses.replace(s, device_samples_us=keep_after(s.device_samples_us)) for s in after.lines}
+    old_totals, new_totals = keep_before(before.totals.device_samples_us), keep_after(after.totals.device_samples_us)
     mapped: list[tuple[int | None, int | None, LineStat | None, LineStat | None, str]] = []
     for a, b in map_lines(old_text, new_text):
         old_line = before.target.first_line + a if a is not None else None
@@ -136,16 +142,16 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
     changes += _unplaced(before, after, {c.before_line for c in changes}, {c.after_line for c in changes})
     edit_before = sum(trimmed_mean(o.device_samples_us) for _, nl, o, _, _ in mapped if nl not in unchanged and o is not None)
     edit_after = sum(trimmed_mean(n.device_samples_us) for _, nl, _, n, _ in mapped if nl not in unchanged and n is not None)
-    totals_drift = _totals_drift(before, after, edit_before, edit_after, edited)
-    t = _compare(before.totals.device_samples_us, after.totals.device_samples_us,
-                 before.totals.self_device_us, after.totals.self_device_us, totals_drift, apart=True)  # fmt: skip
+    totals_drift = _totals_drift(old_totals, new_totals, edit_before, edit_after, edited)
+    t = _compare(old_totals, new_totals, before.totals.self_device_us, after.totals.self_device_us, totals_drift,
+                 apart=True)  # fmt: skip
     return FunctionDiff(
         before=before,
         after=after,
         lines=changes,
         totals=TotalsChange(t[0], t[1], t[2], t[3], t[4]),
         method={
-            "test": "Mann-Whitney U, two-sided, over the per-iteration samples",
+            "test": "Mann-Whitney U, two-sided, over the per-iteration samples less each run's outlier calls",
             "alpha": ALPHA,
             "min_effect": MIN_EFFECT,
             "noise_factor": NOISE_FACTOR,
@@ -166,6 +172,12 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
             "drift; lines under min_share_pct of the time in both runs are same",
         },
     )
+
+
+def _kept_calls(run: Run) -> Callable[[list[float]], list[float]]:
+    """Per-call samples less the run's outlier calls (`totals.outliers`): what its figures are the mean of."""
+    stalled = {c.call for c in run.totals.outliers.calls} if run.totals.outliers is not None else set()
+    return lambda samples: [v for i, v in enumerate(samples) if i not in stalled]
 
 
 def map_lines(old: list[str], new: list[str]) -> list[tuple[int | None, int | None]]:
@@ -198,15 +210,15 @@ class Drift:
 EDIT_SHARE = 0.5  # the edited lines' move at least this share of the total's: the edit made the change
 
 
-def _totals_drift(before: Run, after: Run, edit_before: float, edit_after: float, edited: Drift) -> Drift:
+def _totals_drift(before: list[float], after: list[float], edit_before: float, edit_after: float, edited: Drift) -> Drift:
     """The drift the totals must beat: the unchanged code's joint move (in their direction), except
     where the edited lines made at least EDIT_SHARE of the total's move and moved beyond that drift
     themselves: then the change is the edit's (an edit can move the lines around it too, through the
     caches and the allocator, which the joint move would count as the machine's), and the total's
     own noise is the bar."""
-    moved = trimmed_mean(after.totals.device_samples_us) - trimmed_mean(before.totals.device_samples_us)
+    moved = trimmed_mean(after) - trimmed_mean(before)
     edit_moved = edit_after - edit_before
-    if not after.totals.device_samples_us or not before.totals.device_samples_us or moved == 0:
+    if not after or not before or moved == 0:
         return edited
     if edit_moved / moved < EDIT_SHARE:
         return edited
