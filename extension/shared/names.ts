@@ -91,6 +91,7 @@ export const EXTENSION_COMMANDS = {
   showOutput: 'oplens.showOutput',
   setServerToken: 'oplens.setServerToken',
   checkSetup: 'oplens.checkSetup',
+  openExample: 'oplens.openExample',
   mergeRuns: 'oplens.mergeRuns',
   programOverview: 'oplens.programOverview',
   sortHotFunctions: 'oplens.sortHotFunctions',

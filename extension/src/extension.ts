@@ -8,7 +8,7 @@
  * compare/, results/ (the results panel and the webviews' HTML), heat/ (the gutter), diff/ ("vs
  * previous run"), ranks/ (merging the runs of several hosts, a rank's part), doctor/ (Check
  * Setup), trace/ (the trace viewer), neuron/ (Neuron Explorer), overview/ (the program overview's
- * Hot Functions view). VS Code glue: imports `vscode`.
+ * Hot Functions view), walkthrough/ (the Get Started walkthrough's commands). VS Code glue: imports `vscode`.
  */
 
 import * as vscode from 'vscode';
@@ -36,6 +36,7 @@ import { OpLensServer } from './server/server';
 import { SettingsSource } from './settings/source';
 import { StatusBar, statusMenu } from './status/statusBar';
 import { TraceViewer } from './trace/viewer';
+import { openExample } from './walkthrough/example';
 
 let server: OpLensServer | undefined;
 
@@ -136,6 +137,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     showOutput: () => log.show(),
     setServerToken: () => srv.setToken(),
     checkSetup: () => checkSetup(srv, settings, notifier, log),
+    openExample: () => openExample(context.extensionUri),
     mergeRuns: () => merger.mergeRuns(),
     programOverview: () => prof.overviewAtCursor(),
     sortHotFunctions: () => hotView.toggleSort(),

@@ -108,4 +108,32 @@ describe('package.json (the manifest)', () => {
     assert.match(ignore, /^!dist\/\*\*$/m, 'then the bundle is allowed back');
     assert.doesNotMatch(ignore, /^!node_modules/m);
   });
+
+  it('has a Get Started walkthrough whose pages ship in the .vsix and whose links run contributed commands', () => {
+    const walkthroughs = (manifest.contributes as unknown as { walkthroughs: Walkthrough[] }).walkthroughs;
+    assert.equal(walkthroughs.length, 1);
+    const steps = walkthroughs[0].steps;
+    assert.deepEqual(steps.map((s) => s.id), ['interpreter', 'setup', 'profile', 'results']);
+    const ours = new Set(manifest.contributes.commands.map((c) => c.command));
+    const theirs = new Set(['python.setInterpreter', 'workbench.action.openSettings']); // the Python extension's, VS Code's
+    const ignore = repoFile('.vscodeignore');
+    assert.match(ignore, /^!extension\/walkthrough\/\*\*$/m);
+    assert.match(ignore, /^!examples\/rmsnorm\.py$/m); // what Open the Example copies
+    for (const step of steps) {
+      assert.ok(repoFile(...step.media.markdown.split('/')).startsWith('# '), step.media.markdown);
+      const links = [...step.description.matchAll(/\(command:([\w.]+)/g)].map((m) => m[1]);
+      assert.ok(links.length > 0, `${step.id} has a button`);
+      for (const command of links) {
+        assert.ok(ours.has(command) || theirs.has(command), `${step.id}: ${command}`);
+      }
+      for (const event of step.completionEvents) {
+        const command = event.startsWith('onCommand:') ? event.slice('onCommand:'.length) : undefined;
+        assert.ok(!command || ours.has(command) || theirs.has(command), `${step.id}: ${event}`);
+      }
+    }
+  });
 });
+
+interface Walkthrough {
+  steps: { id: string; description: string; media: { markdown: string }; completionEvents: string[] }[];
+}
