@@ -92,6 +92,7 @@ export const EXTENSION_COMMANDS = {
   setServerToken: 'oplens.setServerToken',
   checkSetup: 'oplens.checkSetup',
   openExample: 'oplens.openExample',
+  selectInterpreter: 'oplens.selectInterpreter',
   mergeRuns: 'oplens.mergeRuns',
   programOverview: 'oplens.programOverview',
   sortHotFunctions: 'oplens.sortHotFunctions',

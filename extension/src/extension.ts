@@ -37,6 +37,7 @@ import { SettingsSource } from './settings/source';
 import { StatusBar, statusMenu } from './status/statusBar';
 import { TraceViewer } from './trace/viewer';
 import { openExample } from './walkthrough/example';
+import { selectInterpreter } from './walkthrough/interpreter';
 
 let server: OpLensServer | undefined;
 
@@ -138,6 +139,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     setServerToken: () => srv.setToken(),
     checkSetup: () => checkSetup(srv, settings, notifier, log),
     openExample: () => openExample(context.extensionUri),
+    selectInterpreter: () => selectInterpreter(),
     mergeRuns: () => merger.mergeRuns(),
     programOverview: () => prof.overviewAtCursor(),
     sortHotFunctions: () => hotView.toggleSort(),

@@ -115,7 +115,7 @@ describe('package.json (the manifest)', () => {
     const steps = walkthroughs[0].steps;
     assert.deepEqual(steps.map((s) => s.id), ['interpreter', 'setup', 'profile', 'results']);
     const ours = new Set(manifest.contributes.commands.map((c) => c.command));
-    const theirs = new Set(['python.setInterpreter', 'workbench.action.openSettings']); // the Python extension's, VS Code's
+    const theirs = new Set<string>(); // none of another extension's: the Python extension may be missing
     const ignore = repoFile('.vscodeignore');
     assert.match(ignore, /^!extension\/walkthrough\/\*\*$/m);
     assert.match(ignore, /^!examples\/rmsnorm\.py$/m); // what Open the Example copies
