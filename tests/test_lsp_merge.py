@@ -3,13 +3,15 @@ directories written here (no torchrun): two hosts' runs, each one rank stored by
 the extension's real CPU run. The merged run has both ranks, is stored under the runs root, comes to
 the asking client as `oplens/result` before the reply and to an open document's `oplens/document`;
 one directory given as the client names it under its path mappings. A rank twice, a directory that
-is not a run and bad arguments are errors that say so, and nothing is stored."""
+is not a run and bad arguments are errors that say so, and nothing is stored. Its progress goes to
+the request's own `workDoneToken` (the extension's notification); a cancelled merge stores nothing."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import shutil
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,9 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pytest_lsp import LanguageClient
 
 from conftest import plain, served_client
+from oplens.engine.merge import merge_dirs
 from oplens.records import names
+from oplens.records.errors import OpLensError
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULT = ROOT / "extension" / "test" / "fixtures" / "rmsnorm_naive.cpu.result.json"
@@ -54,8 +58,8 @@ async def client(workspace: Path) -> AsyncIterator[LanguageClient]:
         yield c
 
 
-async def merge(client: LanguageClient, *args: Any) -> Any:
-    params = lsp.ExecuteCommandParams(command=names.MERGE_COMMAND, arguments=list(args))
+async def merge(client: LanguageClient, *args: Any, token: str | None = None) -> Any:
+    params = lsp.ExecuteCommandParams(command=names.MERGE_COMMAND, arguments=list(args), work_done_token=token)
     return plain(await asyncio.wait_for(client.workspace_execute_command_async(params), 30))
 
 
@@ -71,7 +75,13 @@ async def test_two_hosts_runs_become_one_run_with_both_ranks(client: LanguageCli
     host_run(workspace / "host0" / "run", 0, source)  # in the workspace: given relative to it
     host_run(workspace.parent / "hosts" / "host1" / "run", 1, source)  # elsewhere: as the client names it
 
-    reply = await merge(client, {"dirs": ["host0/run", f"{CLIENT_HOSTS}/host1/run"]})
+    client.progress_reports["merge"] = []  # the client's own token (the extension's notification with Cancel)
+    reply = await merge(client, {"dirs": ["host0/run", f"{CLIENT_HOSTS}/host1/run"]}, token="merge")
+    begin, *reports, end = client.progress_reports["merge"]
+    assert isinstance(begin, lsp.WorkDoneProgressBegin) and begin.title == "OpLens: merging 2 runs" and begin.cancellable
+    assert [r.message for r in reports] == ["copying rank 0's part (1 of 2)", "copying rank 1's part (2 of 2)"]
+    assert isinstance(end, lsp.WorkDoneProgressEnd) and end.message == "rmsnorm_naive: 2 ranks merged"
+    assert list(client.progress_reports) == ["merge"]  # the server asked for no token of its own
 
     (note,) = client.results  # type: ignore[attr-defined]  # before the reply
     run = note["run"]
@@ -128,3 +138,25 @@ async def test_bad_arguments_are_invalid_params(client: LanguageClient) -> None:
         assert e.value.code == JsonRpcInvalidParams.CODE, args
         assert e.value.message.startswith(f"{names.MERGE_COMMAND} takes one object {{dirs: [run directory, ...]}}")
         assert needle in e.value.message, (args, e.value.message)
+
+
+def test_a_cancelled_merge_stores_nothing(tmp_path: Path) -> None:
+    """Cancelled between two parts (as `oplens.cancel` or the notification's Cancel sets it): the staged
+    run is discarded, the runs root holds no run."""
+    source = tmp_path / "rmsnorm.py"
+    shutil.copy(EXAMPLE, source)
+    dirs = [host_run(tmp_path / f"host{r}" / "run", r, source) for r in (0, 1)]
+    cancel = threading.Event()
+    said: list[tuple[int, int, int]] = []
+
+    def progress(rank: int, done: int, total: int) -> None:
+        said.append((rank, done, total))
+        if done == 1:
+            cancel.set()  # the first part is copied: cancel before the second
+
+    root = tmp_path / "runs"
+    with pytest.raises(OpLensError) as e:
+        merge_dirs(dirs, root, cancel, progress)
+    assert e.value.kind == "cancelled" and said == [(0, 0, 2), (1, 1, 2)]
+    assert [p.name for p in root.iterdir()] == [".staging"] and list((root / ".staging").iterdir()) == []
+    assert merge_dirs(dirs, root).ranks[1].rank == 1  # and the next merge works

@@ -180,21 +180,80 @@ async def test_user_exception_becomes_an_error_and_a_diagnostic(client: Language
     assert "▶ Profile" in await lenses(client, uri)
 
 
-async def test_cancel_stops_the_worker(client: LanguageClient, workspace: Path) -> None:
-    uri = open_doc(client, workspace / "rmsnorm.py")
-    task = asyncio.ensure_future(
-        run_command(client, "oplens.profile", {"uri": uri, "qualname": "rmsnorm_naive", "args": "make_inputs()", "iters": 500})
-    )
-    for _ in range(600):  # wait until the profile is under way, then cancel it from the progress UI
+async def started(client: LanguageClient, command: str, arg: dict[str, Any], token: str | None) -> tuple[Any, str]:
+    """`command` under way: its task, and the token its progress reports go to once the worker reports
+    (`token`: the request's own `workDoneToken`, as the VS Code extension gives one; None: the server's)."""
+    if token is not None:
+        client.progress_reports.setdefault(token, [])  # the client made it: pytest-lsp warns of tokens it did not
+    params = lsp.ExecuteCommandParams(command=command, arguments=[arg], work_done_token=token)
+    task = asyncio.ensure_future(client.workspace_execute_command_async(params))
+    for _ in range(600):  # until the profile is under way (a report came)
         tokens = [t for t, vs in client.progress_reports.items() if any(isinstance(v, lsp.WorkDoneProgressReport) for v in vs)]
         if tokens:
-            break
+            return task, str(tokens[0])
         await asyncio.sleep(0.1)
-    client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=tokens[0]))
+    pytest.fail(f"no progress report from {command}")
+
+
+def messages(client: LanguageClient, token: str) -> list[str]:
+    return [v.message or "" for v in client.progress_reports[token] if not isinstance(v, lsp.WorkDoneProgressBegin)]
+
+
+@pytest.mark.parametrize(
+    ("own_token", "how"),
+    [(False, "progress"), (True, "progress"), (True, "oplens.cancel")],
+    ids=["server-token-progress-cancel", "client-token-progress-cancel", "client-token-oplens-cancel"],
+)
+async def test_cancel_stops_the_worker_stores_nothing_and_the_next_profile_runs(
+    client: LanguageClient, workspace: Path, own_token: bool, how: str
+) -> None:
+    """The status bar's Cancel (the server's token), the extension's notification's Cancel (its own
+    token, `window/workDoneProgress/cancel`) and "Cancel OpLens Run" (`oplens.cancel`)."""
+    uri = open_doc(client, workspace / "rmsnorm.py")
+    slow = {"uri": uri, "qualname": "rmsnorm_naive", "args": "make_inputs()", "iters": 500}
+    task, token = await started(client, "oplens.profile", slow, "the-editors-token" if own_token else None)
+    assert (token == "the-editors-token") == own_token
+    if own_token:  # reported to the client's token only: the server asked for no token of its own
+        assert list(client.progress_reports) == [token]
+    if how == "progress":
+        client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=token))
+    else:
+        await run_command(client, "oplens.cancel", {})
     with pytest.raises(JsonRpcException) as e:
         await asyncio.wait_for(task, 30)
-    assert "cancelled" in e.value.message
+    assert "cancelled" in e.value.message and e.value.data["kind"] == "cancelled"  # type: ignore[index]
+    ending = client.progress_reports[token][-1]
+    assert isinstance(ending, lsp.WorkDoneProgressEnd) and "cancelled" in (ending.message or "")
     assert not list((workspace / ".oplens" / "runs").glob("2*"))  # no half run
+
+    # the pool gives the next profile a fresh worker
+    after = "the-next-token" if own_token else None
+    if after is not None:
+        client.progress_reports.setdefault(after, [])
+    params = lsp.ExecuteCommandParams(command="oplens.profile", arguments=[{**slow, "args": SMALL, "warmup": 1, "iters": 2}],
+                                      work_done_token=after)  # fmt: skip
+    reply = plain(await asyncio.wait_for(client.workspace_execute_command_async(params), 60))
+    assert [p.name for p in (workspace / ".oplens" / "runs").glob("2*")] == [reply["run_id"]]
+    if after is not None:
+        said = messages(client, after)
+        assert said[0] == "importing" and "warm-up: the first call (compiling, where the device compiles)" in said
+        assert "iteration 2/2" in said and said[-1] == reply["title"]
+
+
+async def test_compare_is_one_progress_and_its_cancel_stores_no_run(client: LanguageClient, workspace: Path) -> None:
+    uri = open_doc(client, workspace / "rmsnorm.py")
+    targets = [{"uri": uri, "qualname": q} for q in ("rmsnorm_naive", "rmsnorm_fused")]
+    arg = {"targets": targets, "args": "make_inputs()", "iters": 500}
+    task, token = await started(client, "oplens.compare", arg, "compare")
+    begin = client.progress_reports[token][0]
+    assert isinstance(begin, lsp.WorkDoneProgressBegin) and begin.title == "OpLens: comparing rmsnorm_naive, rmsnorm_fused"
+    assert all(m.startswith("rmsnorm_naive (1 of 2): ") for m in messages(client, token))
+    client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=token))
+    with pytest.raises(JsonRpcException) as e:
+        await asyncio.wait_for(task, 30)
+    assert e.value.data["kind"] == "cancelled"  # type: ignore[index]
+    assert not list((workspace / ".oplens" / "runs").glob("2*"))  # the second function never started
+    assert list(client.progress_reports) == [token]  # one progress for the whole compare
 
 
 @pytest.mark.parametrize(

@@ -4,20 +4,23 @@
 Each directory is a run (merged or single-process) of the same function. Its rank parts are copied
 (hard links where the file system allows) under the new run's `ranks/<R>/`, and the new run is
 merged from them as `oplens run` merges one host's (analysis/ranks.py). Nothing is moved or changed
-in the given directories.
+in the given directories. The new run is staged and committed whole: a failure or a cancel (checked
+before each part and before the commit) leaves nothing under the runs root.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from oplens.analysis.ranks import merge as merge_parts
 from oplens.engine import runs
 from oplens.records.atomic import write_json_atomic
-from oplens.records.errors import bad_input
+from oplens.records.errors import OpLensError, bad_input
 from oplens.records.run import RankInfo, Run
 
 
@@ -36,8 +39,15 @@ def rank_part(run: Run, rank: int) -> Run:
     raise bad_input(f"run {run.run_id} has no rank {rank}", f"its ranks: {have}")
 
 
-def merge_dirs(dirs: list[Path], root: Path) -> Run:
-    """One run from the runs in `dirs` (each a host's part of one job), stored under `root`."""
+def merge_dirs(
+    dirs: list[Path],
+    root: Path,
+    cancel: threading.Event | None = None,
+    progress: Callable[[int, int, int], None] | None = None,
+) -> Run:
+    """One run from the runs in `dirs` (each a host's part of one job), stored under `root`.
+    `cancel`: set, the merge stops before the next part (or the commit) and stores nothing;
+    `progress(rank, done, total)`: before each rank's part is copied."""
     if len(dirs) < 1:
         raise bad_input("oplens merge needs the run directories to combine", "give each host's run directory")
     found: list[tuple[RankInfo, Run, Path]] = []
@@ -78,7 +88,10 @@ def merge_dirs(dirs: list[Path], root: Path) -> Run:
     staged = runs.stage(root, run_id)
     try:
         parts = []
-        for info, part, source in found:
+        for i, (info, part, source) in enumerate(found):
+            _check(cancel)
+            if progress is not None:
+                progress(info.rank, i, len(found))
             info.part = f"ranks/{info.rank}"
             _copy_tree(source, staged / info.part)  # its result.json too, as stored (a link: no rewrite)
             if [r.rank for r in part.ranks] != [info.rank]:  # a single-process run: say which rank it is
@@ -90,11 +103,17 @@ def merge_dirs(dirs: list[Path], root: Path) -> Run:
         merged.created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         combine_artifacts(staged, sorted(parts, key=lambda p: p[0].rank), merged)
         merged.artifacts.worker_log = ""
+        _check(cancel)
         runs.commit(root, staged, merged)
     except BaseException:
         runs.discard(staged)
         raise
     return merged
+
+
+def _check(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise OpLensError("cancelled", "the merge was cancelled; nothing was stored")
 
 
 def combine_artifacts(run_dir: Path, parts: list[tuple[RankInfo, Run]], merged: Run) -> None:

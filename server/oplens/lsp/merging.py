@@ -3,7 +3,9 @@ each stored their own run directory (their ranks under `ranks/<R>/`), where thos
 on the host the server runs on (a shared file system, or copied there).
 
 The merged run is stored under the server's runs root and treated as a finished profile's run:
-added to the shared results, `oplens/result` to the client that asked, every client redrawn.
+added to the shared results, `oplens/result` to the client that asked, every client redrawn. Its
+progress and cancel are a profile's (`profiling.track`: the request's `workDoneToken` or the
+server's own; `oplens.cancel` too): a cancelled merge stores nothing.
 
 `oplens.rankPart`: one rank's own run within a distributed run (its part, `<run_dir>/ranks/<R>/`),
 read on the server's host as `--rank R` reads it (`engine.merge.rank_part`), for a client that shows
@@ -12,6 +14,7 @@ one rank. It answers the part and announces nothing: the function's run is still
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import functools
 from dataclasses import dataclass
@@ -36,12 +39,25 @@ async def merge(client: ClientState, arg: Any) -> dict[str, Any]:
         raise JsonRpcInvalidParams(f"{MERGE_COMMAND} takes one object {arguments.MERGE_SHAPE}: "
                                    "give the run directory of each host")  # fmt: skip
     dirs = [host_dir(client, d) for d in a.dirs]
+    tracker = await profiling.track(client, f"merging {len(dirs)} run{'s' if len(dirs) > 1 else ''}")
+
+    def copying(rank: int, done: int, total: int) -> None:
+        tracker.say(f"copying rank {rank}'s part ({done + 1} of {total})", 5 + 90 * done // max(total, 1))
+
     try:
-        run = await client.shared.merge(dirs, functools.partial(results.announce, client))
-    except OpLensError as e:  # not a run directory, different functions, a rank twice
-        raise client.request_error(e) from None
-    except OSError as e:  # a part that cannot be read or linked, a runs root that cannot be written
-        raise client.request_error(bad_input(f"cannot merge the runs: {e}", "check the directories' permissions")) from None
+        try:
+            run = await client.shared.merge(dirs, functools.partial(results.announce, client), tracker.cancel, copying)
+        except OpLensError as e:  # not a run directory, different functions, a rank twice; cancelled
+            raise client.request_error(e) from None
+        except OSError as e:  # a part that cannot be read or linked, a runs root that cannot be written
+            raise client.request_error(bad_input(f"cannot merge the runs: {e}", "check the directories' permissions")) from None
+        except asyncio.CancelledError:
+            tracker.cancel.set()  # the client went: the merge stops before its commit
+            raise
+    except BaseException as e:
+        tracker.end(profiling.ending(e))
+        raise
+    tracker.end(f"{run.target.qualname}: {len(run.ranks)} ranks merged")
     return profiling.reply(client, run)
 
 

@@ -1,5 +1,11 @@
 """`oplens.profile`, `oplens.compare` and cancelling them, with `$/progress` while they run.
 
+Progress goes to the request's own `workDoneToken` where it gave one (client-initiated: the VS Code
+extension shows it in a notification with Cancel), else to a token the server asks the client for
+(VS Code's language client shows that in the status bar). Either token's
+`window/workDoneProgress/cancel` cancels that command's run; `oplens.cancel` cancels every run of the
+client. A compare is one command: one progress, each function's stages after its name.
+
 A command's arguments become a `ProfileRequest` (its target a `TargetSpec`; what the arguments
 leave out comes from the client's settings) and run on the shared device queue. The client that
 asked gets `oplens/result` with the whole run; every client hears of it through its listener
@@ -17,12 +23,12 @@ import codecs
 import functools
 import threading
 import uuid
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from oplens.backends import registry
 from oplens.engine import program as programs
@@ -32,12 +38,12 @@ from oplens.engine.program import ProgramRequest
 from oplens.lsp import arguments, documents, progress, results, views
 from oplens.lsp.arguments import ProfileArgs, ProgramArgs
 from oplens.lsp.client import ClientState
+from oplens.lsp.protocol import work_done_token
 from oplens.records.errors import OpLensError
 from oplens.records.job import ProgramSpec, TargetSpec
 from oplens.records.names import COMPARE_COMMAND, PROFILE_COMMAND
 from oplens.records.run import Run
 
-ProgressFn = Callable[[str, int, int], None]
 STAGE_WORDS = {"queued": "queued", "importing": "importing", "warmup": "warm-up", "profile": "iteration",
                "ingesting": "reading the device runtime's trace", "processing": "attributing"}
 LOG_LINE_LIMIT = 8192  # characters of a line without its end yet, sent as they are
@@ -66,7 +72,17 @@ async def compare(client: ClientState, arg: Any) -> dict[str, Any]:
         raise JsonRpcInvalidParams(f"{COMPARE_COMMAND} calls each function with args; it takes no program "
                                    f"(capture inside a program with {PROFILE_COMMAND})")  # fmt: skip
     reqs = [request(client, COMPARE_COMMAND, t) for t in targets]
-    finished = [await run_profile(client, req) for req in reqs]
+    names = [req.target.qualname or str(req.target).rsplit("/", 1)[-1] for req in reqs]
+    tracker = await track(client, f"comparing {', '.join(names)}")
+    finished: list[Run] = []
+    try:
+        for i, (req, name) in enumerate(zip(reqs, names, strict=True)):
+            tracker.part = (f"{name} ({i + 1} of {len(reqs)}): ", i, len(reqs))
+            finished.append(await run_profile(client, req, tracker))
+    except BaseException as e:
+        tracker.end(ending(e))
+        raise
+    tracker.end(f"{len(finished)} functions compared")
     return {"summary": compare_rows(finished)}
 
 
@@ -145,56 +161,53 @@ def _host(client: ClientState, path: str) -> str:
     return client.paths.to_host(path) if path.startswith("/") else path
 
 
-async def run_profile(client: ClientState, req: ProfileRequest) -> Run:
-    """Run `req` on the shared queue with progress; `oplens/result` to this client when it is done."""
-    token = str(uuid.uuid4())
-    cancel = threading.Event()
-    client.cancels[token] = cancel
-    report = await _begin_progress(client, token, str(req.target).rsplit("/", 1)[-1])
-
+async def run_profile(client: ClientState, req: ProfileRequest, within: Tracker | None = None) -> Run:
+    """Run `req` on the shared queue with progress; `oplens/result` to this client when it is done.
+    `within`: the progress of a command that runs several (a compare), which it ends itself."""
+    tracker = within or await track(client, str(req.target).rsplit("/", 1)[-1])
     try:  # oplens/result to this client before every client redraws: it knows the run first
-        run = await client.shared.profile(req, report, cancel, functools.partial(results.announce, client))
-    except OpLensError as e:
-        progress.end(client, token, e.message)
-        _mark(client, e, req.target.file)
-        raise client.request_error(e) from None
-    except asyncio.CancelledError:
-        cancel.set()
-        progress.end(client, token, "cancelled")
+        try:
+            run = await client.shared.profile(req, tracker.report, tracker.cancel, functools.partial(results.announce, client))
+        except OpLensError as e:
+            _mark(client, e, req.target.file)
+            raise client.request_error(e) from None
+        except asyncio.CancelledError:
+            tracker.cancel.set()  # the client went: the worker stops, nothing is stored
+            raise
+    except BaseException as e:
+        if within is None:
+            tracker.end(ending(e))
         raise
-    finally:
-        client.cancels.pop(token, None)
-    progress.end(client, token, views.totals_title(run))
+    if within is None:
+        tracker.end(views.totals_title(run))
     return run
 
 
 async def run_capture(client: ClientState, req: ProgramRequest) -> Run:
     """Run the program of `req` on the shared queue with progress, its output to the client's log;
     `oplens/result` to this client for each stored run (a partial one too); the first target's run."""
-    token = str(uuid.uuid4())
-    cancel = threading.Event()
-    client.cancels[token] = cancel
     target = req.targets[0]
     name = _program_name(req.program)
-    report = await _begin_progress(client, token, f"{str(target).rsplit('/', 1)[-1]} in {name}")
+    tracker = await track(client, f"{str(target).rsplit('/', 1)[-1]} in {name}")
     output = ProgramOutput(client, name, asyncio.get_running_loop())
 
     try:
-        done = await client.shared.capture(req, report, cancel, functools.partial(results.announce, client), output.echo)
-    except OpLensError as e:
-        output.flush()
-        progress.end(client, token, e.message)
-        _mark(client, e, target.file)
-        raise client.request_error(e) from None
-    except asyncio.CancelledError:
-        cancel.set()
-        progress.end(client, token, "cancelled")
+        try:
+            done = await client.shared.capture(req, tracker.report, tracker.cancel,
+                                               functools.partial(results.announce, client), output.echo)  # fmt: skip
+        except OpLensError as e:
+            output.flush()
+            _mark(client, e, target.file)
+            raise client.request_error(e) from None
+        except asyncio.CancelledError:
+            tracker.cancel.set()
+            raise
+    except BaseException as e:
+        tracker.end(ending(e))
         raise
-    finally:
-        client.cancels.pop(token, None)
     output.flush()
     run = done[0]
-    progress.end(client, token, views.totals_title(run))
+    tracker.end(views.totals_title(run))
     return run
 
 
@@ -265,18 +278,52 @@ def cancel_all(client: ClientState) -> None:
         event.set()
 
 
-async def _begin_progress(client: ClientState, token: str, title: str) -> ProgressFn:
-    """A thread-safe progress callback: `$/progress` where the client supports it."""
+@dataclass
+class Tracker:
+    """One command's progress and its cancel, under `token` (the request's own or the server's, see
+    the module): `report` is thread-safe; `end` once, which also forgets the cancel."""
+
+    client: ClientState
+    token: str
+    cancel: threading.Event
+    send: progress.Sender | None
+    # a command of several runs (a compare): the words before each stage, which run of how many
+    part: tuple[str, int, int] = ("", 0, 1)
+
+    def report(self, stage: str, done: int, total: int) -> None:
+        self.say(stage_message(stage, done, total), stage_percentage(stage, done, total))
+
+    def say(self, message: str, percentage: int) -> None:
+        words, index, count = self.part
+        if self.send is not None:
+            self.send(lsp.WorkDoneProgressReport(message=words + message, cancellable=True,
+                                                 percentage=(100 * index + percentage) // count))  # fmt: skip
+
+    def end(self, message: str) -> None:
+        progress.end(self.client, self.token, message)
+        self.client.cancels.pop(self.token, None)
+
+
+def ending(e: BaseException) -> str:
+    """The last words of a command's progress that did not finish."""
+    if isinstance(e, JsonRpcException):
+        return e.message or "failed"
+    return "cancelled" if isinstance(e, asyncio.CancelledError) else "failed"
+
+
+async def track(client: ClientState, title: str) -> Tracker:
+    """Begin a command's progress, `OpLens: <title>`, on the request's `workDoneToken` or the server's
+    own; its cancel is known by that token from now on."""
+    given = work_done_token()
+    token = given or str(uuid.uuid4())
+    cancel = client.cancels.setdefault(token, threading.Event())
     start = lsp.WorkDoneProgressBegin(title=f"OpLens: {title}", cancellable=True, message="starting", percentage=0)
-    send = await progress.begin(client, token, start)
-    if send is None:
-        return lambda stage, done, total: None
-
-    def report(stage: str, done: int, total: int) -> None:
-        send(lsp.WorkDoneProgressReport(message=stage_message(stage, done, total),
-                                        percentage=stage_percentage(stage, done, total), cancellable=True))  # fmt: skip
-
-    return report
+    try:
+        send = await progress.begin(client, token, start, given=given is not None)
+    except BaseException:
+        client.cancels.pop(token, None)
+        raise
+    return Tracker(client, token, cancel, send)
 
 
 def stage_message(stage: str, done: int, total: int) -> str:
@@ -287,6 +334,8 @@ def stage_message(stage: str, done: int, total: int) -> str:
         return "waiting for the first call" if done == 0 else f"waiting: call {done} of {total} skipped"
     if stage == "capture":
         return f"captured {done} of {total}"
+    if stage == "warmup" and done == 0:  # the first call: where the device compiles (Neuron: minutes), now
+        return "warm-up: the first call (compiling, where the device compiles)"
     word = STAGE_WORDS.get(stage, stage)
     return f"{word} {done}/{total}" if total > 1 else word
 

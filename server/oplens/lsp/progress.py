@@ -1,6 +1,7 @@
 """Work-done progress (`$/progress`) for long commands (a profile, the doctor): ask the client for a
-token, begin, report from any thread, end. One place for the edge cases: a client without progress
-support, and a client that leaves while it is asked for a token (pygls would wait forever)."""
+token (or take the one its request gave: client-initiated progress), begin, report from any thread,
+end. One place for the edge cases: a client without progress support, and a client that leaves while
+it is asked for a token (pygls would wait forever)."""
 
 from __future__ import annotations
 
@@ -14,23 +15,25 @@ from oplens.lsp.client import ClientState
 Sender = Callable[[lsp.WorkDoneProgressReport], None]
 
 
-async def begin(client: ClientState, token: str, start: lsp.WorkDoneProgressBegin) -> Sender | None:
+async def begin(client: ClientState, token: str, start: lsp.WorkDoneProgressBegin, given: bool = False) -> Sender | None:
     """Begin progress `token`; a thread-safe sender of reports, or None where there is no progress to show
-    (the client does not support it, or it left while asked for the token: the work goes ahead anyway)."""
+    (the client does not support it, or it left while asked for the token: the work goes ahead anyway).
+    `given`: the token is the client's own (its request's `workDoneToken`), so it is not asked for one."""
     ls = client.ls
     window = ls.client_capabilities.window
-    if not (window and window.work_done_progress):
+    if not given and not (window and window.work_done_progress):
         return None
-    asking = asyncio.ensure_future(ls.work_done_progress.create_async(token))
-    client.asking.add(asking)
-    try:
-        await asking
-    except asyncio.CancelledError:
-        if not client.closed:
-            raise
-        return None
-    finally:
-        client.asking.discard(asking)
+    if not given:
+        asking = asyncio.ensure_future(ls.work_done_progress.create_async(token))
+        client.asking.add(asking)
+        try:
+            await asking
+        except asyncio.CancelledError:
+            if not client.closed:
+                raise
+            return None
+        finally:
+            client.asking.discard(asking)
     ls.work_done_progress.begin(token, start)
     loop = asyncio.get_running_loop()
 

@@ -343,11 +343,18 @@ class SharedState:
         async with self._device(progress, cancel, "capture"):
             return await asyncio.to_thread(run_program, req, progress, cancel, echo, subprocess.DEVNULL, stored)
 
-    async def merge(self, dirs: list[Path], announce: Callable[[Run], object] | None = None) -> Run:
+    async def merge(
+        self,
+        dirs: list[Path],
+        announce: Callable[[Run], object] | None = None,
+        cancel: threading.Event | None = None,
+        progress: Callable[[int, int, int], None] | None = None,
+    ) -> Run:
         """`oplens merge`: the runs in `dirs` (each a host's part of one distributed capture) as one
         run under the runs root, off the event loop (it reads and links files), not on the device
-        queue; every client hears of it as of a profile's run (after `announce`)."""
-        run = await asyncio.to_thread(merge_dirs, dirs, self.runs_root)
+        queue; every client hears of it as of a profile's run (after `announce`). `cancel` set: it
+        stops before its next part and stores nothing (engine/merge.py)."""
+        run = await asyncio.to_thread(merge_dirs, dirs, self.runs_root, cancel, progress)
         self._finished(run, announce)
         return run
 

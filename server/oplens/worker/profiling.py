@@ -172,6 +172,8 @@ def measure(p: Prepared, progress: Progress, clock: _Clock | None = None) -> Mea
     shapes_prof: Any = None
     warmup_wall: list[float] = []
     with FusedLines() as fused:
+        if job.warmup:
+            progress("warmup", 0, job.warmup)  # said before the first call: it compiles, where the device does
         for i in range(job.warmup):
             if shapes_in_warmup and i == job.warmup - 1:
                 shapes_prof = record_shapes(p)
