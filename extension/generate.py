@@ -46,10 +46,12 @@ def run_ts() -> str:
 
 
 def setting(f: dataclasses.Field[Any], tp: Any) -> dict[str, Any]:
-    """One server setting as JSON Schema states it (package.json's words): type, default, bounds."""
+    """One server setting as JSON Schema states it (package.json's words): type, default, values, bounds."""
     required, default = default_of(f)
     assert not required, f"Settings.{f.name} has no default"
     out: dict[str, Any] = {"type": JSON_TYPES[typing.get_origin(tp) or tp], "default": default}
+    if f.name in settings.CHOICES:
+        out["enum"] = list(settings.CHOICES[f.name])
     bounds = settings.BOUNDS.get(f.name)
     if bounds is not None:
         for name, value in dataclasses.asdict(bounds).items():
@@ -64,7 +66,7 @@ def settings_ts() -> str:
     parts = [
         constant("SERVER_SETTINGS", server, [
             "The settings the server reads too (its `initializationOptions`, `oplens.lsp.settings.Settings`), by",
-            "their key under `oplens.`: JSON Schema's type, the default, the bounds. package.json states them",
+            "their key under `oplens.`: JSON Schema's type, the default, the values or bounds. package.json states them",
             "again (a test compares); `src/settings/settings.ts` reads them with these.",
         ]),
         constant("NEURON_MODES", list(MODES), ["The Neuron profile modes (`oplens.backends.neuron.options.MODES`)."]),

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import pytest
 
+from oplens.backends import registry
 from oplens.lsp import settings
 from oplens.records import typescript as ts
 from oplens.records.run import BackendInfo, Run, from_dict
@@ -204,8 +205,10 @@ def test_literals() -> None:
 def test_the_generated_settings_are_the_servers_defaults_and_bounds(rendered: dict[str, str]) -> None:
     text = rendered["extension/shared/generated/settings.ts"]
     defaults = settings.Settings()
-    assert f"backend: {{ type: 'string', default: {ts.literal(defaults.backend)} }}" in text
-    assert defaults.backend == "cpu"  # the CLI's default (engine ProfileRequest.backend): one default everywhere
+    backend = f"backend: {{ type: 'string', default: {ts.literal(defaults.backend)}, enum: {ts.literal(list(registry.NAMES))} }}"
+    assert backend in text
+    assert "lenses: { type: 'string', default: 'all', enum: ['all', 'profiled', 'off'] }" in text  # a string's values too
+    assert defaults.backend == "auto" == registry.DEFAULT  # the CLI's and the notebook's too: one default everywhere
     assert "timeoutSeconds: { type: 'number', default: 300, exclusiveMinimum: 0 }" in text
     assert settings.CHECKS["timeout_seconds"](0.5) and not settings.CHECKS["timeout_seconds"](0)
     assert "hintThreshold: { type: 'number', default: 1, minimum: 0, maximum: 100 }" in text

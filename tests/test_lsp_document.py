@@ -42,9 +42,10 @@ class Block:
         return y * scale
 """
 DOUBLE = {"qualname": "double", "name": "double", "firstLine": 4, "defLine": 4, "lastLine": 5,
-          "signature": "double(x)", "params": "x", "requiredParams": 1, "inClass": False}
+          "signature": "double(x)", "params": "x", "requiredParams": 1, "inClass": False, "lens": True}
 FORWARD = {"qualname": "Block.forward", "name": "forward", "firstLine": 9, "defLine": 10, "lastLine": 12,
-           "signature": "Block.forward(x, scale=2)", "params": "x, scale=2", "requiredParams": 1, "inClass": True}
+           "signature": "Block.forward(x, scale=2)", "params": "x, scale=2", "requiredParams": 1, "inClass": True,
+           "lens": True}
 
 
 class Client:
@@ -151,7 +152,7 @@ async def test_functions_of_a_file_on_disk_and_of_an_open_buffer(client: Client,
     assert answer["version"] == 1
     assert fn == {"qualname": "step", "name": "step", "firstLine": 1, "defLine": 1, "lastLine": 2,
                   "signature": "step(batch, /, *, lr=0.1)", "params": "batch, /, *, lr=0.1", "requiredParams": 1,
-                  "inClass": False}
+                  "inClass": False, "lens": True}
 
 
 @pytest.mark.parametrize(("arg", "needle"), [

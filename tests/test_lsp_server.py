@@ -202,7 +202,7 @@ def test_the_clients_settings_at_work_and_bad_ones_named(workspace: Path) -> Non
     shown.append(client.wait_for(lambda m: m.get("method") == "window/showMessage" and m not in shown))
     assert [m["params"]["type"] for m in shown] == [2, 2]  # warnings
     assert [m["params"]["message"] for m in shown] == [
-        "OpLens: setting backend = 'bogus' is not valid: give one of auto, cpu, cuda, neuron. Using the default, 'cpu'.",
+        "OpLens: setting backend = 'bogus' is not valid: give one of auto, cpu, cuda, neuron. Using the default, 'auto'.",
         "OpLens: setting warmup = -2 is not valid: give a whole number, 0 or more. Using the default, 3.",
     ]
     client.open(client_uri)

@@ -19,7 +19,7 @@ def test_nothing_given_is_every_default() -> None:
     for raw in (None, {}):
         parsed, warnings = settings.parse(raw)
         assert warnings == []
-        assert parsed == Settings(path_mappings=[], hint_threshold=DEFAULT_HINT_THRESHOLD, backend="cpu",
+        assert parsed == Settings(path_mappings=[], hint_threshold=DEFAULT_HINT_THRESHOLD, backend="auto",
                                   warmup=DEFAULT_WARMUP, iterations=DEFAULT_ITERS, timeout_seconds=DEFAULT_TIMEOUT_S)
 
 
@@ -48,6 +48,8 @@ def test_camel_case_settings_are_read() -> None:
         ("iterations", "20", "a whole number, 1 or more"),  # never coerced
         ("timeoutSeconds", 0, "a number of seconds above 0"),
         ("pathMappings", "nope", "a list of {local, host} objects"),
+        ("lenses", "some", "all (every function), profiled (the functions with a run) or off (no lenses)"),
+        ("lenses", True, "all (every function)"),
     ],
 )
 def test_a_bad_setting_is_named_with_its_fix_and_keeps_its_default(key: str, value: Any, want: str) -> None:

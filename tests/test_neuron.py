@@ -10,6 +10,7 @@ missing, and `auto`'s choice. Attribution and tables are OpLens's own, never fak
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -256,6 +257,67 @@ def test_auto_falls_back_to_cuda_and_says_why(monkeypatch: pytest.MonkeyPatch) -
     chosen = backends.resolve("auto")
     assert isinstance(chosen, CudaBackend)
     assert chosen.note.startswith("auto: cuda is present, fell back from Neuron (neuron: torch_neuronx is not installed")
+
+
+# Each kind of host `auto` meets: (torch_neuronx importable, the NeuronCores it sees, a GPU) → the backend chosen
+# and what its note names. The Neuron side is the stand-in; a GPU is CudaBackend's check answered as on a GPU host.
+HOSTS = {
+    "trn": (True, "1", False, "neuron", "auto: neuron is present"),
+    "trn with a gpu too": (True, "2", True, "neuron", "auto: neuron is present"),
+    "trn, no core visible": (
+        True, "0", False, "cpu", "auto fell back to the CPU (neuron: torch_neuronx imported but sees no NeuronCore"
+    ),
+    "gpu": (False, "", True, "cuda", "auto: cuda is present, fell back from Neuron (neuron: torch_neuronx is not installed)"),
+    "cpu": (False, "", False, "cpu", "auto fell back to the CPU (neuron: torch_neuronx is not installed; cuda: "),
+}
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_auto_on_each_kind_of_host(host: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from oplens.backends.cuda import CudaBackend
+
+    neuronx, cores, gpu, chosen, note = HOSTS[host]
+    _forget_stand_in()
+    if neuronx:
+        monkeypatch.setenv("STANDIN_RECORD", str(tmp_path / "standin-record.jsonl"))
+        monkeypatch.setenv("STANDIN_NEURON_CORES", cores)
+        monkeypatch.syspath_prepend(str(STANDINS))
+    monkeypatch.setattr(CudaBackend, "unavailable_reason", classmethod(lambda cls: None if gpu else "torch sees no CUDA device"))
+    try:
+        backend = backends.resolve("auto")
+    finally:
+        _forget_stand_in()
+    assert backend.name == chosen and backend.note.startswith(note), backend.note
+    # what each backend passed over lacks, never how to install it: that is for a request of that backend by name
+    assert "pip install" not in backend.note and "Neuron pip repository" not in backend.note
+
+
+def test_auto_is_the_default_of_every_entry_point() -> None:
+    from oplens.backends import registry
+    from oplens.cli.commands import build_parser
+    from oplens.engine.program import ProgramRequest
+    from oplens.lsp.settings import Settings as EditorSettings
+    from oplens.notebook.session import Settings as NotebookSettings
+
+    assert registry.DEFAULT == "auto"
+    parser = build_parser()
+    for argv in (["profile", "t.py::fn"], ["compare", "t.py::f", "t.py::g"], ["run", "--target", "t.py::fn", "--", "t.py"],
+                 ["doctor"], ["calibrate"]):  # fmt: skip
+        assert parser.parse_args(argv).backend == "auto", argv
+    assert EditorSettings().backend == NotebookSettings().backend == "auto"  # the editor's (generated) and `%oplens`'s
+    assert next(f.default for f in dataclasses.fields(ProgramRequest) if f.name == "backend") == "auto"
+
+
+def test_a_profile_without_backend_is_autos_and_records_the_choice(tmp_path: Path) -> None:
+    """On this host (no torch_neuronx, no GPU) the default ends on the CPU: the figures are the CPU's, the run says so."""
+    (tmp_path / "t.py").write_text(TARGET)
+    proc = oplens(tmp_path, "profile", "t.py::fn", *FAST)
+    assert proc.returncode == 0, proc.stderr
+    assert "CPU (cpu, torch" in proc.stdout  # the header names the device chosen
+    assert "auto fell back to the CPU (neuron: torch_neuronx is not installed; cuda: " in flat(proc.stdout)
+    (result,) = tmp_path.glob(".oplens/runs/*/result.json")
+    backend = json.loads(result.read_text())["backend"]
+    assert (backend["requested"], backend["name"], backend["device_label"]) == ("auto", "cpu", "CPU")
 
 
 # --------------------------------------------------------------------------- options (parent side, no torch)

@@ -2,7 +2,7 @@
  * What a run's backend is, from the facts the server declares (`generated/backends.ts`, generated
  * from `oplens.backends`): the extension never compares a backend's name or label itself.
  */
-import { BACKEND_FACTS } from './generated/backends';
+import { AUTO_ORDER, BACKEND_FACTS } from './generated/backends';
 import { BACKEND_COMMANDS } from './names';
 
 export interface BackendFacts {
@@ -11,6 +11,9 @@ export interface BackendFacts {
   /** Work runs on a device apart from the host: Self CPU is its own figure beside the device time. */
   readonly onDevice: boolean;
 }
+
+/** The backend that works everywhere, the last `auto` tries: where a request ends when nothing better is present. */
+export const EVERYWHERE_BACKEND: string = AUTO_ORDER[AUTO_ORDER.length - 1] ?? 'cpu';
 
 /** The facts of the backend named `name`; one this extension does not know (a newer server's)
  * reads as a device apart from the host, as `registry.facts_of` reads it. */

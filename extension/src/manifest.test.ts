@@ -71,6 +71,7 @@ describe('package.json (the manifest)', () => {
       'oplens.iterations': DEFAULTS.iterations,
       'oplens.timeoutSeconds': DEFAULTS.timeoutSeconds,
       'oplens.hintThreshold': DEFAULTS.hintThreshold,
+      'oplens.lenses': DEFAULTS.lenses,
       'oplens.heat': DEFAULTS.heat,
       'oplens.heatBy': DEFAULTS.heatBy,
       'oplens.server.url': DEFAULTS.server.url,

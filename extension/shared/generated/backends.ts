@@ -13,7 +13,7 @@ export const BACKEND_FACTS = {
 } as const;
 
 /** What a request that names no backend gets. */
-export const DEFAULT_BACKEND = 'cpu' as const;
+export const DEFAULT_BACKEND = 'auto' as const;
 
 /** What `auto` tries, best first. */
 export const AUTO_ORDER = ['neuron', 'cuda', 'cpu'] as const;

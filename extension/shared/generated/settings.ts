@@ -3,19 +3,20 @@
 
 /**
  * The settings the server reads too (its `initializationOptions`, `oplens.lsp.settings.Settings`), by
- * their key under `oplens.`: JSON Schema's type, the default, the bounds. package.json states them
+ * their key under `oplens.`: JSON Schema's type, the default, the values or bounds. package.json states them
  * again (a test compares); `src/settings/settings.ts` reads them with these.
  */
 export const SERVER_SETTINGS = {
   pathMappings: { type: 'array', default: [] },
   hintThreshold: { type: 'number', default: 1, minimum: 0, maximum: 100 },
-  backend: { type: 'string', default: 'cpu' },
+  backend: { type: 'string', default: 'auto', enum: ['auto', 'cpu', 'cuda', 'neuron'] },
   warmup: { type: 'integer', default: 3, minimum: 0 },
   iterations: { type: 'integer', default: 20, minimum: 1 },
   timeoutSeconds: { type: 'number', default: 300, exclusiveMinimum: 0 },
   captureSkip: { type: 'integer', default: 3, minimum: 0 },
   captureCalls: { type: 'integer', default: 10, minimum: 1 },
   captureStop: { type: 'boolean', default: true },
+  lenses: { type: 'string', default: 'all', enum: ['all', 'profiled', 'off'] },
 } as const;
 
 /** The Neuron profile modes (`oplens.backends.neuron.options.MODES`). */

@@ -25,6 +25,8 @@ export interface DocFunction {
   /** Positional parameters without a default (`self` included). */
   requiredParams: number;
   inClass: boolean;
+  /** It has a lens row (the server's `oplens.lenses` rule); the extension's own lens goes only there. */
+  lens: boolean;
 }
 
 /**
@@ -101,6 +103,7 @@ function readFunction(raw: unknown, where: string): DocFunction {
     params: isString(o.params) ? o.params : '',
     requiredParams: field(o, 'requiredParams', where, 'an integer', isInt),
     inClass: isBool(o.inClass) ? o.inClass : false,
+    lens: isBool(o.lens) ? o.lens : true, // a server without the setting lenses every function
   };
 }
 

@@ -150,6 +150,9 @@ describe('errors of requests', () => {
     const data = { kind: 'backend_unavailable', message: 'torch-neuronx is not installed', detail: '', location: {} };
     assert.deepEqual(kinds(describeProfileError({ message: 'x', data }, 'f', 'neuron').actions), ['retryWithBackend', 'openSettings']);
     assert.deepEqual(kinds(describeProfileError({ message: 'x', data }, 'f', 'cpu').actions), ['showOutput']);
+    assert.deepEqual(kinds(describeProfileError({ message: 'x', data }, 'f', 'auto').actions), ['showOutput']); // auto ends on the CPU
+    const retry = describeProfileError({ message: 'x', data }, 'f', 'cuda').actions[0];
+    assert.deepEqual(retry, { kind: 'retryWithBackend', title: 'Profile on the CPU', backend: 'cpu' });
   });
 
   it('timeout: the two settings that help', () => {

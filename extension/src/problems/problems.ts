@@ -10,6 +10,7 @@
  * Pure: imports no `vscode`; unit-tested in problems.test.ts.
  */
 
+import { backendFacts, EVERYWHERE_BACKEND } from '../../shared/backends';
 import { DEFAULT_BACKEND } from '../../shared/generated/backends';
 import { ERROR_KIND, type ErrorKind } from '../../shared/generated/errors';
 
@@ -416,10 +417,10 @@ export function describeProfileError(e: RpcError, what: string, backend: string,
         message: `OpLens: ${err.message}`,
         detail,
         actions:
-          backend === DEFAULT_BACKEND
+          backend === EVERYWHERE_BACKEND || backend === DEFAULT_BACKEND // `auto` ends there when nothing better is present
             ? [{ kind: 'showOutput', title: 'Show Details' }]
             : [
-                { kind: 'retryWithBackend', title: 'Profile on the CPU', backend: 'cpu' },
+                { kind: 'retryWithBackend', title: `Profile on the ${backendFacts(EVERYWHERE_BACKEND).title}`, backend: EVERYWHERE_BACKEND },
                 { kind: 'openSettings', title: 'Change oplens.backend', setting: 'oplens.backend' },
               ],
       };

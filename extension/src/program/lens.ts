@@ -1,7 +1,8 @@
 /**
  * "▶ Profile in Program…" on each function's lens row, beside the server's "▶ Profile": the
- * functions are the server's (documents/documents.ts), the command the extension's (Profile Function in
- * Program…, with `{uri, qualname}`).
+ * functions are the server's (documents/documents.ts), and so is which of them have a lens row (`lens`,
+ * the `oplens.lenses` setting: every function, those with a run, none); the command is the extension's
+ * (Profile Function in Program…, with `{uri, qualname}`).
  *
  * VS Code glue: imports `vscode`.
  */
@@ -39,7 +40,7 @@ export class ProgramLenses implements vscode.CodeLensProvider, vscode.Disposable
       return [];
     }
     return info.functions
-      .filter((fn) => fn.firstLine >= 1 && fn.firstLine <= doc.lineCount)
+      .filter((fn) => fn.lens && fn.firstLine >= 1 && fn.firstLine <= doc.lineCount)
       .map((fn) => {
         const at = new vscode.Range(fn.firstLine - 1, 0, fn.firstLine - 1, 0);
         return new vscode.CodeLens(at, {

@@ -35,8 +35,10 @@ describe('readSettings', () => {
       captureSkip: 0,
       captureCalls: 4,
       captureStop: false,
+      lenses: 'profiled',
     });
     assert.deepEqual(problems, []);
+    assert.equal(settings.lenses, 'profiled');
     assert.deepEqual(settings.capture, { skip: 0, calls: 4, stop: false });
     assert.equal(settings.pythonPath, '/venv/bin/python');
     assert.equal(settings.backend, 'neuron');
@@ -49,7 +51,7 @@ describe('readSettings', () => {
 
   it('a bad value falls back to its default with a message naming it', () => {
     const { settings, problems } = from({ backend: 'tpu', iterations: 0, warmup: 1.5, hintThreshold: 101, 'explorer.uiPort': 70000, pathMappings: 'x' });
-    assert.equal(settings.backend, 'cpu');
+    assert.equal(settings.backend, 'auto');
     assert.equal(settings.iterations, 20);
     assert.equal(settings.warmup, 3);
     assert.equal(settings.hintThreshold, 1);
@@ -76,6 +78,14 @@ describe('readSettings', () => {
     assert.deepEqual(problems, ['oplens.timeoutSeconds should be a number > 0; using 300']);
   });
 
+  it('lenses: all, profiled or off, else all with a message', () => {
+    assert.equal(DEFAULTS.lenses, 'all');
+    assert.equal(from({ lenses: 'off' }).settings.lenses, 'off');
+    const { settings, problems } = from({ lenses: 'some' });
+    assert.equal(settings.lenses, 'all');
+    assert.deepEqual(problems, ['oplens.lenses should be one of all, profiled, off; using "all"']);
+  });
+
   it('heatBy: time or headroom, else time with a message', () => {
     const { settings, problems } = from({ heatBy: 'flops' });
     assert.equal(settings.heatBy, 'time');
@@ -100,12 +110,14 @@ describe('what reaches the server', () => {
     runsDirectory: '/r',
     captureSkip: 2,
     captureCalls: 5,
+    lenses: 'off',
   });
 
   it('initialization options: the keys the server reads', () => {
     assert.deepEqual(initializationOptions(settings), {
       pathMappings: [{ local: '/a', host: '/b' }],
       hintThreshold: 3,
+      lenses: 'off',
       backend: 'cuda',
       warmup: 1,
       iterations: 7,
@@ -140,12 +152,20 @@ describe('what reaches the server', () => {
 });
 
 describe('the settings the server reads too: one default and one rule (generated from oplens.lsp.settings)', () => {
-  type Property = { type?: unknown; default?: unknown; minimum?: number; maximum?: number; exclusiveMinimum?: number; items?: { enum?: string[] } };
+  type Property = {
+    type?: unknown;
+    default?: unknown;
+    enum?: string[];
+    minimum?: number;
+    maximum?: number;
+    exclusiveMinimum?: number;
+    items?: { enum?: string[] };
+  };
   const manifest = JSON.parse(repoFile('package.json')) as { contributes: { configuration: { properties: Record<string, Property> } } };
   const props = manifest.contributes.configuration.properties;
 
-  it('the editor defaults to what the server defaults to (the CLI’s backend too: cpu)', () => {
-    assert.equal(DEFAULTS.backend, 'cpu');
+  it('the editor defaults to what the server defaults to (the CLI’s backend too: auto)', () => {
+    assert.equal(DEFAULTS.backend, 'auto');
     const ours: Record<string, unknown> = {
       pathMappings: DEFAULTS.pathMappings,
       hintThreshold: DEFAULTS.hintThreshold,
@@ -156,6 +176,7 @@ describe('the settings the server reads too: one default and one rule (generated
       captureSkip: DEFAULTS.capture.skip,
       captureCalls: DEFAULTS.capture.calls,
       captureStop: DEFAULTS.capture.stop,
+      lenses: DEFAULTS.lenses,
     };
     assert.deepEqual(Object.keys(ours).sort(), Object.keys(SERVER_SETTINGS).sort(), 'every server setting has an editor setting');
     for (const [key, rule] of Object.entries(SERVER_SETTINGS)) {
@@ -168,8 +189,10 @@ describe('the settings the server reads too: one default and one rule (generated
     for (const [key, rule] of Object.entries(SERVER_SETTINGS)) {
       const prop = props[`${SETTINGS_SECTION}.${key}`];
       assert.ok(prop, `package.json lacks ${SETTINGS_SECTION}.${key}`);
-      const { type, default: value, minimum, maximum, exclusiveMinimum } = prop;
-      const stated = Object.fromEntries(Object.entries({ type, default: value, minimum, maximum, exclusiveMinimum }).filter(([, v]) => v !== undefined));
+      const { type, default: value, enum: values, minimum, maximum, exclusiveMinimum } = prop;
+      const stated = Object.fromEntries(
+        Object.entries({ type, default: value, enum: values, minimum, maximum, exclusiveMinimum }).filter(([, v]) => v !== undefined),
+      );
       assert.deepEqual(stated, rule, `${SETTINGS_SECTION}.${key}`);
     }
     assert.deepEqual(props[`${SETTINGS_SECTION}.explorer.uiPort`]?.default, EXPLORER_PORTS.uiPort);

@@ -15,6 +15,9 @@ import { HEAT_BY, type HeatBy } from '../heat/heat';
 import { parsePathMappings, type PathMapping } from '../server/pathMap';
 export const HEAT_MODES = ['gutter', 'line', 'off'] as const;
 export type HeatMode = (typeof HEAT_MODES)[number];
+/** Which functions get lenses (the server's rule, `oplens.lsp.views.lensed`): every one, those with a run, none. */
+export const LENS_MODES = SERVER_SETTINGS.lenses.enum;
+export type LensMode = (typeof LENS_MODES)[number];
 
 export interface Settings {
   pythonPath: string;
@@ -23,6 +26,7 @@ export interface Settings {
   iterations: number;
   timeoutSeconds: number;
   hintThreshold: number;
+  lenses: LensMode;
   heat: HeatMode;
   /** What the heat shows: each line's time, or what is left to win on it (its headroom at the roofline). */
   heatBy: HeatBy;
@@ -48,6 +52,7 @@ export const DEFAULTS: Settings = {
   iterations: S.iterations.default,
   timeoutSeconds: S.timeoutSeconds.default,
   hintThreshold: S.hintThreshold.default,
+  lenses: S.lenses.default,
   heat: 'gutter',
   heatBy: 'time',
   server: { url: '', tokenFile: '' },
@@ -76,6 +81,7 @@ export const RESTART_KEYS = [
   'oplens.pathMappings',
   'oplens.runsDirectory',
   'oplens.hintThreshold',
+  'oplens.lenses',
   'oplens.neuron',
 ] as const;
 
@@ -173,6 +179,7 @@ export function readSettings(get: Getter): { settings: Settings; problems: strin
     iterations: num('iterations', DEFAULTS.iterations, S.iterations),
     timeoutSeconds: num('timeoutSeconds', DEFAULTS.timeoutSeconds, S.timeoutSeconds),
     hintThreshold: num('hintThreshold', DEFAULTS.hintThreshold, S.hintThreshold),
+    lenses: oneOf('lenses', LENS_MODES, DEFAULTS.lenses),
     heat: oneOf('heat', HEAT_MODES, DEFAULTS.heat),
     heatBy: oneOf('heatBy', HEAT_BY, DEFAULTS.heatBy),
     server: { url: /^wss?:\/\//.test(url) ? url : '', tokenFile: str('server.tokenFile', '') },
@@ -197,6 +204,7 @@ export function initializationOptions(s: Settings): Record<string, unknown> {
   return {
     pathMappings: s.pathMappings,
     hintThreshold: s.hintThreshold,
+    lenses: s.lenses,
     backend: s.backend,
     warmup: s.warmup,
     iterations: s.iterations,

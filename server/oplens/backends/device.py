@@ -40,7 +40,7 @@ class Backend(Generic[OptionsT]):
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
-        """None when this backend can run here, else what is missing and how to get it."""
+        """None when this backend can run here, else what is missing, then after "; " how to get it."""
         return None
 
     def device(self) -> torch.device:

@@ -31,7 +31,8 @@ class CudaSpec(BackendSpec[CudaOptions]):
 SPECS: dict[str, BackendSpec[Any]] = {"cpu": CpuSpec(), "cuda": CudaSpec(), "neuron": NeuronSpec()}
 NAMES = ("auto", *SPECS)  # what a user may ask for
 AUTO_ORDER = ("neuron", "cuda", "cpu")  # what `auto` tries, best first; the last works everywhere
-DEFAULT = AUTO_ORDER[-1]  # what a request that names no backend gets (CLI, editor settings): the one that works everywhere
+DEFAULT = "auto"  # what a request that names no backend gets (CLI, notebook, editor settings): the best device present
+AUTO_WORDS = "the first present of " + ", ".join(SPECS[name].title for name in AUTO_ORDER)  # `auto`, as --help says it
 
 
 def get(name: str) -> BackendSpec[Any]:

@@ -21,6 +21,13 @@ def backend_class(name: str) -> type[Backend[Any]]:
     return found
 
 
+def missing(reason: str) -> str:
+    """What a backend lacks, without the advice on getting it (`unavailable_reason` says what is missing,
+    then after "; " how to get it): `auto` names each backend it passed over on every run, where the
+    advice would be noise; a request for that backend by name gets the whole reason."""
+    return reason.split("; ", 1)[0]
+
+
 def resolve(name: str, options: dict[str, Any] | None = None) -> Backend[Any]:
     """The backend for `name`, given each backend's options record by name; `auto` is the best
     one present (registry.AUTO_ORDER), and says what it fell back from."""
@@ -39,7 +46,7 @@ def resolve(name: str, options: dict[str, Any] | None = None) -> Backend[Any]:
                 best = registry.get(registry.AUTO_ORDER[0]).title
                 backend.note = f"auto: {candidate} is present" + (f", fell back from {best}{why}" if skipped else "")
                 return backend
-            skipped.append(f"{candidate}: {reason}")
+            skipped.append(f"{candidate}: {missing(reason)}")
         backend = make(registry.AUTO_ORDER[-1])
         backend.note = f"auto fell back to the {backend.device_label} (" + "; ".join(skipped) + ")"
         return backend

@@ -27,7 +27,8 @@ DASH = "—"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", default="cpu", choices=registry.NAMES, help="the device to calibrate (default: cpu)")
+    p.add_argument("--backend", default=registry.DEFAULT, choices=registry.NAMES,
+                   help=f"the device to calibrate (default: {registry.DEFAULT}, as a profile)")
     p.add_argument("--again", action="store_true", help="measure again even where a cached calibration exists")
     p.add_argument("--spec", default="", metavar="NAME",
                    help="the vendor figures to compare with where the device's name does not say which (a NeuronCore): "

@@ -48,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--backend", default="cpu", choices=BACKENDS, help="where to run (default: cpu)")
+        p.add_argument("--backend", default=registry.DEFAULT, choices=BACKENDS,
+                       help=f"where to run (default: {registry.DEFAULT}, {registry.AUTO_WORDS})")
         p.add_argument("--warmup", type=int, default=DEFAULT_WARMUP, help="unprofiled runs first (compiles)")
         p.add_argument("--iters", type=int, default=DEFAULT_ITERS, help="profiled iterations")
         p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per function")
@@ -92,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     for option in TORCHRUN_OPTIONS:
         t.add_argument(option, dest="torchrun_" + option[2:].replace("-", "_"), metavar="VALUE")
     t.add_argument("--standalone", dest="torchrun_standalone", action="store_true", help="torchrun --standalone")
-    r.add_argument("--backend", default="cpu", choices=BACKENDS, help="where to run (default: cpu)")
+    r.add_argument("--backend", default=registry.DEFAULT, choices=BACKENDS,
+                   help=f"where to run (default: {registry.DEFAULT}, {registry.AUTO_WORDS})")
     r.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds for the whole program")
     r.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
     r.add_argument("--json", metavar="PATH", help="write the result.json object to PATH ('-': stdout; the "

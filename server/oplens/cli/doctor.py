@@ -28,7 +28,8 @@ MARKS = {OK: "[green]✓[/]", WARNING: "[yellow]![/]", PROBLEM: "[red]✗[/]"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", default="cpu", choices=registry.NAMES, help="the backend to check (default: cpu)")
+    p.add_argument("--backend", default=registry.DEFAULT, choices=registry.NAMES,
+                   help=f"the backend to check (default: {registry.DEFAULT}, as a profile)")
     p.add_argument("--out", metavar="DIR",
                    help="runs directory: checked, and the tiny profile's run kept there (default: ./.oplens/runs is "
                    "checked and the tiny profile goes to a temporary directory)")  # fmt: skip

@@ -75,9 +75,10 @@ def _in_other_cell(client: ClientState, uri: str, text: str, functions: list[Fun
 
 def code_lenses(client: ClientState, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
     v = view(client, params.text_document.uri)
-    lenses = views.code_lenses(v.uri, v.text, v.functions, v.placed)
+    mode = client.settings.lenses
+    lenses = views.code_lenses(v.uri, v.text, v.functions, v.placed, mode)
     overview = client.shared.results.shown_overview()  # the latest program overview's, on the functions it saw
-    if overview is not None and overview.overview is not None:
+    if overview is not None and overview.overview is not None and mode != "off":
         lenses += overview_views.code_lenses(overview, v.uri, v.path, v.functions, client.program_of(overview))
     return lenses
 
@@ -97,7 +98,7 @@ def functions(client: ClientState, arg: Any) -> dict[str, Any]:
     uri = arguments.parse(FUNCTIONS_COMMAND, arg, arguments.UriArgs, arguments.URI_SHAPE).uri
     if not client.is_open(uri) and not Path(client.host_path(uri)).is_file():
         raise JsonRpcInvalidParams(f"{FUNCTIONS_COMMAND}: {client.host_path(uri)} is neither open nor a file")
-    return _document(view(client, uri))
+    return _document(client, view(client, uri))
 
 
 def publish(client: ClientState, uri: str, new_run: str = "") -> None:
@@ -110,7 +111,7 @@ def publish(client: ClientState, uri: str, new_run: str = "") -> None:
     v = view(client, uri)
     found = views.diagnostics(v.placed, client.errors.get(v.path), v.path)
     client.ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=found))
-    client.notify(DOCUMENT_NOTIFICATION, _document(v))
+    client.notify(DOCUMENT_NOTIFICATION, _document(client, v))
     if new_run and cells.is_cell(uri):
         for p in v.placed:
             if p.fresh and p.run.run_id == new_run:
@@ -135,8 +136,8 @@ def redraw(client: ClientState, file: str | None = None, new_run: str = "") -> N
             publish(client, uri, new_run)
 
 
-def _document(v: DocumentView) -> dict[str, Any]:
-    return views.document(v.uri, v.version, v.parse_error, v.functions, v.placed)
+def _document(client: ClientState, v: DocumentView) -> dict[str, Any]:
+    return views.document(v.uri, v.version, v.parse_error, v.functions, v.placed, client.settings.lenses)
 
 
 def _same(a: str, b: str) -> bool:

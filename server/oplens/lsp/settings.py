@@ -3,8 +3,8 @@
 On the wire (camelCase, every key optional):
 
     {"pathMappings": [{"local": "/Users/me/proj", "host": "/home/ubuntu/proj"}],
-     "hintThreshold": 1.0, "backend": "cpu", "warmup": 3, "iterations": 20, "timeoutSeconds": 300,
-     "captureSkip": 3, "captureCalls": 10, "captureStop": true,
+     "hintThreshold": 1.0, "backend": "auto", "warmup": 3, "iterations": 20, "timeoutSeconds": 300,
+     "captureSkip": 3, "captureCalls": 10, "captureStop": true, "lenses": "all",
      "<backend>": {...},          # each registered backend's options under its name, camelCase
      "<settings key>": {...}}     # each backend command's settings under its settings key
 
@@ -34,6 +34,9 @@ from oplens.records.errors import OpLensError
 
 log = logging.getLogger(__name__)
 DEFAULT_HINT_THRESHOLD = 1.0  # % of device time below which a line gets no inlay hint
+# Which functions get code lenses: every one (`▶ Profile` on each def), those with a run shown (their
+# totals and `▶ Profile` to run again; the functions the latest overview saw keep its lens), or none.
+LENS_MODES = ("all", "profiled", "off")
 
 
 @dataclass
@@ -50,6 +53,7 @@ class Settings:
     capture_skip: int = DEFAULT_SKIP
     capture_calls: int = DEFAULT_CALLS
     capture_stop: bool = True
+    lenses: str = LENS_MODES[0]
     # Each backend's options by backend name, snake_case keys (what registry.parse_options reads).
     backend_options: dict[str, dict[str, Any]] = not_on_the_wire(default_factory=dict)
     # Each backend command's settings by its settings key, as sent (what its run_lsp reads).
@@ -67,6 +71,7 @@ WANTS = {
     "capture_skip": "a whole number, 0 or more (the calls a capture lets run before profiling)",
     "capture_calls": "a whole number, 1 or more (the calls a capture profiles)",
     "capture_stop": "true or false (end the program once the function is captured)",
+    "lenses": "all (every function), profiled (the functions with a run) or off (no lenses)",
 }
 
 
@@ -94,8 +99,10 @@ BOUNDS = {
     "capture_skip": Bounds(minimum=0),
     "capture_calls": Bounds(minimum=1),
 }
+# A string setting's values (its `enum` in the editor's manifest, generated too).
+CHOICES: dict[str, tuple[str, ...]] = {"backend": registry.NAMES, "lenses": LENS_MODES}
 CHECKS: dict[str, Callable[[Any], bool]] = {
-    "backend": lambda v: v in registry.NAMES,
+    **{name: allowed.__contains__ for name, allowed in CHOICES.items()},
     **{name: bounds.admits for name, bounds in BOUNDS.items()},
 }
 

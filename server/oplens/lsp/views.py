@@ -128,10 +128,23 @@ def totals_title(run: Run) -> str:
     return " · ".join(parts)
 
 
-def code_lenses(uri: str, source: str, functions: list[FunctionDef], placed: list[Placed]) -> list[lsp.CodeLens]:
+def lensed(functions: list[FunctionDef], placed: list[Placed], mode: str) -> list[FunctionDef]:
+    """The functions that get a lens row under the `lenses` setting: `all` every one, `profiled` those with a
+    run shown here (fresh or stale), `off` none. The extension's own lens (`▶ Profile in Program…`) follows
+    the same rule through `oplens/document`'s `lens` flag."""
+    if mode == "off":
+        return []
+    if mode == "profiled":
+        runs = {p.run.target.qualname for p in placed}
+        return [fn for fn in functions if fn.qualname in runs]
+    return list(functions)
+
+
+def code_lenses(uri: str, source: str, functions: list[FunctionDef], placed: list[Placed],
+                mode: str = "all") -> list[lsp.CodeLens]:  # fmt: skip
     lenses = []
     by_name = {p.run.target.qualname: p for p in placed}
-    for fn in functions:
+    for fn in lensed(functions, placed, mode):
         where = _range(fn.first_line)
         if fn.qualname != CELL_QUALNAME:  # a `%%oplens` cell profiles itself when it runs
             profile = lsp.Command(title="▶ Profile", command=PROFILE_COMMAND, arguments=[{"uri": uri, "qualname": fn.qualname}])
@@ -433,19 +446,21 @@ def diagnostics(placed: list[Placed], error: OpLensError | None, file: str) -> l
 
 
 def document(uri: str, version: int | None, parse_error: str | None, functions: list[FunctionDef],
-             placed: list[Placed]) -> dict[str, Any]:
+             placed: list[Placed], lens_mode: str = "all") -> dict[str, Any]:
     """`{uri, version, parseError, functions, runs}`: a file's functions in source order (lines
-    1-based) and where the latest shown run of each sits in the current text."""
+    1-based), each with `lens`: whether it has a lens row (the `lenses` setting), and where the latest
+    shown run of each sits in the current text."""
+    with_lens = {id(fn) for fn in lensed(functions, placed, lens_mode)}
     return {
         "uri": uri,
         "version": version,
         "parseError": parse_error,
-        "functions": [function_entry(fn) for fn in functions],
+        "functions": [function_entry(fn, id(fn) in with_lens) for fn in functions],
         "runs": [run_entry(p) for p in placed],
     }
 
 
-def function_entry(fn: FunctionDef) -> dict[str, Any]:
+def function_entry(fn: FunctionDef, lens: bool = True) -> dict[str, Any]:
     return {
         "qualname": fn.qualname,
         "name": fn.qualname.rsplit(".", 1)[-1],
@@ -456,6 +471,7 @@ def function_entry(fn: FunctionDef) -> dict[str, Any]:
         "params": fn.params,
         "requiredParams": fn.required_params,
         "inClass": fn.in_class,
+        "lens": lens,
     }
 
 

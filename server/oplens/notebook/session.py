@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from oplens.backends import registry
 from oplens.engine import finalize, request, runs
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_WARMUP
 from oplens.notebook.target import Live
@@ -37,7 +38,7 @@ class Settings:
     iters: int = DEFAULT_ITERS
     warmup: int = DEFAULT_WARMUP
     profiler_warmup: int = DEFAULT_PROFILER_WARMUP
-    backend: str = "cpu"
+    backend: str = registry.DEFAULT  # `auto`: the best device present, as the CLI and the editor
     out: str = ""  # the runs directory ("": <the notebook's folder>/.oplens/runs)
     notebook: str = ""  # the notebook's path ("": as the kernel tells it, `notebook_path`)
 

@@ -40,6 +40,7 @@ from typing import Any
 import torch
 
 from oplens.analysis import peaks
+from oplens.backends import registry
 from oplens.backends.device import Backend
 from oplens.backends.resolve import BackendUnavailable, resolve
 from oplens.records.ceilings import (
@@ -306,7 +307,7 @@ def cpu_model() -> str:
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m oplens.worker.calibrate")
-    p.add_argument("--backend", default="cpu")
+    p.add_argument("--backend", default=registry.DEFAULT)
     p.add_argument("--again", action="store_true")
     p.add_argument("--spec", default="")
     args = p.parse_args(argv)

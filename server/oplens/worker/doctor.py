@@ -50,7 +50,7 @@ def facts(requested: str) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    result = facts(argv[0] if argv else "cpu")
+    result = facts(argv[0] if argv else registry.DEFAULT)
     sys.stdout.write(json.dumps(result, default=str) + "\n")
     return 0
 
