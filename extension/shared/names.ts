@@ -94,6 +94,7 @@ export const EXTENSION_COMMANDS = {
   openExample: 'oplens.openExample',
   selectInterpreter: 'oplens.selectInterpreter',
   mergeRuns: 'oplens.mergeRuns',
+  cancelRun: 'oplens.cancelRun',
   programOverview: 'oplens.programOverview',
   sortHotFunctions: 'oplens.sortHotFunctions',
   refreshHotFunctions: 'oplens.refreshHotFunctions',

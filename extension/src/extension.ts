@@ -4,7 +4,8 @@
  * settings/ (the `oplens.*` settings), server/ (the server's life, interpreter, WebSocket,
  * protocol, path mappings), problems/ (what went wrong and the notification of it), status/ (the
  * status bar), documents/ (what the server knows of each document), runs/ (the runs seen, read off
- * the wire), profile/ (Profile Function, argument memory), program/ (Profile Function in Program…),
+ * the wire), profile/ (Profile Function, argument memory), progress/ (a run's notification with
+ * Cancel, Cancel Run), program/ (Profile Function in Program…),
  * compare/, results/ (the results panel and the webviews' HTML), heat/ (the gutter), diff/ ("vs
  * previous run"), ranks/ (merging the runs of several hosts, a rank's part), doctor/ (Check
  * Setup), trace/ (the trace viewer), neuron/ (Neuron Explorer), overview/ (the program overview's
@@ -23,6 +24,7 @@ import { NotebookProfiler } from './notebook/notebookProfiler';
 import { Notifier } from './problems/notify';
 import { ArgumentMemory } from './profile/argMemory';
 import { Profiler } from './profile/profiler';
+import { cancelRuns } from './progress/notification';
 import { ProgramLenses } from './program/lens';
 import { ProgramPicker } from './program/picker';
 import { ProgramMemory } from './program/program';
@@ -79,7 +81,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const programs = new ProgramPicker(new ProgramMemory(context.workspaceState), log);
   profiler = new Profiler(srv, store, docs, memory, notifier, settings, panel, programs, new NotebookProfiler(log));
   const prof = profiler;
-  const comparer = new Comparer(srv, store, docs, memory, settings, panel, prof);
+  const comparer = new Comparer(srv, store, docs, memory, settings, panel, prof, notifier);
   const traces = new TraceViewer(context.extensionUri, store, srv, panel, log);
   const explorer = new ExplorerOpener(srv, store, settings, notifier, prof, (runId) => traces.open(runId), log);
   const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '?');
@@ -141,6 +143,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     openExample: () => openExample(context.extensionUri),
     selectInterpreter: () => selectInterpreter(),
     mergeRuns: () => merger.mergeRuns(),
+    cancelRun: () => cancelRuns(srv, notifier),
     programOverview: () => prof.overviewAtCursor(),
     sortHotFunctions: () => hotView.toggleSort(),
     refreshHotFunctions: () => hotView.refresh(),

@@ -2,7 +2,8 @@
  * Compare Functions…: pick two or more functions (of the open Python files, as the server lists
  * them), give their shared arguments once, profile them one after another with identical settings,
  * and show the side-by-side summary with speed-ups against the first (the baseline), as in the case
- * study.
+ * study. Meanwhile a notification with Cancel shows the server's progress (each function's stages
+ * after its name); Cancel stops the comparison on the server.
  *
  * VS Code glue: imports `vscode`; its model is `parseCompareSummary` (runs/parseRun.ts).
  */
@@ -11,8 +12,10 @@ import * as vscode from 'vscode';
 import { COMPARE_COMMAND } from '../../shared/names';
 import { enclosingFunction, topLevelFunctionNames, type DocFunction } from '../documents/documentIndex';
 import type { Documents } from '../documents/documents';
+import type { Notifier } from '../problems/notify';
 import type { ArgumentMemory } from '../profile/argMemory';
 import { askArguments, type Profiler } from '../profile/profiler';
+import { withRunProgress } from '../progress/notification';
 import type { ResultsPanel } from '../results/panel';
 import { parseCompareSummary } from '../runs/parseRun';
 import type { RunStore } from '../runs/runStore';
@@ -40,6 +43,7 @@ export class Comparer {
     private readonly settings: SettingsSource,
     private readonly panel: ResultsPanel,
     private readonly profiler: Profiler,
+    private readonly notifier: Notifier,
   ) {}
 
   /** `baseline`: the function to compare the others with (Compare with… in the panel). */
@@ -120,10 +124,9 @@ export class Comparer {
     const release = this.server.busy();
     this.panel.busy(`Comparing ${chosen.length} functions on ${options.backend.toUpperCase()}…`);
     try {
-      const result = await this.server.execute(COMPARE_COMMAND, {
-        targets: chosen.map((c) => ({ uri: c.uri.toString(), qualname: c.fn.qualname, args })),
-        ...options,
-      });
+      const request = { targets: chosen.map((c) => ({ uri: c.uri.toString(), qualname: c.fn.qualname, args })), ...options };
+      const title = `OpLens: comparing ${chosen.map((c) => c.fn.qualname).join(', ')} on ${options.backend.toUpperCase()}`;
+      const result = await withRunProgress(this.server, this.notifier, title, (hook) => this.server.execute(COMPARE_COMMAND, request, undefined, hook));
       const rows = parseCompareSummary(result);
       for (const row of rows) {
         if (!this.store.has(row.run_id)) {

@@ -16,17 +16,21 @@
  * In a notebook cell, the function's arguments are the kernel's: Profile Function runs the `%oplens` magic
  * in the notebook's kernel (notebook/notebookProfiler.ts).
  *
+ * While the server works, a notification with Cancel shows its progress (progress/notification.ts);
+ * Cancel cancels that run on the server, and the request fails as cancelled (said as such).
+ *
  * VS Code glue: imports `vscode`; its models are argMemory.ts and program/program.ts.
  */
 
 import * as vscode from 'vscode';
-import { CANCEL_COMMAND, OVERVIEW_COMMAND, PROFILE_COMMAND, SHOW_RUN_COMMAND } from '../../shared/names';
+import { OVERVIEW_COMMAND, PROFILE_COMMAND, SHOW_RUN_COMMAND } from '../../shared/names';
 import { enclosingFunction, topLevelFunctionNames, type DocFunction, type DocumentInfo } from '../documents/documentIndex';
 import type { Documents } from '../documents/documents';
 import { isCellUri } from '../notebook/notebookCall';
 import type { NotebookProfiler } from '../notebook/notebookProfiler';
 import type { ActionHandlers, Notifier } from '../problems/notify';
 import { describeCaptureError, describeProfileError, type RpcError, type ServerLink } from '../problems/problems';
+import { withRunProgress } from '../progress/notification';
 import type { PickedProgram, ProgramPicker } from '../program/picker';
 import { describeProgram, programForHost, programFromServer, type ProgramSpec } from '../program/program';
 import type { ResultsPanel } from '../results/panel';
@@ -164,10 +168,9 @@ export class Profiler {
     const spec: ProgramSpec = programForHost({ ...program.spec, cwd: program.spec.cwd ?? program.folder }, this.server.pathMap);
     const overview = options.overview === true;
     const what = overview ? `an overview of ${program.label} (steps of ${qualname})` : `${qualname} in ${program.label}`;
-    // A notification with Cancel (the server's own progress is in the status bar): a program may
-    // run long before it calls the function. Cancel sends oplens.cancel, which ends the program
-    // (and whatever else this window has running); the request then fails as cancelled. Not
-    // $/cancelRequest: the server answers it at once, but the command keeps running.
+    // A program may run long before it calls the function: Cancel (send's notification) ends it,
+    // and the request fails as cancelled. Not $/cancelRequest: the server answers it at once, but
+    // the command keeps running.
     let failure: { error: unknown } | undefined;
     let partial: string | undefined; // a run the program left partial (it ended, failed or was cancelled mid-window)
     const watch = this.store.onDidChange((change) => {
@@ -177,25 +180,16 @@ export class Profiler {
     });
     let runId: string | undefined;
     try {
-      runId = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `OpLens: ${overview ? 'profiling' : 'capturing'} ${what}`, cancellable: true },
-        (_progress, token) => {
-          token.onCancellationRequested(() => {
-            this.server
-              .execute(CANCEL_COMMAND, {})
-              .catch((e: Error) => this.notifier.show({ severity: 'error', message: `OpLens: cannot cancel: ${e.message}`, actions: [] }));
-          });
-          return this.send(
-            `${overview ? 'Profiling' : 'Capturing'} ${what} on ${backend.toUpperCase()}…`,
-            { uri: uri.toString(), qualname, program: spec, ...options_, backend },
-            (error) => {
-              failure = { error }; // told once the progress notification is gone
-              return Promise.resolve();
-            },
-            (title) => (overview ? `$(check) OpLens ${title}` : `$(check) OpLens ${qualname} in ${program.label}: ${title}`),
-            overview ? OVERVIEW_COMMAND : PROFILE_COMMAND,
-          );
+      runId = await this.send(
+        `${overview ? 'Profiling' : 'Capturing'} ${what} on ${backend.toUpperCase()}…`,
+        `OpLens: ${overview ? 'profiling' : 'capturing'} ${what}`,
+        { uri: uri.toString(), qualname, program: spec, ...options_, backend },
+        (error) => {
+          failure = { error }; // told below, with the partial run the program left
+          return Promise.resolve();
         },
+        (title) => (overview ? `$(check) OpLens ${title}` : `$(check) OpLens ${qualname} in ${program.label}: ${title}`),
+        overview ? OVERVIEW_COMMAND : PROFILE_COMMAND,
       );
     } finally {
       watch.dispose();
@@ -253,6 +247,7 @@ export class Profiler {
     const backend = options.backend ?? options_.backend;
     return this.send(
       `Profiling ${qualname} on ${backend.toUpperCase()}…`,
+      `OpLens: profiling ${qualname} on ${backend.toUpperCase()}`,
       { uri: uri.toString(), qualname, args, ...options_, backend },
       (e) =>
         this.reportFailure(e, qualname, backend, {
@@ -264,11 +259,13 @@ export class Profiler {
   }
 
   /**
-   * `oplens.profile` with `request`, the status bar and the panel busy meanwhile (the server
-   * reports progress itself); the run shown when it ends; the run id, or undefined after `fail`.
+   * `oplens.profile` with `request`, the status bar and the panel busy (`busy`) meanwhile and the
+   * server's progress in a notification with Cancel (`title`); the run shown when it ends; the run
+   * id, or undefined after `fail` (once the notification is gone).
    */
   private async send(
     busy: string,
+    title: string,
     request: Record<string, unknown>,
     fail: (e: unknown) => Promise<void>,
     done: (title: string) => string,
@@ -277,7 +274,8 @@ export class Profiler {
     const release = this.server.busy();
     this.panel.busy(busy);
     try {
-      const response = parseProfileResponse(await this.server.execute(command, request));
+      const answer = await withRunProgress(this.server, this.notifier, title, (hook) => this.server.execute(command, request, undefined, hook));
+      const response = parseProfileResponse(answer);
       if (!this.store.has(response.run_id)) {
         await this.fetchRun(response.run_id); // the result notification normally came first
       }

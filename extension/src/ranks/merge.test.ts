@@ -63,6 +63,12 @@ describe('Merge Runs of Several Hosts…', () => {
     assert.equal(gone.actions[0]?.kind, 'restartServer');
   });
 
+  it('a cancelled merge (the notification\'s Cancel, Cancel OpLens Run) is said as such, not as a failure', () => {
+    const data = { kind: 'cancelled', message: 'the merge was cancelled; nothing was stored', detail: '', location: {} };
+    const p = describeMergeError({ code: -32803, message: data.message, data }, undefined, '0.1.0');
+    assert.deepEqual(p, { severity: 'info', message: 'OpLens: merging the runs was cancelled; nothing was stored.', actions: [] });
+  });
+
   it('says how many ranks the merged run has', () => {
     assert.equal(mergedMessage('rmsnorm_naive', 2, 'CPU 19.6 ms'), '$(check) OpLens rmsnorm_naive: 2 ranks merged · CPU 19.6 ms');
     assert.equal(mergedMessage('f', undefined, ''), '$(check) OpLens f: runs merged');

@@ -8,6 +8,7 @@
  */
 
 import * as path from 'node:path';
+import { ERROR_KIND } from '../../shared/generated/errors';
 import { MERGE_COMMAND } from '../../shared/names';
 import { engineError, isConnectionLost, type Problem, type RpcError } from '../problems/problems';
 import { packageVersionOf } from '../server/protocol';
@@ -88,6 +89,9 @@ export function describeMergeError(e: RpcError, serverVersion: string | undefine
   const err = engineError(e.data);
   if (!err) {
     return { severity: 'error', message: `OpLens: cannot merge the runs: ${e.message}`, actions: [{ kind: 'showOutput', title: 'Show Output' }] };
+  }
+  if (err.kind === ERROR_KIND.cancelled) {
+    return { severity: 'info', message: 'OpLens: merging the runs was cancelled; nothing was stored.', actions: [] };
   }
   // bad_input: not a run directory, runs of different functions, a rank in two directories; the
   // engine's message names the directory or the rank, its detail says what to give instead

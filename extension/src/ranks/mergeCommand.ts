@@ -3,7 +3,8 @@
  * directory per host; where those directories are on the server's host (a shared file system, or
  * copied there), the user picks them and the server merges them (`oplens.merge`, as `oplens merge
  * DIR...`). The merged run comes like a profile's (`oplens/result`), and the results panel opens on
- * it. The decisions and texts are merge.ts's.
+ * it. Meanwhile a notification with Cancel shows the server's progress (each rank's part copied);
+ * Cancel stops the merge, which stores nothing. The decisions and texts are merge.ts's.
  *
  * VS Code glue: imports `vscode`; its model is merge.ts.
  */
@@ -12,6 +13,7 @@ import * as vscode from 'vscode';
 import { MERGE_COMMAND } from '../../shared/names';
 import type { Notifier } from '../problems/notify';
 import type { RpcError } from '../problems/problems';
+import { withRunProgress } from '../progress/notification';
 import type { ResultsPanel } from '../results/panel';
 import { parseProfileResponse } from '../runs/parseRun';
 import type { RunStore } from '../runs/runStore';
@@ -92,9 +94,8 @@ export class RunMerger {
     const what = dirs.length === 1 ? 'one run' : `the runs of ${dirs.length} hosts`;
     this.panel.busy(`Merging ${what}…`);
     try {
-      const answer = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `OpLens: merging ${what}…` },
-        () => this.server.execute(MERGE_COMMAND, { dirs }),
+      const answer = await withRunProgress(this.server, this.notifier, `OpLens: merging ${what}`, (hook) =>
+        this.server.execute(MERGE_COMMAND, { dirs }, undefined, hook),
       );
       const response = parseProfileResponse(answer);
       if (!this.store.has(response.run_id)) {

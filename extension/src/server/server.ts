@@ -33,12 +33,15 @@ import {
   ExecuteCommandRequest,
   LanguageClient,
   RevealOutputChannelOn,
+  WorkDoneProgress,
+  WorkDoneProgressCancelNotification,
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
 import { DOCUMENT_NOTIFICATION, HOT_FUNCTIONS_COMMAND, PROFILE_COMMAND, RESULT_NOTIFICATION, SHOW_RUN_COMMAND } from '../../shared/names';
 import { CELL_SCHEME } from '../notebook/notebookCall';
 import type { Notifier } from '../problems/notify';
+import type { WorkDoneHook } from '../progress/runProgress';
 import { describeServerExit, describeWsFailure, diagnosePreflight, PREFLIGHT_SCRIPT, type InstallHints, type PreflightOutcome } from '../problems/problems';
 import { initializationOptions, serverArgs } from '../settings/settings';
 import { expandPath, workspaceRoot, type SettingsSource } from '../settings/source';
@@ -665,10 +668,28 @@ export class OpLensServer implements vscode.Disposable {
     throw new ServerUnavailable('the OpLens server is not running');
   }
 
-  /** `workspace/executeCommand` on the server (not through VS Code's command registry). */
-  async execute(command: string, arg: unknown, token?: vscode.CancellationToken): Promise<unknown> {
+  /**
+   * `workspace/executeCommand` on the server (not through VS Code's command registry). `progress`:
+   * the request carries its `workDoneToken` and the server's `$/progress` for it goes to
+   * `progress.onProgress` while the request runs (progress/runProgress.ts), not to the status bar.
+   */
+  async execute(command: string, arg: unknown, token?: vscode.CancellationToken, progress?: WorkDoneHook): Promise<unknown> {
     const client = await this.ready();
-    return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] }, token);
+    if (!progress) {
+      return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] }, token);
+    }
+    const listening = client.onProgress(WorkDoneProgress.type, progress.workDoneToken, (value) => progress.onProgress(value));
+    try {
+      return await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg], workDoneToken: progress.workDoneToken }, token);
+    } finally {
+      listening.dispose();
+    }
+  }
+
+  /** Cancel the run whose request carried `workDoneToken` (`window/workDoneProgress/cancel`): that run only. */
+  async cancelProgress(workDoneToken: string): Promise<void> {
+    const client = await this.ready();
+    await client.sendNotification(WorkDoneProgressCancelNotification.type, { token: workDoneToken });
   }
 
   describeConnection(): string {

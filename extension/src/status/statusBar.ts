@@ -67,7 +67,10 @@ export class StatusBar implements vscode.Disposable {
 
 type MenuItem = vscode.QuickPickItem & ({ command: string; args?: unknown[] } | { run: () => unknown });
 
-/** The actions a click on the status item offers; while a dropped WebSocket is retried, first "Reconnect Now" and "Stop Reconnecting". */
+/**
+ * The actions a click on the status item offers; while a dropped WebSocket is retried, first
+ * "Reconnect Now" and "Stop Reconnecting"; while a run is under way, first "Cancel Run".
+ */
 export async function statusMenu(server: OpLensServer): Promise<void> {
   const reconnecting: MenuItem[] =
     server.state === 'reconnecting'
@@ -76,8 +79,11 @@ export async function statusMenu(server: OpLensServer): Promise<void> {
           { label: '$(debug-stop) Stop Reconnecting', description: 'Restart Server connects again', run: () => server.stopReconnecting() },
         ]
       : [];
+  const running: MenuItem[] =
+    server.state === 'busy' ? [{ label: '$(debug-stop) Cancel Run', description: 'every profile, compare, capture and merge under way', command: EXTENSION_COMMANDS.cancelRun }] : [];
   const items: MenuItem[] = [
     ...reconnecting,
+    ...running,
     { label: '$(flame) Profile Function', command: EXTENSION_COMMANDS.profileFunction },
     { label: '$(preview) Show Results', command: EXTENSION_COMMANDS.showResults },
     { label: '$(git-compare) Compare Functions…', command: EXTENSION_COMMANDS.compareFunctions },
