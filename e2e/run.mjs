@@ -371,8 +371,21 @@ async function rightClickOnLine(textOnLine) {
 async function clickMenuItem(labelRe) {
   const items = contextMenu().locator('.action-item .action-label');
   await waitFor('the context menu items', async () => (await items.count()) > 0, 10000);
-  const labels = await items.allTextContents();
-  const idx = labels.findIndex((l) => labelRe.test(l.trim()));
+  let labels = await items.allTextContents();
+  let idx = labels.findIndex((l) => labelRe.test(l.trim()));
+  const submenu = labels.findIndex((l) => l.trim() === 'OpLens');
+  if (idx < 0 && submenu >= 0) {
+    // OpLens's commands sit in its one "OpLens" submenu (package.json's oplens.editorContext): open it as a
+    // user does, by hovering, and by a click where the hover does not open it
+    const shown = async () => (await items.allTextContents()).some((l) => labelRe.test(l.trim()));
+    await items.nth(submenu).hover();
+    if (!(await waitFor('the OpLens submenu', shown, 3000, 250).catch(() => false))) {
+      await items.nth(submenu).click();
+      await waitFor('the OpLens submenu', shown, 5000, 250);
+    }
+    labels = await items.allTextContents();
+    idx = labels.findIndex((l) => labelRe.test(l.trim()));
+  }
   if (idx < 0) {
     throw new StepFailure(`no context menu item matching ${labelRe}; the menu has: ${labels.filter(Boolean).join(' | ')}`);
   }

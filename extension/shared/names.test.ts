@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { DEFAULTS, initializationOptions } from '../src/settings/settings';
-import { jsonFixture, REPO, repoFile, shippedSources } from '../test/fixtures';
+import { jsonFixture, manifestSettings, REPO, repoFile, shippedSources, type ManifestConfiguration } from '../test/fixtures';
 import * as names from './names';
 
 /** names.json: what make_fixtures.py writes from oplens.records.names and the backend registry. */
@@ -17,9 +17,10 @@ interface Manifest {
   activationEvents: string[];
   contributes: {
     commands: { command: string }[];
-    menus: Record<string, { command: string }[]>;
+    menus: Record<string, { command?: string; submenu?: string }[]>;
+    submenus?: { id: string; label: string }[];
     keybindings: { command: string }[];
-    configuration: { properties: Record<string, { enum?: string[] }> };
+    configuration: ManifestConfiguration<{ enum?: string[] }>;
   };
 }
 
@@ -56,18 +57,19 @@ describe('extension/shared/names.ts agrees with the Python side (names.json)', (
 
 describe('extension/shared/names.ts agrees with package.json', () => {
   it('the backend setting offers the backends', () => {
-    assert.deepEqual(manifest.contributes.configuration.properties[`${names.SETTINGS_SECTION}.backend`]?.enum, [...names.BACKENDS]);
+    assert.deepEqual(manifestSettings(manifest.contributes.configuration)[`${names.SETTINGS_SECTION}.backend`]?.enum, [...names.BACKENDS]);
   });
 
   it('contributes exactly the extension commands', () => {
     assert.deepEqual(manifest.contributes.commands.map((c) => c.command).sort(), Object.values(names.EXTENSION_COMMANDS).sort());
   });
 
-  it('menus and key bindings name contributed commands only', () => {
+  it('menus and key bindings name contributed commands (and submenus) only', () => {
     const ours: string[] = Object.values(names.EXTENSION_COMMANDS);
-    const used = [...Object.values(manifest.contributes.menus).flat(), ...manifest.contributes.keybindings].map((m) => m.command);
-    for (const command of used) {
-      assert.ok(ours.includes(command), command);
+    const submenus = (manifest.contributes.submenus ?? []).map((s) => s.id);
+    const used: { command?: string; submenu?: string }[] = [...Object.values(manifest.contributes.menus).flat(), ...manifest.contributes.keybindings];
+    for (const m of used) {
+      assert.ok(m.command !== undefined ? ours.includes(m.command) : submenus.includes(m.submenu ?? ''), JSON.stringify(m));
     }
   });
 

@@ -32,6 +32,7 @@ import { RunMerger } from './ranks/mergeCommand';
 import { ResultsPanel } from './results/panel';
 import { EarlierRuns } from './runs/earlierRuns';
 import { parseResultNotification } from './runs/parseRun';
+import { RunContextKeys } from './runs/runContextKeys';
 import { RunStore } from './runs/runStore';
 import { InterpreterChooser } from './server/interpreter';
 import { OpLensServer } from './server/server';
@@ -161,6 +162,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     hotView,
     new HeatDecorations(store, docs, settings),
     new ProgramLenses(docs, srv),
+    new RunContextKeys(store),
     new StatusBar(srv, settings, store),
     new EarlierRuns(srv, store, docs, prof, log),
     ...Object.entries(commands).map(([name, run]) => vscode.commands.registerCommand(EXTENSION_COMMANDS[name as ExtensionCommand], run)),

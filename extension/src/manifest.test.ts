@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { repoFile } from '../test/fixtures';
+import { BACKEND_COMMANDS, OPEN_EXPLORER_COMMAND } from '../shared/names';
+import { manifestSettings, repoFile, type ManifestConfiguration } from '../test/fixtures';
+import { HAS_RUNS_CONTEXT, runOffersContext } from './runs/runContext';
 import { DEFAULTS } from './settings/settings';
 
 interface Manifest {
@@ -14,9 +16,10 @@ interface Manifest {
   scripts: Record<string, string>;
   contributes: {
     commands: { command: string; title: string; category?: string }[];
-    menus: Record<string, { command: string; when?: string }[]>;
+    menus: Record<string, { command?: string; submenu?: string; when?: string; group?: string }[]>;
+    submenus: { id: string; label: string }[];
     keybindings: { command: string; key: string; when?: string }[];
-    configuration: { properties: Record<string, { default?: unknown }> };
+    configuration: ManifestConfiguration<{ default?: unknown }>;
   };
 }
 
@@ -47,13 +50,29 @@ describe('package.json (the manifest)', () => {
     // that the manifest contributes exactly these, and none of the server's: names.test.ts
   });
 
-  it('puts Profile Function in the editor context menu of Python files', () => {
+  it('puts one OpLens submenu in the editor context menu of Python files, Profile Function first in it', () => {
     const menu = manifest.contributes.menus['editor/context'] ?? [];
-    for (const command of ['oplens.profileFunction', 'oplens.profileFunctionWithArguments', 'oplens.profileInProgram', 'oplens.compareFunctions']) {
-      const item = menu.find((m) => m.command === command);
-      assert.equal(item?.when, 'editorLangId == python', command);
-    }
+    assert.deepEqual(menu.map((m) => [m.submenu, m.command, m.when]), [['oplens.editorContext', undefined, 'editorLangId == python']]);
+    assert.deepEqual(manifest.contributes.submenus, [{ id: 'oplens.editorContext', label: 'OpLens' }]);
+    const submenu = manifest.contributes.menus['oplens.editorContext'] ?? [];
+    assert.deepEqual(
+      submenu.map((m) => m.command),
+      ['oplens.profileFunction', 'oplens.profileFunctionWithArguments', 'oplens.profileInProgram', 'oplens.compareFunctions', 'oplens.programOverview'],
+    );
+    assert.ok(submenu.every((m) => m.when === undefined && m.group), 'the submenu is shown only where its entry is');
     assert.ok(manifest.contributes.keybindings.some((k) => k.command === 'oplens.profileFunction'));
+  });
+
+  it('offers a command in the palette only where it applies', () => {
+    const when = Object.fromEntries((manifest.contributes.menus.commandPalette ?? []).map((m) => [m.command, m.when]));
+    const explorer = BACKEND_COMMANDS.find((c) => c.lspCommand === OPEN_EXPLORER_COMMAND);
+    assert.equal(when['oplens.openInExplorer'], runOffersContext(explorer?.name ?? '?'), 'Neuron Explorer: on a Neuron run only');
+    assert.equal(when['oplens.openTrace'], HAS_RUNS_CONTEXT);
+    assert.equal(when['oplens.clearAnnotations'], HAS_RUNS_CONTEXT);
+    assert.equal(when['oplens.setServerToken'], 'config.oplens.server.url', 'the WebSocket token: with a server URL');
+    for (const command of ['oplens.profileFunction', 'oplens.profileInProgram', 'oplens.compareFunctions', 'oplens.programOverview']) {
+      assert.equal(when[command], 'editorLangId == python', command);
+    }
   });
 
   it('runs on the workspace host (Remote-SSH) and activates on Python', () => {
@@ -63,7 +82,7 @@ describe('package.json (the manifest)', () => {
   });
 
   it('has every setting of the issue, with the same defaults as the code', () => {
-    const props = manifest.contributes.configuration.properties;
+    const props = manifestSettings(manifest.contributes.configuration);
     const expected: Record<string, unknown> = {
       'oplens.pythonPath': DEFAULTS.pythonPath,
       'oplens.backend': DEFAULTS.backend,

@@ -26,6 +26,14 @@ export function repoFile(...parts: string[]): string {
   return fs.readFileSync(path.join(REPO, ...parts), 'utf8');
 }
 
+/** package.json's `contributes.configuration`: one object, or (as OpLens's) an array of titled sections. */
+export type ManifestConfiguration<P> = { title?: string; properties: Record<string, P> } | { title: string; properties: Record<string, P> }[];
+
+/** Every setting package.json contributes, by key, whichever section it is in. */
+export function manifestSettings<P>(configuration: ManifestConfiguration<P>): Record<string, P> {
+  return Object.assign({}, ...(Array.isArray(configuration) ? configuration : [configuration]).map((s) => s.properties)) as Record<string, P>;
+}
+
 /** The `.ts` files under extension/<dir>/ for each dir, as absolute paths, sorted. */
 function tsFiles(dirs: string[]): string[] {
   const files: string[] = [];

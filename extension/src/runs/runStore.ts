@@ -95,6 +95,11 @@ export class RunStore {
     return id ? this.byId.get(id) : undefined;
   }
 
+  /** Every run held, oldest first. */
+  all(): StoredRun[] {
+    return [...this.byId.values()];
+  }
+
   /** The most recently added run, optionally only those matching `keep`. */
   newest(keep: (e: StoredRun) => boolean = () => true): StoredRun | undefined {
     const all = [...this.byId.values()];

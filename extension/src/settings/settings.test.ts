@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EXPLORER_PORTS, NEURON_MODES, SERVER_SETTINGS } from '../../shared/generated/settings';
 import { SETTINGS_SECTION } from '../../shared/names';
-import { repoFile } from '../../test/fixtures';
+import { manifestSettings, repoFile, type ManifestConfiguration } from '../../test/fixtures';
 import { captureOptions, DEFAULTS, initializationOptions, readSettings, requestOptions, serverArgs } from './settings';
 
 function from(values: Record<string, unknown>): ReturnType<typeof readSettings> {
@@ -161,8 +161,8 @@ describe('the settings the server reads too: one default and one rule (generated
     exclusiveMinimum?: number;
     items?: { enum?: string[] };
   };
-  const manifest = JSON.parse(repoFile('package.json')) as { contributes: { configuration: { properties: Record<string, Property> } } };
-  const props = manifest.contributes.configuration.properties;
+  const manifest = JSON.parse(repoFile('package.json')) as { contributes: { configuration: ManifestConfiguration<Property> } };
+  const props = manifestSettings(manifest.contributes.configuration);
 
   it('the editor defaults to what the server defaults to (the CLI’s backend too: auto)', () => {
     assert.equal(DEFAULTS.backend, 'auto');
