@@ -110,6 +110,23 @@ describe('package.json (the manifest)', () => {
     }
   });
 
+  it('groups the settings in titled sections (the Settings editor shows each as a category), each setting in one', () => {
+    const sections = manifest.contributes.configuration;
+    assert.ok(Array.isArray(sections), 'contributes.configuration is an array of sections');
+    assert.deepEqual(
+      sections.map((s) => s.title),
+      ['Profiling', 'Profile in Program', 'Display', 'Neuron', 'Server'],
+    );
+    const keys = sections.flatMap((s) => Object.keys(s.properties));
+    assert.equal(new Set(keys).size, keys.length, 'no setting in two sections');
+    const sectionOf = (key: string): string | undefined => sections.find((s) => key in s.properties)?.title;
+    assert.equal(sectionOf('oplens.backend'), 'Profiling');
+    assert.equal(sectionOf('oplens.lenses'), 'Display');
+    assert.equal(sectionOf('oplens.neuron.modes'), 'Neuron');
+    assert.equal(sectionOf('oplens.explorer.uiPort'), 'Neuron');
+    assert.equal(sectionOf('oplens.pythonPath'), 'Server');
+  });
+
   it('types the API no newer than the engine it declares', () => {
     const engine = /(\d+)\.(\d+)/.exec(manifest.engines.vscode);
     const types = /(\d+)\.(\d+)/.exec(manifest.devDependencies['@types/vscode'] ?? '');
