@@ -558,3 +558,78 @@ def test_auto_without_torch_neuronx_falls_back_and_says_so_in_the_result(tmp_pat
     assert backend["note"].startswith("auto fell back to the CPU (neuron: torch_neuronx is not installed")
     assert "cuda:" in backend["note"] and backend["warnings"] == []
     assert json.loads(proc.stdout)["artifacts"]["trace_json"] == "trace.json"
+
+
+# --------------------------------------------------------------------------- an interpreter without torch_neuronx
+
+
+def dlami_venv(root: Path, name: str, with_neuronx: bool = True) -> Path:
+    """A Neuron DLAMI venv as the AMI lays it out under `root` (/opt/aws_neuronx_venv_<name>)."""
+    venv = root / "opt" / f"aws_neuronx_venv_{name}"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("")
+    site = venv / "lib" / "python3.11" / "site-packages"
+    (site / "torch").mkdir(parents=True)
+    if with_neuronx:
+        (site / "torch_neuronx").mkdir()
+        (site / "torch_neuronx" / "__init__.py").write_text("")
+    return venv / "bin" / "python"
+
+
+def test_an_interpreter_without_torch_neuronx_is_offered_the_dlami_venvs_that_have_it(tmp_path: Path) -> None:
+    from oplens.backends import registry
+    from oplens.backends.neuron import venvs
+
+    old = dlami_venv(tmp_path, "pytorch_2_8")
+    new = dlami_venv(tmp_path, "pytorch_2_9")
+    dlami_venv(tmp_path, "jax_0_6", with_neuronx=False)  # another framework's venv: no torch_neuronx
+    assert venvs.with_torch_neuronx(tmp_path) == [new, old]  # the newest first
+    advice = venvs.advice("/usr/bin/python3", tmp_path, has_module=False)
+    assert advice is not None and advice.backend == "neuron"
+    assert advice.pythons == ["/opt/aws_neuronx_venv_pytorch_2_9/bin/python", "/opt/aws_neuronx_venv_pytorch_2_8/bin/python"]
+    assert advice.message.startswith("This interpreter (/usr/bin/python3) has no torch_neuronx")
+    assert "the Neuron venv /opt/aws_neuronx_venv_pytorch_2_9 (or another of the 2 found) has it" in advice.message
+    assert venvs.advice("/opt/aws_neuronx_venv_pytorch_2_9/bin/python", tmp_path, has_module=True) is None  # it has it
+    assert venvs.advice("/usr/bin/python3", tmp_path / "elsewhere", has_module=False) is None  # no DLAMI here
+    # through the registry: only for a request that may end on Neuron (auto, neuron), never for cpu or cuda
+    assert [a.backend for a in registry.interpreter_advice("auto", "/usr/bin/python3", tmp_path)] == ["neuron"]
+    assert registry.interpreter_advice("cpu", "/usr/bin/python3", tmp_path) == []
+    assert registry.interpreter_advice("cuda", "/usr/bin/python3", tmp_path) == []
+
+
+def test_an_interpreter_with_torch_neuronx_is_told_so_without_importing_it(stand_in_torch_neuronx: Path) -> None:
+    from oplens.backends.neuron import venvs
+
+    assert venvs.has_torch_neuronx()  # the stand-in on sys.path: found without importing it
+    assert "torch_neuronx" not in sys.modules
+
+
+def test_the_backends_of_each_kind_of_host_for_the_editor(tmp_path: Path) -> None:
+    """`oplens.backends`' answer, through the worker-side process: here (no torch_neuronx, no GPU), then with
+    the stand-in torch_neuronx on the worker's path (a Trainium host)."""
+    from oplens.engine.host_backends import backends_here
+
+    here = backends_here("auto", tmp_path, root=tmp_path)
+    assert here["chosen"]["name"] == "cpu" and here["chosen"]["device_label"] == "CPU" and here["problem"] == ""
+    assert here["chosen"]["note"].startswith("auto fell back to the CPU (neuron: torch_neuronx is not installed")
+    rows = {r["name"]: r for r in here["backends"]}
+    assert list(rows) == ["auto", "cpu", "cuda", "neuron"]
+    assert rows["auto"]["detail"] == "the first present of Neuron, CUDA, CPU: here the CPU"
+    assert rows["cpu"]["available"] and rows["cpu"]["detail"].startswith("present")
+    assert not rows["neuron"]["available"] and rows["neuron"]["detail"] == "torch_neuronx is not installed"
+    assert here["interpreters"] == []  # no DLAMI venv under tmp_path
+    cuda = backends_here("cuda", tmp_path, root=tmp_path)
+    assert cuda["chosen"] is None and "the cuda backend is unavailable" in cuda["problem"]
+    with pytest.raises(OpLensError, match="unknown backend 'tpu'"):
+        backends_here("tpu", tmp_path)
+
+
+def test_the_backends_on_a_trainium_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from oplens.engine.host_backends import backends_here
+
+    monkeypatch.setenv("PYTHONPATH", str(STANDINS))  # the worker-side process imports the stand-in
+    monkeypatch.setenv("STANDIN_RECORD", str(tmp_path / "standin-record.jsonl"))
+    trn = backends_here("auto", tmp_path, root=tmp_path)
+    assert (trn["chosen"]["name"], trn["chosen"]["note"]) == ("neuron", "auto: neuron is present")
+    assert {r["name"]: r["available"] for r in trn["backends"]}["neuron"] is True
+    assert trn["backends"][0]["detail"].endswith("here the Neuron")

@@ -27,6 +27,7 @@ export const MERGE_COMMAND = 'oplens.merge';
 export const RANK_PART_COMMAND = 'oplens.rankPart';
 export const OVERVIEW_COMMAND = 'oplens.overview';
 export const HOT_FUNCTIONS_COMMAND = 'oplens.hotFunctions';
+export const BACKENDS_COMMAND = 'oplens.backends';
 
 // server → client notifications
 /** The qualname of a `%%oplens` cell's run: the notebook cell itself, profiled as one function. */
@@ -72,6 +73,7 @@ export const SERVER_COMMANDS: readonly string[] = [
   RANK_PART_COMMAND,
   OVERVIEW_COMMAND,
   HOT_FUNCTIONS_COMMAND,
+  BACKENDS_COMMAND,
   ...BACKEND_COMMANDS.map((c) => c.lspCommand),
 ];
 
@@ -95,6 +97,7 @@ export const EXTENSION_COMMANDS = {
   selectInterpreter: 'oplens.selectInterpreter',
   mergeRuns: 'oplens.mergeRuns',
   cancelRun: 'oplens.cancelRun',
+  chooseBackend: 'oplens.chooseBackend',
   programOverview: 'oplens.programOverview',
   sortHotFunctions: 'oplens.sortHotFunctions',
   refreshHotFunctions: 'oplens.refreshHotFunctions',

@@ -1,7 +1,8 @@
 /**
  * OpLens for VS Code: wiring only. Each feature is a folder of extension/src, its pure model and its
  * VS Code glue side by side (a file's header says which it is) and its unit tests beside them:
- * settings/ (the `oplens.*` settings), server/ (the server's life, interpreter, WebSocket,
+ * settings/ (the `oplens.*` settings), backend/ (the backends of the server's host: auto's pick, the
+ * backend pick, a Neuron venv offered), server/ (the server's life, interpreter, WebSocket,
  * protocol, path mappings), problems/ (what went wrong and the notification of it), status/ (the
  * status bar), documents/ (what the server knows of each document), runs/ (the runs seen, read off
  * the wire), profile/ (Profile Function, argument memory), progress/ (a run's notification with
@@ -14,6 +15,7 @@
 
 import * as vscode from 'vscode';
 import { CLEAR_COMMAND, EXTENSION_COMMANDS, RESULTS_VIEW_TYPE, STATUS_MENU_COMMAND, type ExtensionCommand } from '../shared/names';
+import { BackendWatch } from './backend/backendWatch';
 import { Comparer } from './compare/compare';
 import { checkSetup } from './doctor/checkSetup';
 import { Documents } from './documents/documents';
@@ -86,6 +88,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const traces = new TraceViewer(context.extensionUri, store, srv, panel, log);
   const explorer = new ExplorerOpener(srv, store, settings, notifier, prof, (runId) => traces.open(runId), log);
   const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '?');
+  const backendWatch = new BackendWatch(srv, settings, context.workspaceState, log);
   const hotView = new HotFunctionsView(srv, store, log);
   hot = hotView;
   const merger = new RunMerger(srv, store, settings, notifier, panel, (runId) => prof.fetchRun(runId), version);
@@ -145,6 +148,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     selectInterpreter: () => selectInterpreter(),
     mergeRuns: () => merger.mergeRuns(),
     cancelRun: () => cancelRuns(srv, notifier),
+    chooseBackend: () => backendWatch.choose(),
     programOverview: () => prof.overviewAtCursor(),
     sortHotFunctions: () => hotView.toggleSort(),
     refreshHotFunctions: () => hotView.refresh(),
@@ -163,7 +167,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     new HeatDecorations(store, docs, settings),
     new ProgramLenses(docs, srv),
     new RunContextKeys(store),
-    new StatusBar(srv, settings, store),
+    backendWatch,
+    new StatusBar(srv, settings, store, backendWatch),
     new EarlierRuns(srv, store, docs, prof, log),
     ...Object.entries(commands).map(([name, run]) => vscode.commands.registerCommand(EXTENSION_COMMANDS[name as ExtensionCommand], run)),
     vscode.commands.registerCommand(STATUS_MENU_COMMAND, () => statusMenu(srv)),

@@ -39,9 +39,16 @@ describe('package.json (the manifest)', () => {
       'OpLens: Clear Annotations',
       'OpLens: Restart Server',
       'OpLens: Show Output',
+      'OpLens: Choose Backend…',
     ]) {
       assert.ok(titles.includes(title), title);
     }
+  });
+
+  it('the status item offers the backend pick, not the Settings editor', () => {
+    const statusBar = repoFile('extension', 'src', 'status', 'statusBar.ts');
+    assert.match(statusBar, /Choose Backend…', .*command: EXTENSION_COMMANDS\.chooseBackend/);
+    assert.doesNotMatch(statusBar, /openSettings/);
   });
 
   it('registers every contributed command (one handler per EXTENSION_COMMANDS entry, checked by the type)', () => {

@@ -9,6 +9,17 @@ describe('status bar', () => {
     assert.equal(backendLabel('cpu'), 'CPU');
     assert.equal(backendLabel('auto'), 'AUTO');
     assert.equal(backendLabel('auto', 'NEURON'), 'AUTO→NEURON');
+    // what auto picks on the server's host (oplens.backends), before any run and over the last run's
+    assert.equal(backendLabel('auto', undefined, 'CPU'), 'AUTO→CPU');
+    assert.equal(backendLabel('auto', 'CPU', 'NEURON'), 'AUTO→NEURON');
+    assert.equal(backendLabel('cuda', undefined, 'CUDA'), 'CUDA');
+  });
+
+  it('says why auto picked what it picked in the tooltip', () => {
+    const note = 'auto fell back to the CPU (neuron: torch_neuronx is not installed; cuda: this torch (2.13.0+cpu) is a build without CUDA)';
+    const view = statusView({ state: 'ready', backend: 'auto', connection: 'stdio', hostDevice: 'CPU', backendNote: note });
+    assert.equal(view.text, '$(flame) OpLens AUTO→CPU');
+    assert.match(view.tooltip, /Backend: AUTO→CPU \(oplens\.backend = auto\): auto fell back to the CPU \(neuron: torch_neuronx is not installed/);
   });
 
   it('says the server state, quietly when ready', () => {

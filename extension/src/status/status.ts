@@ -1,5 +1,6 @@
 /**
- * What the status-bar item says: the backend (`NEURON`, `CUDA`, `CPU`) and the server's state;
+ * What the status-bar item says: the backend (`NEURON`, `CUDA`, `CPU`; `AUTO→CPU`: what `auto` picks on the
+ * server's host, as the server says, else what it picked for the latest run) and the server's state;
  * while a dropped WebSocket is retried, "disconnected, reconnecting…" with the attempt and the delay.
  *
  * Pure: imports no `vscode`; unit-tested in status.test.ts.
@@ -23,6 +24,10 @@ export interface StatusInput {
   backend: string;
   /** The device label of the latest run (what `auto` chose), if any. */
   lastDevice?: string;
+  /** The device label `auto` picks on the server's host (`oplens.backends`), once the server has said. */
+  hostDevice?: string;
+  /** Why it picks it ("auto fell back to the CPU (neuron: …; cuda: …)"), or why the backend cannot run there. */
+  backendNote?: string;
   /** `stdio` (a server started here) or the WebSocket URL. */
   connection: string;
   interpreter?: string;
@@ -57,11 +62,12 @@ const WORDS: Record<ServerState, string> = {
   failed: 'not running',
 };
 
-/** `AUTO` shows what auto chose last time, e.g. `AUTO→NEURON`. */
-export function backendLabel(backend: string, lastDevice?: string): string {
+/** `AUTO` shows what auto picks on the host (else what it chose last time), e.g. `AUTO→NEURON`. */
+export function backendLabel(backend: string, lastDevice?: string, hostDevice?: string): string {
   const b = backend.toUpperCase();
   if (b === 'AUTO') {
-    return lastDevice ? `AUTO→${lastDevice.toUpperCase()}` : 'AUTO';
+    const device = hostDevice ?? lastDevice;
+    return device ? `AUTO→${device.toUpperCase()}` : 'AUTO';
   }
   return backend ? backendFacts(backend).deviceLabel : 'AUTO';
 }
@@ -73,12 +79,12 @@ export function reconnectDetail(r: ReconnectInfo): string {
 }
 
 export function statusView(s: StatusInput): StatusView {
-  const label = backendLabel(s.backend, s.lastDevice);
+  const label = backendLabel(s.backend, s.lastDevice, s.hostDevice);
   const text = s.state === 'ready' ? `${ICONS.ready} OpLens ${label}` : `${ICONS[s.state]} OpLens ${label} · ${WORDS[s.state]}`;
   const detail = [s.state === 'reconnecting' && s.reconnect ? reconnectDetail(s.reconnect) : undefined, s.detail].filter(Boolean).join('; ');
   const lines = [
     `OpLens server: ${WORDS[s.state]}${detail ? ` (${detail})` : ''}`,
-    `Backend: ${label} (oplens.backend = ${s.backend})`,
+    `Backend: ${label} (oplens.backend = ${s.backend})${s.backendNote ? `: ${s.backendNote}` : ''}`,
     `Connection: ${s.connection}`,
   ];
   if (s.interpreter) {
@@ -87,6 +93,6 @@ export function statusView(s: StatusInput): StatusView {
   if (s.state === 'reconnecting') {
     lines.push('The server keeps running on the host; its runs show again once reconnected. A command issued meanwhile says so and does not run.');
   }
-  lines.push('', 'Click for OpLens actions');
+  lines.push('', 'Click for OpLens actions (the backend among them)');
   return { text, tooltip: lines.join('\n'), error: s.state === 'failed', warning: s.state === 'reconnecting' };
 }

@@ -1,13 +1,16 @@
 /**
- * The status-bar item: the backend (`NEURON`, `CUDA`, `CPU`, or what `auto` chose last) and the
- * server's state ("disconnected, reconnecting…" while a dropped WebSocket is retried, drawn as a
- * warning); a click opens the OpLens actions.
+ * The status-bar item: the backend (`NEURON`, `CUDA`, `CPU`, or what `auto` picks on the server's host,
+ * `AUTO→CPU`, as backend/backendWatch.ts hears it from the server) and the server's state
+ * ("disconnected, reconnecting…" while a dropped WebSocket is retried, drawn as a warning); a click
+ * opens the OpLens actions, the backend pick among them.
  *
  * VS Code glue: imports `vscode`; its model is status.ts.
  */
 
 import * as vscode from 'vscode';
-import { EXTENSION_COMMANDS, SETTINGS_SECTION, STATUS_MENU_COMMAND } from '../../shared/names';
+import { EXTENSION_COMMANDS, STATUS_MENU_COMMAND } from '../../shared/names';
+import type { BackendWatch } from '../backend/backendWatch';
+import { chosenLabel } from '../backend/hostBackends';
 import type { RunStore } from '../runs/runStore';
 import type { OpLensServer } from '../server/server';
 import type { SettingsSource } from '../settings/source';
@@ -21,6 +24,7 @@ export class StatusBar implements vscode.Disposable {
     private readonly server: OpLensServer,
     private readonly settings: SettingsSource,
     private readonly store: RunStore,
+    private readonly backends: BackendWatch,
   ) {
     this.item.name = 'OpLens';
     this.item.command = STATUS_MENU_COMMAND;
@@ -28,6 +32,7 @@ export class StatusBar implements vscode.Disposable {
       server.onDidChangeState(() => this.update()),
       settings.onDidChange(() => this.update()),
       store.onDidChange(() => this.update()),
+      backends.onDidChange(() => this.update()),
       vscode.window.onDidChangeVisibleTextEditors(() => this.update()),
     );
     this.update();
@@ -35,10 +40,14 @@ export class StatusBar implements vscode.Disposable {
 
   update(): void {
     const connection = this.server.connection;
+    const backend = this.settings.value.backend;
+    const host = this.backends.value;
     const view = statusView({
       state: this.server.state,
-      backend: this.settings.value.backend,
+      backend,
       lastDevice: this.store.newest()?.run.backend.device_label,
+      hostDevice: chosenLabel(host, backend),
+      backendNote: host ? host.chosen?.note || host.problem : undefined,
       connection: this.server.describeConnection(),
       interpreter: connection?.kind === 'stdio' ? `${connection.interpreter.command} (${connection.interpreter.origin})` : undefined,
       reconnect: this.server.reconnectInfo,
@@ -87,7 +96,7 @@ export async function statusMenu(server: OpLensServer): Promise<void> {
     { label: '$(flame) Profile Function', command: EXTENSION_COMMANDS.profileFunction },
     { label: '$(preview) Show Results', command: EXTENSION_COMMANDS.showResults },
     { label: '$(git-compare) Compare Functions…', command: EXTENSION_COMMANDS.compareFunctions },
-    { label: '$(chip) Change Backend…', command: 'workbench.action.openSettings', args: [`${SETTINGS_SECTION}.backend`] },
+    { label: '$(chip) Choose Backend…', description: 'auto, cpu, cuda, neuron: what this host has', command: EXTENSION_COMMANDS.chooseBackend },
     { label: '$(clear-all) Clear Annotations', command: EXTENSION_COMMANDS.clearAnnotations },
     { label: '$(debug-restart) Restart Server', command: EXTENSION_COMMANDS.restartServer },
     { label: '$(output) Show Output', command: EXTENSION_COMMANDS.showOutput },

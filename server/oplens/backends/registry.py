@@ -13,7 +13,7 @@ from typing import Any
 
 from oplens.backends.facts import CPU, CUDA, BackendFacts
 from oplens.backends.neuron.spec import NeuronSpec
-from oplens.backends.spec import BackendCommand, BackendSpec, CudaOptions, NoOptions
+from oplens.backends.spec import BackendCommand, BackendSpec, CudaOptions, InterpreterAdvice, NoOptions
 from oplens.records.errors import bad_input
 
 
@@ -77,6 +77,13 @@ def parse_options(
     for name in usable:
         parsed.setdefault(name, get(name).options_type())
     return parsed
+
+
+def interpreter_advice(backend: str, python: str, root: Path = Path("/")) -> list[InterpreterAdvice]:
+    """For each backend a request for `backend` may end on that `python` cannot run for want of its vendor's
+    module, the host's interpreters that can (Neuron: the DLAMI's venvs with torch_neuronx)."""
+    found = (get(name).interpreter_advice(python, root) for name in candidates(backend))
+    return [advice for advice in found if advice is not None]
 
 
 def commands() -> list[tuple[BackendSpec[Any], BackendCommand]]:

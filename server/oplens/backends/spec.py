@@ -106,6 +106,16 @@ class DoctorContext:
     torch_version: str  # "" where torch does not import
 
 
+@dataclass(frozen=True)
+class InterpreterAdvice:
+    """Interpreters of this host that can run a backend the server's own cannot, for want of the vendor's
+    module, and the sentence offering them (an editor offers to switch)."""
+
+    backend: str
+    message: str
+    pythons: list[str]  # best first
+
+
 class BackendSpec(Generic[OptionsT]):
     """The parent side of one backend. Subclasses override what their backend adds."""
 
@@ -186,3 +196,9 @@ class BackendSpec(Generic[OptionsT]):
     def describe_artifacts(self, run: Run) -> list[str]:
         """Lines about the device profile a run of this backend left (the CLI's listing)."""
         return []
+
+    def interpreter_advice(self, python: str, root: Path) -> InterpreterAdvice | None:
+        """Where `python` (the server's interpreter, whose environment the workers share) lacks this
+        backend's vendor module and another interpreter of the host (under `root`) has it: the offer to
+        switch. Default: none."""
+        return None

@@ -9,6 +9,7 @@ handler here is one line: params → the module of its concern → LSP (through 
     results           `oplens.showRun`, `oplens.clear`, redrawing every client after a run or a clear
     backend_commands  each backend's commands from the registry (Neuron: `oplens.openExplorer`)
     doctor            `oplens.doctor`: `oplens doctor` on the server's host, for "Check Setup"
+    host_backends     `oplens.backends`: what `auto` picks on the server's host, each backend's presence
     merging           `oplens.merge`: `oplens merge` on the server's host, the merged run as a profile's;
                       `oplens.rankPart`: one rank's own run within a distributed run
     overviews         `oplens.overview` (a program overview), `oplens.hotFunctions`, the overview's lenses
@@ -26,7 +27,18 @@ from pygls.lsp.server import LanguageServer
 from oplens import __version__
 from oplens.backends import registry
 from oplens.backends.spec import BackendCommand
-from oplens.lsp import backend_commands, diffs, doctor, documents, merging, overviews, profiling, protocol, results
+from oplens.lsp import (
+    backend_commands,
+    diffs,
+    doctor,
+    documents,
+    host_backends,
+    merging,
+    overviews,
+    profiling,
+    protocol,
+    results,
+)
 from oplens.lsp.arguments import only
 from oplens.lsp.client import ClientState, SharedFor
 from oplens.lsp.protocol import OpLensProtocol
@@ -111,6 +123,10 @@ def make_server(
     @ls.command(names.DOCTOR_COMMAND)
     async def check_setup(*args: Any) -> dict[str, Any]:
         return await doctor.run(client, only(names.DOCTOR_COMMAND, args))
+
+    @ls.command(names.BACKENDS_COMMAND)
+    async def backends_here(*args: Any) -> dict[str, Any]:
+        return await host_backends.backends(client, only(names.BACKENDS_COMMAND, args))
 
     @ls.command(names.MERGE_COMMAND)
     async def merge(*args: Any) -> dict[str, Any]:

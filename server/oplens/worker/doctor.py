@@ -5,6 +5,10 @@ imports torch, asks `backends.resolve` for BACKEND exactly as a profile does (so
 backend gives the very message `oplens profile` would, and `auto` makes the same choice), then runs
 the chosen backend's `doctor_probe` (e.g. what torch_neuronx reports). It prints
 `{torch_version, torch_error, backend {name, available, message, device_name}, facts}` on stdout.
+
+`python -m oplens.worker.doctor --backends BACKEND` (the parent: `engine/host.py`, for an editor's status
+bar and backend pick) prints instead what each registered backend lacks here (`missing`: null where it
+can run) beside the same `backend`, without the probe.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 from oplens.backends import registry, resolve
 
 
-def facts(requested: str) -> dict[str, Any]:
+def facts(requested: str, probe: bool = True) -> dict[str, Any]:
     found: dict[str, Any] = {"torch_version": "", "torch_error": "", "backend": {}, "facts": {}}
     try:
         import torch
@@ -39,9 +43,9 @@ def facts(requested: str) -> dict[str, Any]:
         except Exception as e:
             device = f"(device name unknown: {e})"
         found["backend"] = {"name": name, "available": True, "message": backend.note, "device_name": device}
-    probe = registry.get(name).doctor_probe
-    if probe:
-        module, _, function = probe.partition(":")
+    probe_at = registry.get(name).doctor_probe if probe else ""
+    if probe_at:
+        module, _, function = probe_at.partition(":")
         try:
             found["facts"] = getattr(importlib.import_module(module), function)()
         except Exception as e:
@@ -49,7 +53,29 @@ def facts(requested: str) -> dict[str, Any]:
     return found
 
 
+def backends(requested: str) -> dict[str, Any]:
+    """What each backend lacks on this host (None: it can run), as `auto` says it, and what `requested` ends on."""
+    found: dict[str, Any] = {"torch_version": "", "torch_error": "", "missing": {}, "backend": {}}
+    try:
+        import torch
+    except BaseException as e:
+        found["torch_error"] = f"{type(e).__name__}: {e}"
+        return found
+    found["torch_version"] = str(torch.__version__)
+    for name in registry.AUTO_ORDER:
+        try:
+            reason = resolve.backend_class(name).unavailable_reason()
+        except Exception as e:  # a vendor module that breaks on import breaks only its backend
+            reason = f"{type(e).__name__}: {e}"
+        found["missing"][name] = None if reason is None else resolve.missing(reason)
+    found["backend"] = facts(requested, probe=False)["backend"]
+    return found
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--backends"]:
+        sys.stdout.write(json.dumps(backends(argv[1] if len(argv) > 1 else registry.DEFAULT), default=str) + "\n")
+        return 0
     result = facts(argv[0] if argv else registry.DEFAULT)
     sys.stdout.write(json.dumps(result, default=str) + "\n")
     return 0

@@ -7,10 +7,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from oplens.backends.neuron import checks, commands, doctor, engines, explorer, runtime
+from oplens.backends.neuron import checks, commands, doctor, engines, explorer, runtime, venvs
 from oplens.backends.neuron.facts import NEURON
 from oplens.backends.neuron.options import DEFAULT_MAX_EVENTS_PER_NC, MODES, NeuronOptions, parse
-from oplens.backends.spec import BackendSpec, DoctorContext, RuntimeTime
+from oplens.backends.spec import BackendSpec, DoctorContext, InterpreterAdvice, RuntimeTime
 from oplens.records.doctor import Check
 from oplens.records.errors import OpLensError
 from oplens.records.format import fmt_bytes, fmt_us
@@ -105,6 +105,9 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
         if run.engine_note:
             lines.append(f"  {run.engine_note}")
         return lines
+
+    def interpreter_advice(self, python: str, root: Path) -> InterpreterAdvice | None:
+        return venvs.advice(python, root)
 
 
 def engine_text(times: list[EngineTime]) -> str:

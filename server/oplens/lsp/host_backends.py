@@ -1,0 +1,31 @@
+"""`oplens.backends {backend?}`: the backends of the server's host, for an editor's status bar (what `auto`
+picks here, before any run) and its backend pick (each backend, present or what it lacks), and the host's
+interpreters that could run a backend the server's cannot (Neuron's DLAMI venvs), with the offer in words.
+
+`engine/host_backends.py` makes the answer (a worker-side process imports torch); the backend asked about
+defaults to the client's `backend` setting. It waits its turn on the device like a profile: a profile
+holding the NeuronCores would otherwise make them look absent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from pygls.exceptions import JsonRpcInvalidParams
+
+from oplens.backends import registry
+from oplens.engine.host_backends import backends_here
+from oplens.lsp import arguments
+from oplens.lsp.client import ClientState
+from oplens.records.names import BACKENDS_COMMAND
+
+
+async def backends(client: ClientState, arg: Any) -> dict[str, Any]:
+    a = arguments.parse(BACKENDS_COMMAND, arg, arguments.DoctorArgs, arguments.DOCTOR_SHAPE)
+    backend = client.settings.backend if a.backend is None else a.backend
+    if backend not in registry.NAMES:
+        raise JsonRpcInvalidParams(f"{BACKENDS_COMMAND}: unknown backend {backend!r}; choose one of {', '.join(registry.NAMES)}")
+    shared = client.shared
+    async with shared.device_lock:
+        return await asyncio.to_thread(backends_here, backend, shared.workspace)
