@@ -12,6 +12,9 @@ from typing import Literal
 
 DeviceTime = Literal["cpu", "linked"]
 
+# PyTorch's own index of CPU-only wheels: PyPI's torch for Linux is the CUDA build (gigabytes of nvidia-* wheels).
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
 
 @dataclass(frozen=True)
 class BackendFacts:
@@ -35,7 +38,19 @@ class BackendFacts:
     tf32_matmul: bool = False
     # What to do where a run found no device time (the run's `device_time.note` ends with it).
     no_device_time_fix: str = "check that the device is in use and its profiler activity is recorded (oplens doctor)"
+    # How a host shows it has this device before torch is installed (backends/host.py): a path glob of the
+    # driver's device files ("/dev/nvidiactl"), or a program the driver puts on PATH; none: every host has it.
+    host_signs: tuple[str, ...] = ()
+    # What `pip install` takes for the torch built for this device, where the interpreter has none.
+    torch_wheels: str = f"torch --index-url {TORCH_CPU_INDEX}"
 
 
 CPU = BackendFacts(name="cpu", title="CPU", device_label="CPU", on_device=False, device_time="cpu")
-CUDA = BackendFacts(name="cuda", title="CUDA", device_label="CUDA", on_device=True, device_time="linked", tf32_matmul=True)
+CUDA = BackendFacts(
+    name="cuda", title="CUDA", device_label="CUDA", on_device=True, device_time="linked", tf32_matmul=True,
+    # the NVIDIA driver's device files on Linux, nvidia-smi where it installs one on PATH (Windows too)
+    host_signs=("/dev/nvidiactl", "/dev/nvidia[0-9]*", "/proc/driver/nvidia/version", "nvidia-smi"),
+    # PyPI's torch for Linux is built for CUDA, its libraries as nvidia-* wheels (another CUDA version:
+    # https://pytorch.org/get-started/locally/)
+    torch_wheels="torch",
+)  # fmt: skip

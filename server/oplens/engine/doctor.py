@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from oplens.backends import registry
+from oplens.backends.host import torch_install
 from oplens.backends.spec import DoctorContext
 from oplens.engine import runs
 from oplens.engine.process import STARTUP_TIMEOUT_S, ProgressFn
@@ -135,10 +136,9 @@ def _version_tuple(version: str) -> tuple[int, ...]:
 
 def torch_check(found: Mapping[str, Any]) -> Check:
     need = min_torch()
-    install = (
-        f"install torch {need} or newer into this environment ({sys.executable} -m pip install 'torch>={need}'; the CPU "
-        "wheel with --index-url https://download.pytorch.org/whl/cpu, on Trainium the one TorchNeuron names)"
-    )
+    wheels = torch_install(sys.executable)  # the build for the device this host has (backends/host.py)
+    where = f" ({wheels.seen})" if wheels.seen else ""
+    install = f"install torch {need} or newer, the {wheels.title} build for this host{where}: {wheels.command}"
     version = str(found.get("torch_version") or "")
     if not version:
         return Check("torch", PROBLEM, f"does not import: {found.get('torch_error') or 'no answer'}", install)
