@@ -24,9 +24,9 @@ The rules, the same that `key_averages()` follows, so that the totals agree with
   stall; analysis/outliers.py) are decided, from each call's ops per line and its time; every µs figure
   is then a mean over the other calls, once (`Totals.outliers`). The per-call samples, spreads and
   shares keep every call.
-The attribution works on columns: numpy sums per line, op and iteration over the nested events,
-its dicts filled in the order a loop over the events would fill them (ties in the sorted tables
-keep that order). Pure (no torch), so it is tested on synthetic events too.
+The attribution works on columns: numpy (or its pure-Python stand-in, arrays.py) sums per line, op
+and iteration over the nested events, its dicts filled in the order a loop over the events would fill
+them (ties in the sorted tables keep that order). Pure (no torch), so it is tested on synthetic events too.
 """
 
 from __future__ import annotations
@@ -34,15 +34,16 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, Any
 
 from oplens.analysis import outliers, stats
+from oplens.analysis.arrays import np
 from oplens.analysis.collectives import category
 from oplens.analysis.columns import COMPILED_REGION, ITER, WORK, AnyEvents, Ctx, Events, Locator, Nesting, RawEvent, nesting, of
 from oplens.records.run import CompiledRegion, InnerLine, LineStat, OpStat, Outliers, SourceRef, Totals
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 # The events' types and the markers' names are columns.py's; the views import them from here.
 __all__ = ["COMPILED_REGION", "ITER", "NOT_OPERATOR_CALLS", "AnyEvents", "Attribution", "Ctx", "Locator", "Node",
@@ -218,10 +219,11 @@ def _call_work(it: NDArray[np.int64], keys: tuple[NDArray[np.int64], ...], iters
     """Each call's kind of work as a number, and how many kinds there are: calls share one where they ran
     the same ops as often on each line and helper line (`keys`, per event), with the same argument marker."""
     found, group = _groups(*keys)
-    counts = np.bincount(it * len(found) + group, minlength=iters * len(found))[: iters * len(found)]
-    table = np.column_stack([counts.reshape(iters, len(found)), marks])
-    kinds, kind = np.unique(table, axis=0, return_inverse=True)
-    return kind.reshape(-1).tolist(), len(kinds)
+    width = len(found)
+    counts = np.bincount(it * width + group, minlength=iters * width)[: iters * width].tolist()
+    kinds: dict[tuple[int, ...], int] = {}
+    kind = [kinds.setdefault((*counts[c * width : (c + 1) * width], m), len(kinds)) for c, m in enumerate(marks.tolist())]
+    return kind, len(kinds)
 
 
 def _self_ns(ev: Events, nested: Nesting, dur: NDArray[np.int64], sel: NDArray[np.int64],

@@ -13,11 +13,11 @@ Pure Python, no torch.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from oplens.analysis.attribution import RawEvent
+from oplens.records import jsonfile
 
 # Device activities in Kineto's categories (CUDA's names; PrivateUse1 backends use the same).
 DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"})
@@ -27,8 +27,7 @@ CPU_CATEGORIES = frozenset({"cpu_op", "user_annotation", "Trace"}) | RUNTIME_CAT
 
 def read_events(path: Path) -> list[RawEvent]:
     """The events of a Chrome trace written by `torch.profiler` (`export_chrome_trace`)."""
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
+    data = jsonfile.read(path)  # orjson where the environment has it
     if not isinstance(data, dict):
         return events_of(data)
     return events_of(data.get("traceEvents", []), int(data.get("baseTimeNanoseconds", 0) or 0))

@@ -1,4 +1,4 @@
-"""A profile's events as columns, and their nesting per thread (pure: numpy, no torch).
+"""A profile's events as columns, and their nesting per thread (pure: numpy or its stand-in, arrays.py; no torch).
 
 A profile holds up to millions of events, so they travel as `Events`: one array per field, names
 as codes into one list of the distinct names (worker/events.py reads them so from Kineto in bulk).
@@ -22,12 +22,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import count
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from numpy.typing import NDArray
-
+from oplens.analysis.arrays import np
 from oplens.records import names
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 ITER = names.ITER_RANGE
 WORK = names.WORK_RANGE  # a marker: it opens no context, attribution reads each call's
@@ -50,8 +51,9 @@ FILTERED_NAMES = frozenset(
     }
 )
 
-Ints = NDArray[np.int64]
-Flags = NDArray[np.bool_]
+if TYPE_CHECKING:  # annotations only: the arrays may be purearrays' (arrays.py)
+    Ints = NDArray[np.int64]
+    Flags = NDArray[np.bool_]
 
 
 @dataclass(slots=True)

@@ -7,7 +7,6 @@ never touches an earlier one.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
@@ -15,6 +14,7 @@ import shutil
 import time
 from pathlib import Path
 
+from oplens.records import jsonfile
 from oplens.records.atomic import write_json_atomic
 from oplens.records.errors import bad_input
 from oplens.records.run import Run
@@ -95,8 +95,7 @@ def discard(staged: Path) -> None:
 
 
 def load(run_dir: Path) -> Run:
-    with open(run_dir / RESULT, encoding="utf-8") as f:
-        return Run.from_dict(json.load(f))
+    return Run.from_dict(jsonfile.read(run_dir / RESULT))
 
 
 def list_runs(root: Path) -> list[Path]:

@@ -3,10 +3,10 @@
 This reads `kineto_results.events()` directly instead of `prof.events()`: building
 `FunctionEvent`s costs 50-90 µs per event. It reads one field at a time over all the events, in C
 (`map` over the event type's own accessor; no Python loop, no object per event), straight into
-numpy arrays, names as codes into the distinct names: ~2.5 µs an event for the eleven fields, where
-a record per event (`RawEvent`, the accessors called in a loop) cost ~6 (docs/benchmarks.md). Input
-shapes are read later only for the few ops that insights look at, and only from a profile that
-recorded them.
+numpy arrays (or lists, analysis/arrays.py's stand-in, where numpy is missing), names as codes into
+the distinct names: ~2.5 µs an event for the eleven fields with numpy, where a record per event
+(`RawEvent`, the accessors called in a loop) cost ~6 (docs/benchmarks.md). Input shapes are read
+later only for the few ops that insights look at, and only from a profile that recorded them.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from collections.abc import Callable
 from itertools import count
 from typing import Any
 
-import numpy as np
 from torch._C._autograd import DeviceType
 
+from oplens.analysis.arrays import np
 from oplens.analysis.attribution import RawEvent
 from oplens.analysis.columns import Events
 
