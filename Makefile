@@ -7,7 +7,7 @@ STAMP := $(VENV)/.oplens-installed
 
 NODE_STAMP := node_modules/.oplens-installed
 
-.PHONY: setup demo test lint generate bench vsix ext-test e2e tunnel-deps
+.PHONY: setup demo test lint generate bench package vsix ext-test e2e tunnel-deps
 
 setup: $(STAMP)
 
@@ -31,9 +31,13 @@ demo: setup vsix
 	$(VENV)/bin/oplens run --target examples/tinylm/model.py::Block.forward --stop -- examples/tinylm_train.py --steps 30
 	@ls -1 oplens-*.vsix
 
-# The VS Code extension, bundled and packaged: oplens-<version>.vsix at the repository root.
-vsix: $(NODE_STAMP)
+# The VS Code extension, bundled and packaged: oplens-<version>.vsix at the repository root, with the
+# OpLens it ships (bundled/build.py, run by `npm run package`: OpLens's wheel and its pure-Python
+# libraries' wheels in bundled/wheels/, installed in bundled/libs/; cached while its inputs are unchanged).
+package: setup $(NODE_STAMP)
 	npm run package
+
+vsix: package
 
 ext-test: $(NODE_STAMP)
 	npm run typecheck
@@ -50,7 +54,7 @@ generate: setup
 	$(PY) extension/generate.py
 
 lint: setup
-	$(VENV)/bin/ruff check server tests bench extension/generate.py
+	$(VENV)/bin/ruff check server tests bench extension/generate.py bundled/build.py
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports  # the architecture: pyproject.toml [tool.importlinter]
 	$(PY) extension/generate.py --check  # the generated TypeScript is fresh (else: make generate)
@@ -76,3 +80,4 @@ bench: setup
 	$(PY) bench/overview_overhead.py
 	$(PY) bench/processing_scale.py
 	$(PY) bench/notebook_overhead.py
+	$(PY) bench/pure_python.py

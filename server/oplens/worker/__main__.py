@@ -19,10 +19,12 @@ from typing import IO
 
 from oplens.records.errors import OpLensError
 from oplens.records.job import Ended, Failed, Finished, Job, Progress, Ready, WorkerMessage, encode
+from oplens.worker.bundled import environment_first
 from oplens.worker.parentwatch import watch_parent
 
 
 def main(argv: list[str]) -> int:
+    environment_first()  # the user's code imports the environment's packages, not the extension's copies
     watch_parent()
     out: IO[str] = os.fdopen(int(argv[0]), "w", buffering=1, encoding="utf-8")
 

@@ -21,10 +21,12 @@ from pathlib import Path
 from oplens.records.errors import OpLensError
 from oplens.records.job import STOP_SIGNAL, Ended, Failed, Finished, Job, StagedTarget, WorkerMessage, encode
 from oplens.records.run import RankInfo
+from oplens.worker.bundled import environment_first
 from oplens.worker.parentwatch import watch_parent
 
 
 def main(argv: list[str]) -> int:
+    environment_first()  # the user's program imports the environment's packages, not the extension's copies
     watch_parent()
     job = Job.from_json(Path(argv[0]).read_text(encoding="utf-8"))
     rank = int(os.environ.get("RANK", "0"))
