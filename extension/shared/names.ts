@@ -93,6 +93,7 @@ export const EXTENSION_COMMANDS = {
   showOutput: 'oplens.showOutput',
   setServerToken: 'oplens.setServerToken',
   checkSetup: 'oplens.checkSetup',
+  installInEnvironment: 'oplens.installInEnvironment',
   openExample: 'oplens.openExample',
   selectInterpreter: 'oplens.selectInterpreter',
   mergeRuns: 'oplens.mergeRuns',

@@ -3,7 +3,8 @@
  * VS Code glue side by side (a file's header says which it is) and its unit tests beside them:
  * settings/ (the `oplens.*` settings), backend/ (the backends of the server's host: auto's pick, the
  * backend pick, a Neuron venv offered), server/ (the server's life, interpreter, WebSocket,
- * protocol, path mappings), problems/ (what went wrong and the notification of it), status/ (the
+ * protocol, path mappings), bundle/ (the OpLens the extension ships: the server run from it, an
+ * install of it into the environment), problems/ (what went wrong and the notification of it), status/ (the
  * status bar), documents/ (what the server knows of each document), runs/ (the runs seen, read off
  * the wire), profile/ (Profile Function, argument memory), progress/ (a run's notification with
  * Cancel, Cancel Run), program/ (Profile Function in Program…),
@@ -16,6 +17,7 @@
 import * as vscode from 'vscode';
 import { CLEAR_COMMAND, EXTENSION_COMMANDS, RESULTS_VIEW_TYPE, STATUS_MENU_COMMAND, type ExtensionCommand } from '../shared/names';
 import { BackendWatch } from './backend/backendWatch';
+import { OplensInstaller } from './bundle/installer';
 import { Comparer } from './compare/compare';
 import { checkSetup } from './doctor/checkSetup';
 import { Documents } from './documents/documents';
@@ -92,7 +94,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const hotView = new HotFunctionsView(srv, store, log);
   hot = hotView;
   const merger = new RunMerger(srv, store, settings, notifier, panel, (runId) => prof.fetchRun(runId), version);
-  notifier.setShared({ restartServer: () => srv.restart(0), setToken: () => srv.setToken() });
+  const installer = new OplensInstaller(srv.bundle, interpreters, settings, notifier, log, () => srv.restart(0));
+  notifier.setShared({ restartServer: () => srv.restart(0), setToken: () => srv.setToken(), installOplens: () => installer.install() });
 
   const compareWith = (runId: string): Promise<void> => {
     const entry = store.get(runId);
@@ -144,6 +147,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     showOutput: () => log.show(),
     setServerToken: () => srv.setToken(),
     checkSetup: () => checkSetup(srv, settings, notifier, log),
+    installInEnvironment: () => installer.install(),
     openExample: () => openExample(context.extensionUri),
     selectInterpreter: () => selectInterpreter(),
     mergeRuns: () => merger.mergeRuns(),

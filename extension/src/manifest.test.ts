@@ -92,6 +92,7 @@ describe('package.json (the manifest)', () => {
     const props = manifestSettings(manifest.contributes.configuration);
     const expected: Record<string, unknown> = {
       'oplens.pythonPath': DEFAULTS.pythonPath,
+      'oplens.importStrategy': DEFAULTS.importStrategy,
       'oplens.backend': DEFAULTS.backend,
       'oplens.warmup': DEFAULTS.warmup,
       'oplens.iterations': DEFAULTS.iterations,
@@ -132,6 +133,7 @@ describe('package.json (the manifest)', () => {
     assert.equal(sectionOf('oplens.neuron.modes'), 'Neuron');
     assert.equal(sectionOf('oplens.explorer.uiPort'), 'Neuron');
     assert.equal(sectionOf('oplens.pythonPath'), 'Server');
+    assert.equal(sectionOf('oplens.importStrategy'), 'Server');
   });
 
   it('types the API no newer than the engine it declares', () => {

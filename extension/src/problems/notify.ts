@@ -16,6 +16,8 @@ export interface ActionHandlers {
   retryWithBackend?: (backend: string) => unknown;
   /** Profile Function in Program…: pick the program again. */
   pickProgram?: () => unknown;
+  /** Install OpLens into the server's interpreter from the bundled wheels, then restart the server. */
+  installOplens?: () => unknown;
 }
 
 export class Notifier {
@@ -65,6 +67,8 @@ export class Notifier {
         return h.retryWithBackend !== undefined;
       case 'pickProgram':
         return h.pickProgram !== undefined;
+      case 'installOplens':
+        return h.installOplens !== undefined;
       case 'selectInterpreter':
         return vscode.extensions.getExtension('ms-python.python') !== undefined;
       default:
@@ -88,6 +92,9 @@ export class Notifier {
         return;
       case 'pickProgram':
         await h.pickProgram?.();
+        return;
+      case 'installOplens':
+        await h.installOplens?.();
         return;
       case 'showOutput':
         this.log.show(true);

@@ -49,13 +49,46 @@ describe('the interpreter check', () => {
     assert.match(v.problem?.message ?? '', /does not import .*pygls/);
   });
 
-  it('no torch: a warning (the server starts; profiles need torch), with the CPU wheel command', () => {
-    const v = diagnosePreflight({ exitCode: 0, stdout: report({ torch: null }), stderr: '' }, hints);
+  it('no oplens, with the bundle: installs from its wheels (no registry) and offers the bundled server', () => {
+    const h: InstallHints = { ...hints, bundle: { wheels: '/ext/bundled/wheels', version: '0.1.0' }, bundled: false };
+    const command = '/home/me/venv/bin/python -m pip install --no-index --find-links /ext/bundled/wheels oplens==0.1.0';
+    assert.equal(installOplensCommand(h), command);
+    const v = diagnosePreflight({ exitCode: 0, stdout: report({ oplens: null, oplens_error: "ModuleNotFoundError: No module named 'oplens'" }), stderr: '' }, h);
+    assert.equal(v.fatal, true);
+    assert.deepEqual(v.problem?.actions.slice(0, 3), [
+      { kind: 'installOplens', title: 'Install OpLens' },
+      { kind: 'copy', title: 'Copy Command', text: command },
+      { kind: 'openSettings', title: 'Use the Bundled Server', setting: 'oplens.importStrategy' },
+    ]);
+    assert.match(describeServerExit(1, null, "ModuleNotFoundError: No module named 'pygls'", h).actions[0]?.kind ?? '', /installOplens/);
+  });
+
+  it('no torch: a warning (the server starts; profiles need torch) with the command for the device the host has', () => {
+    const torchInstall = (backend: string, title: string, seen: string, command: string): string =>
+      report({ torch: null, torch_install: { backend, title, seen, command } });
+    const neuron = "/venv/bin/python -m pip install 'torch-neuronx==2.13.*' --extra-index-url https://pip.repos.neuron.amazonaws.com";
+    const v = diagnosePreflight({ exitCode: 0, stdout: torchInstall('neuron', 'Neuron', '/dev/neuron0', neuron), stderr: '' }, hints);
     assert.equal(v.fatal, false);
     assert.equal(v.problem?.severity, 'warning');
-    assert.match(v.problem?.message ?? '', /no PyTorch/);
-    const copy = v.problem?.actions.find((a) => a.kind === 'copy');
-    assert.match(copy?.kind === 'copy' ? copy.text : '', /pip install torch --index-url https:\/\/download.pytorch.org\/whl\/cpu/);
+    assert.equal(
+      v.problem?.message,
+      `OpLens: the interpreter /home/me/venv/bin/python (Python 3.11.9) has no PyTorch, so profiles cannot run. This host has a Neuron device (/dev/neuron0): install the Neuron build with: ${neuron}`,
+    );
+    assert.deepEqual(v.problem?.actions.slice(0, 2), [
+      { kind: 'runInTerminal', title: 'Install in Terminal', command: neuron },
+      { kind: 'copy', title: 'Copy Command', text: neuron },
+    ]);
+    const gpu = diagnosePreflight({ exitCode: 0, stdout: torchInstall('cuda', 'CUDA', '/dev/nvidiactl', '/venv/bin/python -m pip install torch'), stderr: '' }, hints);
+    assert.match(gpu.problem?.message ?? '', /a CUDA device \(\/dev\/nvidiactl\): install the CUDA build with: \/venv\/bin\/python -m pip install torch$/);
+    const cpu = '/venv/bin/python -m pip install torch --index-url https://download.pytorch.org/whl/cpu';
+    const plain = diagnosePreflight({ exitCode: 0, stdout: torchInstall('cpu', 'CPU', '', cpu), stderr: '' }, hints);
+    assert.match(plain.problem?.message ?? '', /no Neuron or NVIDIA device: install the CPU build with: .*whl\/cpu$/);
+  });
+
+  it('no torch, and an OpLens too old to say which build: no command (never a guessed CPU wheel)', () => {
+    const v = diagnosePreflight({ exitCode: 0, stdout: report({ torch: null }), stderr: '' }, hints);
+    assert.match(v.problem?.message ?? '', /no PyTorch.*pytorch.org\/get-started\/locally/);
+    assert.equal(v.problem?.actions.some((a) => a.kind === 'runInTerminal' || a.kind === 'copy'), false);
   });
 
   it('all present: no problem, and the report is read', () => {

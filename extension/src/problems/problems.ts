@@ -12,12 +12,15 @@
 
 import { backendFacts, EVERYWHERE_BACKEND } from '../../shared/backends';
 import { DEFAULT_BACKEND } from '../../shared/generated/backends';
+import { installArgs } from '../bundle/bundle';
 import { ERROR_KIND, type ErrorKind } from '../../shared/generated/errors';
 
 export type Action =
   | { kind: 'restartServer'; title: string }
   | { kind: 'showOutput'; title: string }
   | { kind: 'runInTerminal'; title: string; command: string }
+  /** Install OpLens into the interpreter's environment from the bundled wheels, then restart the server. */
+  | { kind: 'installOplens'; title: string }
   | { kind: 'copy'; title: string; text: string }
   | { kind: 'openSettings'; title: string; setting: string }
   | { kind: 'selectInterpreter'; title: string }
@@ -63,6 +66,14 @@ export const PREFLIGHT_SCRIPT = [
   '            raise ModuleNotFoundError(f"No module named {name!r}")',
   'except Exception as e:',
   '    out["oplens_error"] = f"{type(e).__name__}: {e}"',
+  '# No torch: the build for the device this host has, in the server\'s words (backends/host.py).',
+  'if out["torch"] is None and out["oplens"]:',
+  '    try:',
+  '        from oplens.backends.host import torch_install',
+  '        t = torch_install(sys.executable)',
+  '        out["torch_install"] = {"backend": t.backend, "title": t.title, "seen": t.seen, "command": t.command}',
+  '    except Exception:',
+  '        pass',
   'print(json.dumps(out))',
 ].join('\n');
 
@@ -72,6 +83,16 @@ export interface PreflightReport {
   oplens: string | null;
   oplens_error: string | null;
   torch: string | null;
+  /** Where torch is missing: the install command for the device this host has (the server's backends/host.py). */
+  torch_install: TorchInstall | null;
+}
+
+/** The torch build for this host: `backend` whose device it has ("neuron", "cuda", "cpu"), what showed it. */
+export interface TorchInstall {
+  backend: string;
+  title: string;
+  seen: string;
+  command: string;
 }
 
 /** What running `python -c PREFLIGHT_SCRIPT` gave. */
@@ -92,6 +113,10 @@ export interface InstallHints {
   /** Where the interpreter came from, for messages: "oplens.pythonPath", "the Python extension", ... */
   origin: string;
   pythonExtension: boolean;
+  /** The extension's bundled OpLens (its wheels install OpLens with no registry). */
+  bundle?: { wheels: string; version: string };
+  /** The server runs from the bundle (`oplens.importStrategy`: useBundled), not the environment's OpLens. */
+  bundled?: boolean;
 }
 
 export function parsePreflight(stdout: string): PreflightReport | undefined {
@@ -106,21 +131,65 @@ export function parsePreflight(stdout: string): PreflightReport | undefined {
   try {
     const o = JSON.parse(line) as Record<string, unknown>;
     const s = (k: string): string | null => (typeof o[k] === 'string' ? (o[k] as string) : null);
-    return { python: s('python') ?? '?', executable: s('executable') ?? '', oplens: s('oplens'), oplens_error: s('oplens_error'), torch: s('torch') };
+    const t = typeof o.torch_install === 'object' && o.torch_install !== null ? (o.torch_install as Record<string, unknown>) : undefined;
+    const torchInstall =
+      t && typeof t.command === 'string'
+        ? { backend: String(t.backend ?? ''), title: String(t.title ?? ''), seen: String(t.seen ?? ''), command: t.command }
+        : null;
+    return {
+      python: s('python') ?? '?',
+      executable: s('executable') ?? '',
+      oplens: s('oplens'),
+      oplens_error: s('oplens_error'),
+      torch: s('torch'),
+      torch_install: torchInstall,
+    };
   } catch {
     return undefined;
   }
 }
 
+/**
+ * How OpLens gets into the interpreter's environment: editable from the source tree it is open on; else
+ * from the extension's bundled wheels, no registry needed (bundle.ts); else by name from a registry.
+ */
 export function installOplensCommand(h: InstallHints): string {
-  const target = h.sourceTree ? `-e ${shellQuote(h.sourceTree)}` : 'oplens';
-  return `${shellQuote(h.python)} -m pip install ${target}`;
+  if (h.sourceTree) {
+    return `${shellQuote(h.python)} -m pip install -e ${shellQuote(h.sourceTree)}`;
+  }
+  if (h.bundle) {
+    return [h.python, ...installArgs(h.bundle)].map(shellQuote).join(' ');
+  }
+  return `${shellQuote(h.python)} -m pip install oplens`;
 }
 
-export function installTorchCommand(h: InstallHints): string {
-  // the CPU wheel: a bare `torch` pulls the multi-GB CUDA build; on Trainium, torch comes with
-  // torch-neuronx from the Neuron pip repository instead
-  return `${shellQuote(h.python)} -m pip install torch --index-url https://download.pytorch.org/whl/cpu`;
+/** The install actions for OpLens: done here and the server restarted (the bundle), or a command to run. */
+function installOplensActions(h: InstallHints, command: string): Action[] {
+  return h.bundle && !h.sourceTree
+    ? [{ kind: 'installOplens', title: 'Install OpLens' }, { kind: 'copy', title: 'Copy Command', text: command }]
+    : [
+        { kind: 'runInTerminal', title: 'Install in Terminal', command },
+        { kind: 'copy', title: 'Copy Command', text: command },
+      ];
+}
+
+/**
+ * No torch: one message with the command for the device this host has, as the server's
+ * backends/host.py chose it (never the CPU wheel on a Trainium or GPU host); where the interpreter's
+ * OpLens is too old to say, no command but where to find the right one.
+ */
+export function torchAdvice(report: PreflightReport, h: InstallHints): { message: string; command?: string } {
+  const t = report.torch_install;
+  const head = `OpLens: the interpreter ${h.python} (Python ${report.python}) has no PyTorch, so profiles cannot run.`;
+  if (!t) {
+    return {
+      message:
+        `${head} Install the PyTorch build for this host's device into it (https://pytorch.org/get-started/locally/; ` +
+        'on Trainium, torch-neuronx from the Neuron pip repository), or choose an interpreter that has it.',
+    };
+  }
+  const host = t.seen ? `This host has a ${t.title} device (${t.seen})` : 'This host has no Neuron or NVIDIA device';
+  return { message: `${head} ${host}: install the ${t.title} build with: ${t.command}`, command: t.command };
 }
 
 function chooseInterpreter(h: InstallHints): Action[] {
@@ -181,26 +250,25 @@ export function diagnosePreflight(o: PreflightOutcome, h: InstallHints): { probl
           : `OpLens: the oplens package in ${h.python} does not import (${report.oplens_error}). Reinstall it with: ${command}`,
         detail: report.oplens_error ?? undefined,
         actions: [
-          { kind: 'runInTerminal', title: 'Install in Terminal', command },
-          { kind: 'copy', title: 'Copy Command', text: command },
+          ...installOplensActions(h, command),
+          ...(h.bundle && !h.bundled ? [{ kind: 'openSettings', title: 'Use the Bundled Server', setting: 'oplens.importStrategy' } as Action] : []),
           ...chooseInterpreter(h),
         ],
       },
     };
   }
   if (!report.torch) {
-    const command = installTorchCommand(h);
+    const { message, command } = torchAdvice(report, h);
     return {
       fatal: false,
       report,
       problem: {
         severity: 'warning',
-        message:
-          `OpLens: the interpreter ${h.python} has no PyTorch, so profiles will fail. Install it with: ${command} ` +
-          '(on Trainium, install torch-neuronx from the Neuron pip repository instead).',
+        message,
         actions: [
-          { kind: 'runInTerminal', title: 'Install in Terminal', command },
-          { kind: 'copy', title: 'Copy Command', text: command },
+          ...(command
+            ? [{ kind: 'runInTerminal', title: 'Install in Terminal', command } as Action, { kind: 'copy', title: 'Copy Command', text: command } as Action]
+            : []),
           ...chooseInterpreter(h),
         ],
       },
@@ -221,7 +289,7 @@ export function describeServerExit(code: number | null, signal: string | null, s
       message: `OpLens: the server could not start: ${h.python} lacks the Python module '${missing[1]}'. Install OpLens with: ${command}`,
       detail: stderrTail,
       actions: [
-        { kind: 'runInTerminal', title: 'Install in Terminal', command },
+        ...installOplensActions(h, command).filter((a) => a.kind !== 'copy'),
         { kind: 'restartServer', title: 'Restart Server' },
         { kind: 'showOutput', title: 'Show Output' },
       ],

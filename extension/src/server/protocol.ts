@@ -43,7 +43,7 @@ export function checkServerProtocol(serverInfo: ServerInfo | undefined, extensio
       ? `the server (${serverInfo ? `${serverInfo.name} ${announced ?? 'with no version'}` : 'no serverInfo'}) announces no OpLens protocol`
       : `the server, oplens ${packageVersionOf(announced ?? '')}, speaks protocol ${protocol}`;
   const install = hints ? installOplensCommand({ ...hints }) : 'python -m pip install oplens';
-  const pinned = hints?.sourceTree ? install : `${install}==${extensionVersion}`;
+  const pinned = hints?.sourceTree || hints?.bundle ? install : `${install}==${extensionVersion}`;
   const fix =
     protocol !== undefined && protocol > PROTOCOL_VERSION
       ? `Install matching OpLens versions: update the extension to the server's version ${packageVersionOf(announced ?? '')}, or install oplens ${extensionVersion} for the server (${pinned}).`

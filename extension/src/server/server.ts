@@ -1,7 +1,9 @@
 /**
  * The language server's life: start (`python -m oplens serve --stdio` with the chosen interpreter,
- * after a quick check that it has oplens and torch; or a WebSocket connection to
- * `oplens serve --ws`), stop, restart (debounced), and what to tell the user when it fails or dies.
+ * the extension's bundled OpLens first on its path unless `oplens.importStrategy` says
+ * `fromEnvironment` (bundle.ts), after a quick check that it has oplens and torch; or a WebSocket
+ * connection to `oplens serve --ws`), stop, restart (debounced), and what to tell the user when it
+ * fails or dies.
  *
  * Lenses, inlay hints, hovers, diagnostics and progress are vscode-languageclient's standard
  * features. Two of the server's commands are routed back into the extension (see `middleware`):
@@ -23,6 +25,7 @@
  */
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -38,6 +41,7 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
+import { BUNDLED_LIBS_ENV, bundleOf, serverEnvironment, type Bundle } from '../bundle/bundle';
 import { DOCUMENT_NOTIFICATION, HOT_FUNCTIONS_COMMAND, PROFILE_COMMAND, RESULT_NOTIFICATION, SHOW_RUN_COMMAND } from '../../shared/names';
 import { CELL_SCHEME } from '../notebook/notebookCall';
 import type { Notifier } from '../problems/notify';
@@ -65,7 +69,8 @@ export interface ServerHooks {
   showHotFunctions(): Promise<unknown>;
 }
 
-export type Connection = { kind: 'stdio'; interpreter: Interpreter; cwd: string } | { kind: 'websocket'; url: string };
+/** `bundled`: the server runs from the extension's bundled OpLens (else the interpreter's own). */
+export type Connection = { kind: 'stdio'; interpreter: Interpreter; cwd: string; bundled: boolean } | { kind: 'websocket'; url: string };
 
 /** The server is not there: a message for the user, and whether a restart might help. */
 export class ServerUnavailable extends Error {
@@ -113,6 +118,8 @@ export class OpLensServer implements vscode.Disposable {
   private readonly subscriptions: vscode.Disposable[] = [];
 
   readonly onDidChangeState = this.stateEmitter.event;
+  /** The OpLens this extension ships (undefined when it runs from a source checkout without one). */
+  readonly bundle: Bundle | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -122,6 +129,8 @@ export class OpLensServer implements vscode.Disposable {
     private readonly notifier: Notifier,
     private readonly hooks: ServerHooks,
   ) {
+    const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '?');
+    this.bundle = bundleOf(context.extensionPath, version, existsSync);
     this.subscriptions.push(
       settings.onDidChangeRestartSettings(() => this.restart()),
       interpreters.onDidChange(() => {
@@ -230,13 +239,15 @@ export class OpLensServer implements vscode.Disposable {
         const resource = vscode.window.activeTextEditor?.document.uri;
         const interpreter = await this.interpreters.choose(s.pythonPath, resource);
         const cwd = workspaceRoot()?.uri.fsPath ?? (resource?.scheme === 'file' ? path.dirname(resource.fsPath) : os.homedir());
-        this._connection = { kind: 'stdio', interpreter, cwd };
-        this.hints = await this.installHints(interpreter);
-        if (!(await this.preflight(interpreter, cwd, this.hints))) {
+        const libs = this.bundledLibs(s.importStrategy);
+        const env = serverEnvironment(process.env, libs);
+        this._connection = { kind: 'stdio', interpreter, cwd, bundled: libs !== undefined };
+        this.hints = await this.installHints(interpreter, libs !== undefined);
+        if (!(await this.preflight(interpreter, cwd, this.hints, env))) {
           this.setState('failed');
           return;
         }
-        serverOptions = () => Promise.resolve(this.spawnServer(interpreter, cwd));
+        serverOptions = () => Promise.resolve(this.spawnServer(interpreter, cwd, env));
       }
     } catch (e) {
       this.setState('failed');
@@ -321,7 +332,18 @@ export class OpLensServer implements vscode.Disposable {
 
   // ---- stdio ------------------------------------------------------------------------------
 
-  private async installHints(interpreter: Interpreter): Promise<InstallHints> {
+  /** The bundled libraries the server runs from, or undefined: the interpreter's own OpLens. */
+  private bundledLibs(strategy: 'useBundled' | 'fromEnvironment'): string | undefined {
+    if (strategy === 'fromEnvironment') {
+      return undefined;
+    }
+    if (!this.bundle) {
+      this.log.warn("oplens.importStrategy is useBundled, but this copy of the extension has no bundled OpLens: using the interpreter's own");
+    }
+    return this.bundle?.libs;
+  }
+
+  private async installHints(interpreter: Interpreter, bundled: boolean): Promise<InstallHints> {
     const root = workspaceRoot()?.uri.fsPath;
     let sourceTree: string | undefined;
     if (root) {
@@ -334,13 +356,20 @@ export class OpLensServer implements vscode.Disposable {
         // not the OpLens source tree
       }
     }
-    return { python: interpreter.command, origin: interpreter.origin, pythonExtension: interpreter.pythonExtension, sourceTree };
+    return {
+      python: interpreter.command,
+      origin: interpreter.origin,
+      pythonExtension: interpreter.pythonExtension,
+      sourceTree,
+      bundle: this.bundle && { wheels: this.bundle.wheels, version: this.bundle.version },
+      bundled,
+    };
   }
 
   /** Can this interpreter run the server (oplens) and its worker (torch)? Says what to do when not. */
-  private async preflight(interpreter: Interpreter, cwd: string, hints: InstallHints): Promise<boolean> {
+  private async preflight(interpreter: Interpreter, cwd: string, hints: InstallHints, env: NodeJS.ProcessEnv): Promise<boolean> {
     const outcome = await new Promise<PreflightOutcome>((resolve) => {
-      execFile(interpreter.command, ['-c', PREFLIGHT_SCRIPT], { cwd, timeout: 30_000, windowsHide: true }, (error, stdout, stderr) => {
+      execFile(interpreter.command, ['-c', PREFLIGHT_SCRIPT], { cwd, env, timeout: 30_000, windowsHide: true }, (error, stdout, stderr) => {
         const err = error as (NodeJS.ErrnoException & { killed?: boolean; code?: string | number }) | null;
         if (err && typeof err.code === 'string') {
           resolve({ spawnError: err.code, exitCode: null, stdout, stderr });
@@ -353,7 +382,7 @@ export class OpLensServer implements vscode.Disposable {
     if (verdict.report) {
       this.log.info(
         `interpreter ${interpreter.command} (${interpreter.origin}): Python ${verdict.report.python}, ` +
-          `oplens ${verdict.report.oplens ?? 'missing'}, torch ${verdict.report.torch ?? 'missing'}`,
+          `oplens ${verdict.report.oplens ?? 'missing'}${hints.bundled ? ' (bundled)' : ''}, torch ${verdict.report.torch ?? 'missing'}`,
       );
     }
     if (verdict.problem) {
@@ -362,16 +391,17 @@ export class OpLensServer implements vscode.Disposable {
     return !verdict.fatal;
   }
 
-  private spawnServer(interpreter: Interpreter, cwd: string): ChildProcess {
+  private spawnServer(interpreter: Interpreter, cwd: string, env: NodeJS.ProcessEnv): ChildProcess {
     const args = serverArgs(this.settings.value);
     const runs = this.settings.value.runsDirectory;
     if (runs) {
       args[args.indexOf('--out') + 1] = expandPath(runs);
     }
-    this.log.info(`starting ${interpreter.command} ${args.join(' ')} in ${cwd}`);
+    const libs = env[BUNDLED_LIBS_ENV];
+    this.log.info(`starting ${interpreter.command} ${args.join(' ')} in ${cwd}${libs ? ` with the bundled OpLens (${libs})` : ''}`);
     const child = spawn(interpreter.command, args, {
       cwd,
-      env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONIOENCODING: 'utf-8' },
+      env: { ...env, PYTHONUNBUFFERED: '1', PYTHONIOENCODING: 'utf-8' },
       stdio: 'pipe',
       windowsHide: true,
     });
@@ -697,7 +727,7 @@ export class OpLensServer implements vscode.Disposable {
     if (!c) {
       return 'not started';
     }
-    return c.kind === 'websocket' ? c.url : `stdio, ${c.interpreter.command}`;
+    return c.kind === 'websocket' ? c.url : `stdio, ${c.interpreter.command}${c.bundled ? ', bundled OpLens' : ''}`;
   }
 
   dispose(): void {

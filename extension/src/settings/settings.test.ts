@@ -61,6 +61,14 @@ describe('readSettings', () => {
     assert.ok(problems.some((p) => p.startsWith('oplens.backend should be one of auto, cpu, cuda, neuron')));
   });
 
+  it('importStrategy: the bundled server unless the environment is asked for', () => {
+    assert.equal(DEFAULTS.importStrategy, 'useBundled');
+    assert.equal(from({ importStrategy: 'fromEnvironment' }).settings.importStrategy, 'fromEnvironment');
+    const { settings, problems } = from({ importStrategy: 'bundled' });
+    assert.equal(settings.importStrategy, 'useBundled');
+    assert.deepEqual(problems, ['oplens.importStrategy should be one of useBundled, fromEnvironment; using "useBundled"']);
+  });
+
   it('the capture settings: bad values fall back too', () => {
     const { settings, problems } = from({ captureSkip: -1, captureCalls: 0, captureStop: 'yes' });
     assert.deepEqual(settings.capture, DEFAULTS.capture);

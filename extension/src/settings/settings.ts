@@ -11,6 +11,7 @@
 
 import { EXPLORER_PORTS, NEURON_DEFAULT_MODES, NEURON_MODES, SERVER_SETTINGS } from '../../shared/generated/settings';
 import { BACKENDS, type Backend } from '../../shared/names';
+import { IMPORT_STRATEGIES, type ImportStrategy } from '../bundle/bundle';
 import { HEAT_BY, type HeatBy } from '../heat/heat';
 import { parsePathMappings, type PathMapping } from '../server/pathMap';
 export const HEAT_MODES = ['gutter', 'line', 'off'] as const;
@@ -21,6 +22,8 @@ export type LensMode = (typeof LENS_MODES)[number];
 
 export interface Settings {
   pythonPath: string;
+  /** Run the server from the extension's bundled OpLens (`useBundled`) or the interpreter's own (bundle.ts). */
+  importStrategy: ImportStrategy;
   backend: Backend;
   warmup: number;
   iterations: number;
@@ -47,6 +50,7 @@ const S = SERVER_SETTINGS;
 
 export const DEFAULTS: Settings = {
   pythonPath: '',
+  importStrategy: 'useBundled',
   backend: S.backend.default,
   warmup: S.warmup.default,
   iterations: S.iterations.default,
@@ -76,6 +80,7 @@ const COUNT: NumberRule = { type: 'integer', minimum: 0 };
 /** Settings whose change needs a new server (they are read at start or in `initialize`). */
 export const RESTART_KEYS = [
   'oplens.pythonPath',
+  'oplens.importStrategy',
   'oplens.server.url',
   'oplens.server.tokenFile',
   'oplens.pathMappings',
@@ -174,6 +179,7 @@ export function readSettings(get: Getter): { settings: Settings; problems: strin
 
   const settings: Settings = {
     pythonPath: str('pythonPath', DEFAULTS.pythonPath),
+    importStrategy: oneOf('importStrategy', IMPORT_STRATEGIES, DEFAULTS.importStrategy),
     backend: oneOf('backend', BACKENDS, DEFAULTS.backend),
     warmup: num('warmup', DEFAULTS.warmup, S.warmup),
     iterations: num('iterations', DEFAULTS.iterations, S.iterations),
