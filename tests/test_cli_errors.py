@@ -1,6 +1,6 @@
 """The bad-input matrix of the real `oplens` CLI, run as a subprocess.
 
-Each case checks the exit code of DESIGN.md ("Names a user meets": 0 ok, 2 bad input,
+Each case checks the exit code of docs/architecture.md ("Names a user meets": 0 ok, 2 bad input,
 3 the user's code raised, 4 timeout or crash, 5 backend unavailable), that stderr names the
 problem and the fix, and that no traceback from OpLens's own files reaches the user.
 

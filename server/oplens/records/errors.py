@@ -1,4 +1,4 @@
-"""Errors a user can act on, each with the CLI exit code of DESIGN.md.
+"""Errors a user can act on, each with the CLI exit code of docs/architecture.md.
 
 Every failure that reaches a user is an `OpLensError`: a message that names the problem and
 the fix, never a stack trace from OpLens's insides. The user's own exception keeps its
@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-# kind → exit code (DESIGN.md "Exit codes")
+# kind → exit code (docs/architecture.md "Exit codes")
 EXIT_CODES = {
     "bad_input": 2,  # file, function, arguments, options
     "not_called": 2,  # oplens run: the program never called the target (often enough)

@@ -6,7 +6,7 @@ Environment (set by the test):
   STANDIN_RECORD=PATH       append every call OpLens makes (JSON lines) to PATH
   STANDIN_DEVICE_WORK_ON_SYNC=1
                             the device's work completes only when torch.neuron.synchronize() waits for
-                            it (execution is asynchronous: DESIGN.md's Neuron facts, the docs' examples
+                            it (execution is asynchronous: docs/architecture.md's Neuron facts, the docs' examples
                             synchronise after each step): each synchronize runs a small op inside a
                             `standin.device_work:<n>` range, n counting the synchronize calls, so a
                             test sees which call's device work a trace holds

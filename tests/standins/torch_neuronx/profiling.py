@@ -31,7 +31,7 @@ HOST_MEMORY host_mem.pb. Environment (set by the test):
   STANDIN_NO_NEFF=1       NTFFs only (NEFFs left in the compiler's cache)
   STANDIN_NEFF_NEEDS_CACHE=1
                           session NEFFs only where a NEFF cache dir is given (TORCH_NEURONX_NEFF_CACHE_DIR), as
-                          the docs say ("NEFFs appear only with a NEFF cache dir", DESIGN.md's Neuron facts)
+                          the docs say ("NEFFs appear only with a NEFF cache dir", docs/architecture.md's Neuron facts)
   STANDIN_DEFAULT_NEFF_CACHE=DIR
                           the stand-in's /tmp/neff_cache, where the compiled NEFFs go without a cache dir
   STANDIN_IGNORE_NEFF_CACHE_ENV=1

@@ -1,6 +1,6 @@
 """The Neuron backend (AWS Trainium, TorchNeuron): Self NEURON per op through PrivateUse1.
 
-Follows the documented API (DESIGN.md, "Facts about the Neuron side"), line for line:
+Follows the documented API (docs/architecture.md, "Facts about the Neuron side"), line for line:
 
     config = NeuronConfig(modes=[ProfileMode.DEVICE, ProfileMode.RUNTIME], profile_output_dir=...)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1],
