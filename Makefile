@@ -48,6 +48,15 @@ e2e: setup vsix
 	bash e2e/install.sh
 	node e2e/run.mjs
 
+# The READMEs' pictures in docs/images/, of the real extension: the whole end-to-end test, which copies the
+# screenshots they use (--screenshots), then e2e/pictures.sh crops, scales and quantises them and makes the
+# GIF (ImageMagick, pngquant, gifsicle: apt-get install imagemagick pngquant gifsicle). Commit what changed.
+.PHONY: screenshots
+screenshots: setup vsix
+	bash e2e/install.sh
+	node e2e/run.mjs --screenshots e2e/artifacts/readme
+	bash e2e/pictures.sh e2e/artifacts/readme docs/images
+
 # The extension's TypeScript that is generated from the Python (the records and their readers, the
 # shared settings' defaults, the Neuron modes, the error kinds): extension/shared/generated/.
 generate: setup

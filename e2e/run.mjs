@@ -14,6 +14,8 @@
 //   --tunnel-only     after opening rmsnorm.py, only the steps through a real SSH tunnel (e2e/tunnel_host.py)
 //   --overview-only   after opening rmsnorm.py, only the program overview's steps (train_step, ▶ lines of Block.forward)
 //   --notebook-only   after opening rmsnorm.py, only the notebook's steps (notebook.ipynb, its cells run by a real kernel)
+//   --screenshots DIR at the end of a passing run, copy the screenshots the READMEs show (DOC_SHOTS) to DIR as
+//                     <step name>.png; `make screenshots` then makes docs/images/ of them (e2e/pictures.sh)
 // Environment: OPLENS_E2E_PYTHON overrides the interpreter (default <repo>/.venv/bin/python);
 //   OPLENS_E2E_TORCH_THREADS sets OMP_NUM_THREADS for the profiled code (default 1; empty: unset).
 //
@@ -57,10 +59,13 @@ const SHORT_PROGRAM = 'train_tinyblock.py --steps 3';
 // a capture's totals lens counts the profiled calls (`5 calls`; older servers said `5 iters`)
 const CAPTURED_5 = /\b5 (calls|iters)\b/;
 const CAPTURED_PARTIAL = /\b[1-4] (calls?|iters?)\b/;
+// --screenshots DIR: the screenshots e2e/pictures.sh makes the READMEs' pictures of (docs/images/)
+const DOC_SHOTS = ['editor-rmsnorm', 'context-menu', 'context-menu-oplens', 'argument-box', 'editor-profiled', 'results-roofline',
+  'compare-summary', 'editor-diff-hints', 'overview-hot-functions', 'notebook-profiled'];
 
 // ------------------------------------------------------------------ arguments
 const argv = process.argv.slice(2);
-const opt = { vsix: null, smoke: false, keep: false, serveOnly: false, programOnly: false, tunnelOnly: false, overviewOnly: false, notebookOnly: false };
+const opt = { vsix: null, smoke: false, keep: false, serveOnly: false, programOnly: false, tunnelOnly: false, overviewOnly: false, notebookOnly: false, screenshots: null };
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (a === '--vsix') opt.vsix = path.resolve(argv[++i]);
@@ -71,6 +76,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--tunnel-only') opt.tunnelOnly = true;
   else if (a === '--overview-only') opt.overviewOnly = true;
   else if (a === '--notebook-only') opt.notebookOnly = true;
+  else if (a === '--screenshots') opt.screenshots = path.resolve(argv[++i]);
   else if (a === '-h' || a === '--help') {
     const lines = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1);
     console.log(lines.slice(0, lines.findIndex((l) => !l.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
@@ -368,7 +374,7 @@ async function rightClickOnLine(textOnLine) {
   await contextMenu().first().waitFor({ state: 'visible', timeout: 10000 });
 }
 
-async function clickMenuItem(labelRe) {
+async function clickMenuItem(labelRe, submenuShot = null) {
   const items = contextMenu().locator('.action-item .action-label');
   await waitFor('the context menu items', async () => (await items.count()) > 0, 10000);
   let labels = await items.allTextContents();
@@ -385,6 +391,7 @@ async function clickMenuItem(labelRe) {
     }
     labels = await items.allTextContents();
     idx = labels.findIndex((l) => labelRe.test(l.trim()));
+    if (submenuShot) await screenshot(submenuShot);
   }
   if (idx < 0) {
     throw new StepFailure(`no context menu item matching ${labelRe}; the menu has: ${labels.filter(Boolean).join(' | ')}`);
@@ -745,7 +752,7 @@ async function profileCompareAndDiff() {
   await step('right-click in rmsnorm_naive → OpLens: Profile Function', async () => {
     await rightClickOnLine('x_sq = x * x');
     await screenshot('context-menu');
-    await clickMenuItem(/^(OpLens: )?Profile Function$/);
+    await clickMenuItem(/^(OpLens: )?Profile Function$/, 'context-menu-oplens');
   });
 
   await step('answer the argument box (if asked) and wait for the profile', async () => {
@@ -1808,10 +1815,23 @@ function captureWorkers() {
     .map((m) => ({ pid: Number(m[1]), args: m[2] }));
 }
 
+/** --screenshots DIR: the first screenshot of each step named in DOC_SHOTS, copied to DIR/<name>.png. */
+function copyDocShots() {
+  fs.mkdirSync(opt.screenshots, { recursive: true });
+  const shots = fs.readdirSync(ARTIFACTS).filter((f) => /^\d+-.*\.png$/.test(f)).sort((a, b) => parseInt(a, 10) - parseInt(b, 10));
+  for (const name of DOC_SHOTS) {
+    const shot = shots.find((f) => f.replace(/^\d+-/, '') === `${name}.png`);
+    if (shot) fs.copyFileSync(path.join(ARTIFACTS, shot), path.join(opt.screenshots, `${name}.png`));
+    else log(`(--screenshots: this run took no ${name} screenshot)`);
+  }
+  log(`screenshots for the READMEs in ${opt.screenshots}`);
+}
+
 main()
   .then(async () => {
     if (context) await context.close().catch(() => {});
     cleanup();
+    if (opt.screenshots) copyDocShots();
     log(`done in ${((Date.now() - t0) / 1000).toFixed(0)}s; screenshots in ${path.relative(process.cwd(), ARTIFACTS) || ARTIFACTS}`);
     process.exit(0);
   })
