@@ -73,7 +73,8 @@ lint: setup
 tunnel-deps:
 	bash tests/install_tunnel_deps.sh
 
-test: lint tunnel-deps
+# node_modules before pytest: tests/test_bundle.py packages the .vsix (npm run package)
+test: lint tunnel-deps $(NODE_STAMP)
 	$(PY) -m pytest
 	$(MAKE) ext-test
 	$(MAKE) e2e
