@@ -306,7 +306,8 @@ def _start_lsp_import(workspace: Path) -> subprocess.Popen[str] | OSError:
 
 def _finish_lsp_import(proc: subprocess.Popen[str] | OSError) -> Check:
     name = "language server"
-    fix = f"install OpLens again into this environment ({sys.executable} -m pip install oplens, or -e the checkout): pygls 2"
+    fix = (f"install OpLens again into this environment with pygls 2 (in VS Code: OpLens: Install OpLens into the Selected "
+           f"Environment; else {sys.executable} -m pip install the OpLens wheel, or -e the checkout)")  # fmt: skip
     if isinstance(proc, OSError):
         return Check(name, PROBLEM, f"cannot start {sys.executable}: {proc}", fix)
     try:
