@@ -9,7 +9,6 @@ of this one: a folder of links to those distributions' files (`torch_only`), add
 from __future__ import annotations
 
 import email
-import importlib.metadata as md
 import json
 import os
 import re
@@ -31,6 +30,7 @@ from pytest_lsp.client import make_test_lsp_client
 
 from oplens.records.names import PROTOCOL_VERSION
 from oplens.worker import bundled
+from torchonly import fresh_venv, torch_only_site
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = ROOT / "bundled"
@@ -56,34 +56,7 @@ def bundle() -> Path:
 @pytest.fixture(scope="session")
 def torch_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A site folder with torch and what it requires (links into this environment), without numpy."""
-    out = tmp_path_factory.mktemp("torch-only")
-    todo, seen = ["torch"], set()
-    env = {"python_version": f"{sys.version_info[0]}.{sys.version_info[1]}", "extra": ""}
-    while todo:
-        name = canonicalize_name(todo.pop())
-        if name in seen:
-            continue
-        seen.add(name)
-        dist = md.distribution(name)
-        site = Path(str(dist.locate_file("")))
-        for top in {f.parts[0] for f in dist.files or [] if f.parts[0] != ".."}:
-            if not (out / top).exists():
-                (out / top).symlink_to(site / top)
-        for r in map(Requirement, dist.requires or []):
-            if r.marker is None or r.marker.evaluate(env):
-                todo.append(r.name)
-    assert "numpy" not in seen and "pygls" not in seen
-    return out
-
-
-def fresh_venv(where: Path, torch_only: Path, pip: bool) -> Path:
-    """A new environment that sees torch (and its requirements) only; its python."""
-    subprocess.run([sys.executable, "-m", "venv", *([] if pip else ["--without-pip"]), str(where)], check=True, timeout=300)
-    (site,) = where.glob("lib/python*/site-packages")
-    for own in site.glob("setuptools*"):  # ensurepip's old setuptools (Python < 3.12) would hide torch's newer one
-        subprocess.run(["rm", "-rf", str(own)], check=True)
-    (site / "torch_only.pth").write_text(f"import site; site.addsitedir({str(torch_only)!r})\n")
-    return where / "bin" / "python"
+    return torch_only_site(tmp_path_factory.mktemp("torch-only"))
 
 
 def clean_env(venv_python: Path, **extra: str) -> dict[str, str]:
@@ -203,8 +176,11 @@ async def test_a_python_without_oplens_starts_the_bundled_server_and_answers_ini
     await client.start_io(str(python), "-m", "oplens", "serve", "--stdio", "--no-warm", cwd=str(workspace), env=env)
     try:
         result = await client.initialize_session(
-            lsp.InitializeParams(capabilities=client_capabilities("visual-studio-code"), root_uri=workspace.as_uri(),
-                                 workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name="ws")])  # fmt: skip
+            lsp.InitializeParams(
+                capabilities=client_capabilities("visual-studio-code"),
+                root_uri=workspace.as_uri(),
+                workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+            )  # fmt: skip
         )
         assert result.server_info is not None and result.server_info.version == f"{version()}+protocol.{PROTOCOL_VERSION}"
         model = workspace / "model.py"
