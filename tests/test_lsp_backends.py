@@ -23,7 +23,7 @@ async def test_the_backends_of_the_servers_host(tmp_path: Path) -> None:
         assert chosen["note"].startswith("auto fell back to the CPU (neuron: torch_neuronx is not installed; cuda: ")
         assert [(b["name"], b["available"]) for b in answer["backends"]] == [
             ("auto", True), ("cpu", True), ("cuda", False), ("neuron", False)]  # fmt: skip
-        assert answer["backends"][0]["detail"] == "the first present of Neuron, CUDA, CPU: here the CPU"
+        assert answer["backends"][0]["detail"] == "the first present of Neuron, CUDA, CPU: CPU here"
         assert answer["interpreters"] == []  # this host has no Neuron DLAMI venv
 
         cuda = plain(await run_command(client, BACKENDS_COMMAND, {"backend": "cuda"}))

@@ -614,7 +614,7 @@ def test_the_backends_of_each_kind_of_host_for_the_editor(tmp_path: Path) -> Non
     assert here["chosen"]["note"].startswith("auto fell back to the CPU (neuron: torch_neuronx is not installed")
     rows = {r["name"]: r for r in here["backends"]}
     assert list(rows) == ["auto", "cpu", "cuda", "neuron"]
-    assert rows["auto"]["detail"] == "the first present of Neuron, CUDA, CPU: here the CPU"
+    assert rows["auto"]["detail"] == "the first present of Neuron, CUDA, CPU: CPU here"
     assert rows["cpu"]["available"] and rows["cpu"]["detail"].startswith("present")
     assert not rows["neuron"]["available"] and rows["neuron"]["detail"] == "torch_neuronx is not installed"
     assert here["interpreters"] == []  # no DLAMI venv under tmp_path
@@ -632,4 +632,4 @@ def test_the_backends_on_a_trainium_host(tmp_path: Path, monkeypatch: pytest.Mon
     trn = backends_here("auto", tmp_path, root=tmp_path)
     assert (trn["chosen"]["name"], trn["chosen"]["note"]) == ("neuron", "auto: neuron is present")
     assert {r["name"]: r["available"] for r in trn["backends"]}["neuron"] is True
-    assert trn["backends"][0]["detail"].endswith("here the Neuron")
+    assert trn["backends"][0]["detail"].endswith(": Neuron here")

@@ -12,7 +12,7 @@ const cpuHost = {
   chosen: { name: 'cpu', title: 'CPU', device_label: 'CPU', device_name: 'x86_64', note: 'auto fell back to the CPU (neuron: torch_neuronx is not installed; cuda: this torch (2.13.0+cpu) is a build without CUDA)' },
   problem: '',
   backends: [
-    { name: 'auto', title: 'auto', device_label: '', available: true, detail: 'the first present of Neuron, CUDA, CPU: here the CPU' },
+    { name: 'auto', title: 'auto', device_label: '', available: true, detail: 'the first present of Neuron, CUDA, CPU: CPU here' },
     { name: 'cpu', title: 'CPU', device_label: 'CPU', available: true, detail: 'present: x86_64' },
     { name: 'cuda', title: 'CUDA', device_label: 'CUDA', available: false, detail: 'this torch (2.13.0+cpu) is a build without CUDA' },
     { name: 'neuron', title: 'Neuron', device_label: 'NEURON', available: false, detail: 'torch_neuronx is not installed' },
@@ -53,7 +53,7 @@ describe('the backends of the server’s host (oplens.backends)', () => {
     const items = backendPickItems(parseHostBackends(cpuHost), BACKENDS, 'auto');
     assert.deepEqual(items.map((i) => i.backend), ['auto', 'cpu', 'cuda', 'neuron']);
     assert.equal(items[0]?.label, '$(check) auto');
-    assert.equal(items[0]?.detail, 'the first present of Neuron, CUDA, CPU: here the CPU');
+    assert.equal(items[0]?.detail, 'the first present of Neuron, CUDA, CPU: CPU here');
     assert.equal(items[3]?.label, '$(circle-slash) neuron');
     assert.equal(items[3]?.detail, 'torch_neuronx is not installed');
     // before the server has answered: the names alone

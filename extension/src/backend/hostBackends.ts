@@ -22,7 +22,7 @@ export interface BackendRow {
   name: string;
   title: string;
   available: boolean;
-  /** "present: NVIDIA H100", "torch_neuronx is not installed", auto's "…: here the CPU". */
+  /** "present: NVIDIA H100", "torch_neuronx is not installed", auto's "…: CPU here". */
   detail: string;
 }
 

@@ -11,7 +11,7 @@ editor shows of it is made here. The answer (`oplens.backends` over LSP):
                 "note": "auto fell back to the CPU (neuron: ...; cuda: ...)"},      # null: requested cannot run
      "problem": "",                                                              # why not, where it cannot
      "backends": [{"name": "auto", "title": "auto", "device_label": "", "available": true,
-                   "detail": "the first present of Neuron, CUDA, CPU: here the CPU"},
+                   "detail": "the first present of Neuron, CUDA, CPU: CPU here"},
                   {"name": "cpu", "title": "CPU", "device_label": "CPU", "available": true, "detail": "present: x86_64"},
                   {"name": "neuron", ..., "available": false, "detail": "torch_neuronx is not installed"}, ...],
      "interpreters": [{"backend": "neuron", "message": "This interpreter (...) has no torch_neuronx, ...",
@@ -46,7 +46,7 @@ def backends_here(requested: str, workspace: Path, python: str = sys.executable,
                   "device_name": str(backend.get("device_name") or ""), "note": str(backend.get("message") or "")}  # fmt: skip
     problem = "" if chosen else str(backend.get("message") or (f"torch does not import: {torch_error}" if torch_error else ""))
     rows = [{"name": "auto", "title": "auto", "device_label": "", "available": not torch_error,
-             "detail": registry.AUTO_WORDS + (f": here the {_auto_pick(missing)}" if missing else "")}]  # fmt: skip
+             "detail": registry.AUTO_WORDS + (f": {_auto_pick(missing)} here" if missing else "")}]  # fmt: skip
     for name, spec in registry.SPECS.items():
         lacks = f"torch does not import: {torch_error}" if torch_error else missing.get(name)
         if lacks is None:  # it can run here; the device's name is known for the one chosen
