@@ -70,7 +70,11 @@ HOST_ACTIVITIES = frozenset({"cpu_op", "user_annotation"})
 
 
 def _on_device(kineto: list[Any], k: Any) -> Any:
-    host = np.fromiter(map(HOST_ACTIVITIES.__contains__, map(k.activity_type, kineto)), np.bool_, len(kineto))
+    activity_type = getattr(k, "activity_type", None)  # not on torch 2.11's _KinetoEvent: every device read then
+    if activity_type is None:
+        host = np.zeros(len(kineto), np.bool_)
+    else:
+        host = np.fromiter(map(HOST_ACTIVITIES.__contains__, map(activity_type, kineto)), np.bool_, len(kineto))
     on_device = np.zeros(len(kineto), np.bool_)
     rest = np.flatnonzero(~host).tolist()
     cpu = DeviceType.CPU
