@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from conftest import STANDINS
+
 
 def tree(root: Path, files: dict[str, bytes]) -> Path:
     for rel, data in files.items():
@@ -33,13 +35,13 @@ def plan(cwd: Path, target: Path, *extra: str) -> tuple[int, dict[str, Any], str
 def test_the_expected_output_of_a_pytorch_capture(tmp_path: Path) -> None:
     """how-to-profile-workload.rst, "Expected output":
 
-       ./profile_output/
-       ├── <instance-id>_pid_<pid_0>/
-       │   └── <timestamp>/
-       │       ├── cpu_util.pb, host_mem.pb, neff_<hash_0>_vnc_0.neff, neff_<hash_1>_vnc_0.neff, ntrace.pb,
-       │       ├── profile_nc_0_session_0.ntff, trace.json, trace_info.pb
-       └── <instance-id>_pid_<pid_1>/
-           └── ...                             # Same structure per rank
+    ./profile_output/
+    ├── <instance-id>_pid_<pid_0>/
+    │   └── <timestamp>/
+    │       ├── cpu_util.pb, host_mem.pb, neff_<hash_0>_vnc_0.neff, neff_<hash_1>_vnc_0.neff, ntrace.pb,
+    │       ├── profile_nc_0_session_0.ntff, trace.json, trace_info.pb
+    └── <instance-id>_pid_<pid_1>/
+        └── ...                             # Same structure per rank
     """
     out = tmp_path / "profile_output"
     for pid in (101, 202):
@@ -65,10 +67,10 @@ def test_the_expected_output_of_a_pytorch_capture(tmp_path: Path) -> None:
 def test_the_inspect_output_pairs_by_hash(tmp_path: Path) -> None:
     """how-to-profile-workload.rst, "neuron-explorer inspect output example":
 
-       inspect-output-nccom-test
-       ├── i-012590440bb9fd263_pid_98399
-       │   ├── 14382885777943380728_instid_0_vnc_0.ntff ... _vnc_11.ntff
-       │   ├── cpu_util.pb, host_mem.pb, neff_14382885777943380728.neff, ntrace.pb, trace_info.pb
+    inspect-output-nccom-test
+    ├── i-012590440bb9fd263_pid_98399
+    │   ├── 14382885777943380728_instid_0_vnc_0.ntff ... _vnc_11.ntff
+    │   ├── cpu_util.pb, host_mem.pb, neff_14382885777943380728.neff, ntrace.pb, trace_info.pb
     """
     h = "14382885777943380728"
     files = {f"i-012590440bb9fd263_pid_98399/{h}_instid_0_vnc_{n}.ntff": b"t" * 10 for n in range(12)}
@@ -269,6 +271,9 @@ def test_the_runs_own_neff_cache_is_set_unless_one_is_given(tmp_path: Path, monk
     for name in (NEFF_CACHE_ENV, DEFAULT_NEFF_CACHE_ENV):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv(RUN_DIR_ENV, str(tmp_path / "stage"))
+    # where torch_neuronx is not installed (auto on a CPU or GPU host), the run gets no neuron_profile folder
+    assert NEFF_CACHE_ENV not in NeuronBackend.environment(NeuronOptions()) and not (tmp_path / "stage").exists()
+    monkeypatch.syspath_prepend(str(STANDINS))  # the stand-in torch_neuronx: a Neuron host
     env = NeuronBackend.environment(NeuronOptions())
     own = tmp_path / "stage" / PROFILE_DIR / NEFF_CACHE_DIR
     assert env[NEFF_CACHE_ENV] == str(own) and own.is_dir()

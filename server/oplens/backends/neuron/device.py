@@ -23,6 +23,7 @@ it only while the early profiler's own torch profiler runs, so OpLens sets the s
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import inspect
 import json
 import os
@@ -263,7 +264,7 @@ def _neff_cache_environment(given: str | None, env: Mapping[str, str]) -> dict[s
         out[NEFF_CACHE_ENV] = given
     elif env.get(NEFF_CACHE_ENV):
         sources.append(env[NEFF_CACHE_ENV])  # the user's own cache: kept, and this run's NEFFs copied from it
-    elif env.get(RUN_DIR_ENV):
+    elif env.get(RUN_DIR_ENV) and importlib.util.find_spec("torch_neuronx") is not None:  # auto on a CPU/GPU host: none
         cache = Path(env[RUN_DIR_ENV]) / PROFILE_DIR / NEFF_CACHE_DIR
         cache.mkdir(parents=True, exist_ok=True)
         out[NEFF_CACHE_ENV] = str(cache)
