@@ -200,7 +200,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _request(args: argparse.Namespace, target: str, expr: str) -> ProfileRequest:
-    given = {name: spec.cli_options(args) for name, spec in registry.SPECS.items()}
     return ProfileRequest(
         target=TargetSpec.parse(target),
         args=expr,
@@ -210,14 +209,20 @@ def _request(args: argparse.Namespace, target: str, expr: str) -> ProfileRequest
         timeout_s=args.timeout,
         workspace=Path.cwd(),
         out=args.out,
-        backend_options=registry.parse_options(args.backend, given, Path.cwd(), strict=True),
+        backend_options=_backend_options(args),
     )
+
+
+def _backend_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Each backend's options record from its flags; a flag of a backend the request cannot end on is bad input.
+    The rest of the request's settings are checked by the engine (`request.check`)."""
+    given = {name: spec.cli_options(args) for name, spec in registry.SPECS.items()}
+    return registry.parse_options(args.backend, given, Path.cwd(), strict=True)
 
 
 def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     """`oplens run`: the program's output passes through (to stderr when stdout carries --json -)."""
     program = _program(args)
-    given = {name: spec.cli_options(args) for name, spec in registry.SPECS.items()}
     if args.step and args.target:
         raise bad_input("--step and --target go one at a time", "run the overview (--step) first, then capture the hot "
                         "function line by line (--target)")  # fmt: skip
@@ -235,7 +240,7 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         profiler_warmup=args.profiler_warmup,
         workspace=Path.cwd(),
         out=args.out,
-        backend_options=registry.parse_options(args.backend, given, Path.cwd(), strict=True),
+        backend_options=_backend_options(args),
         launcher=_torchrun_options(args),
     )
     streams = {1: sys.stderr if args.json == "-" else sys.stdout, 2: sys.stderr}

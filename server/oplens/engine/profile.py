@@ -36,12 +36,17 @@ class ProfileRequest:
     out: str | None = None  # runs directory; default <workspace>/.oplens/runs
     # Each backend's options record by name (registry.parse_options); missing ones take defaults.
     backend_options: dict[str, Any] = field(default_factory=dict)
+    names: request.Names = request.PROFILE_FLAGS  # how the front end names the numbers in a bad one's message
+
+    def options(self) -> request.Options:
+        """The request's settings as the one record `request.check` checks (its backend options the same dict)."""
+        return request.Options(self.backend, self.warmup, self.iters, self.profiler_warmup, self.timeout_s,
+                               self.backend_options, self.names)  # fmt: skip
 
 
 def validate(req: ProfileRequest) -> None:
     """Check the request before any work is spent."""
-    request.check(req.backend, req.warmup, req.iters, req.profiler_warmup, req.timeout_s, req.backend_options,
-                  request.PROFILE_FLAGS)  # fmt: skip
+    request.check(req.options())
 
 
 def profile(

@@ -70,12 +70,18 @@ class ProgramRequest:
     # An overview without a step function (no targets): a time window, `delay_s` after the start, `duration_s` long.
     delay_s: float = DEFAULT_DELAY_S
     duration_s: float = DEFAULT_DURATION_S
+    names: request.Names = request.RUN_FLAGS  # how the front end names the numbers in a bad one's message
+
+    def options(self) -> request.Options:
+        """The request's settings as the one record `request.check` checks (--skip as its warm-up, --calls as its
+        iterations; its backend options the same dict)."""
+        return request.Options(self.backend, self.skip, self.calls, self.profiler_warmup, self.timeout_s,
+                               self.backend_options, self.names)  # fmt: skip
 
 
 def validate(req: ProgramRequest) -> ProgramSpec:
     """Check the request; the program with its paths made absolute."""
-    request.check(req.backend, req.skip, req.calls, req.profiler_warmup, req.timeout_s, req.backend_options,
-                  request.RUN_FLAGS)  # fmt: skip
+    request.check(req.options())
     if req.overview and not req.targets:
         if not (req.delay_s >= 0 and req.duration_s > 0):
             raise bad_input(f"an overview's window needs --delay ≥ 0 and --duration > 0 (got {req.delay_s:g} and "

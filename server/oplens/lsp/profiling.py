@@ -7,7 +7,9 @@ extension shows it in a notification with Cancel), else to a token the server as
 client. A compare is one command: one progress, each function's stages after its name.
 
 A command's arguments become a `ProfileRequest` (its target a `TargetSpec`; what the arguments
-leave out comes from the client's settings) and run on the shared device queue. The client that
+leave out comes from the client's settings), checked by the engine's one check (`request.check`,
+its settings named as the arguments name them; a bad one is invalid params) before it is queued,
+and run on the shared device queue. The client that
 asked gets `oplens/result` with the whole run; every client hears of it through its listener
 (`results.Redraw`).
 
@@ -35,6 +37,7 @@ from oplens.engine import program as programs
 from oplens.engine.compare import compare_rows
 from oplens.engine.profile import ProfileRequest
 from oplens.engine.program import ProgramRequest
+from oplens.engine.request import Names, Options, check
 from oplens.lsp import arguments, documents, progress, results, views
 from oplens.lsp.arguments import ProfileArgs, ProgramArgs
 from oplens.lsp.client import ClientState
@@ -47,6 +50,9 @@ from oplens.records.run import Run
 STAGE_WORDS = {"queued": "queued", "importing": "importing", "warmup": "warm-up", "profile": "iteration",
                "ingesting": "reading the device runtime's trace", "processing": "attributing"}
 LOG_LINE_LIMIT = 8192  # characters of a line without its end yet, sent as they are
+# The settings as a command's arguments name them, in a bad one's message.
+PROFILE_NAMES = Names(warmup="warmup", iters="iters", timeout="timeoutSeconds")
+CAPTURE_NAMES = Names(warmup="skip", iters="calls", timeout="timeoutSeconds")
 
 
 async def profile(client: ClientState, arg: Any) -> dict[str, Any]:
@@ -87,38 +93,32 @@ async def compare(client: ClientState, arg: Any) -> dict[str, Any]:
 
 
 def request(client: ClientState, command: str, a: ProfileArgs) -> ProfileRequest:
-    """The engine's request for `a`: checked, and completed from the client's settings."""
+    """The engine's request for `a`: completed from the client's settings, and checked."""
     target = _target(client, command, a)
-    s = client.settings
-    warmup = s.warmup if a.warmup is None else a.warmup
-    iters = s.iterations if a.iters is None else a.iters
-    for bad, message in ((warmup < 0, "warmup must be 0 or more"), (iters < 1, "iters must be 1 or more")):
-        if bad:
-            raise JsonRpcInvalidParams(f"{command}: {message}")
-    backend, timeout_s, options = _backend(client, command, a)
-    shared = client.shared
-    return ProfileRequest(target=target, args=a.args or "", backend=backend, warmup=warmup, iters=iters,
-                          timeout_s=timeout_s, workspace=shared.workspace, out=str(shared.runs_root),
-                          backend_options=options)
+    s, shared = client.settings, client.shared
+    req = ProfileRequest(target=target, args=a.args or "", backend=s.backend if a.backend is None else a.backend,
+                         warmup=s.warmup if a.warmup is None else a.warmup,
+                         iters=s.iterations if a.iters is None else a.iters,
+                         timeout_s=s.timeout_seconds if a.timeout_seconds is None else a.timeout_seconds,
+                         workspace=shared.workspace, out=str(shared.runs_root), names=PROFILE_NAMES)  # fmt: skip
+    req.backend_options = _checked(client, command, req.options())
+    return req
 
 
 def capture_request(client: ClientState, command: str, a: ProfileArgs, p: ProgramArgs) -> ProgramRequest:
-    """The engine's request to capture `a`'s function inside program `p`: checked (the program's
-    paths too, before it waits for the device), and completed from the client's settings."""
+    """The engine's request to capture `a`'s function inside program `p`: completed from the client's
+    settings, and checked (the program's paths too, before it waits for the device)."""
     target = _target(client, command, a)
-    s = client.settings
-    skip = s.capture_skip if a.skip is None else a.skip
-    calls = s.capture_calls if a.calls is None else a.calls
-    for bad, message in ((skip < 0, "skip must be 0 or more"), (calls < 1, "calls must be 1 or more")):
-        if bad:
-            raise JsonRpcInvalidParams(f"{command}: {message}")
-    backend, timeout_s, options = _backend(client, command, a)
-    shared = client.shared
+    s, shared = client.settings, client.shared
     spec = ProgramSpec(program=_host(client, p.program or ""), module=p.module or "", args=list(p.args),
                        cwd=_host(client, p.cwd or ""), env=dict(p.env))  # fmt: skip
-    req = ProgramRequest(targets=[target], program=spec, skip=skip, calls=calls,
-                         stop=s.capture_stop if a.stop is None else a.stop, backend=backend, timeout_s=timeout_s,
-                         workspace=shared.workspace, out=str(shared.runs_root), backend_options=options)  # fmt: skip
+    req = ProgramRequest(targets=[target], program=spec, skip=s.capture_skip if a.skip is None else a.skip,
+                         calls=s.capture_calls if a.calls is None else a.calls,
+                         stop=s.capture_stop if a.stop is None else a.stop,
+                         backend=s.backend if a.backend is None else a.backend,
+                         timeout_s=s.timeout_seconds if a.timeout_seconds is None else a.timeout_seconds,
+                         workspace=shared.workspace, out=str(shared.runs_root), names=CAPTURE_NAMES)  # fmt: skip
+    req.backend_options = _checked(client, command, req.options())
     try:
         programs.validate(req)  # a missing script or folder is told now, not after the queue
     except OpLensError as e:
@@ -139,20 +139,17 @@ def _target(client: ClientState, command: str, a: ProfileArgs) -> TargetSpec:
     raise JsonRpcInvalidParams(f"{command}: give the function as qualname (e.g. 'Block.forward') or line (0-based)")
 
 
-def _backend(client: ClientState, command: str, a: ProfileArgs) -> tuple[str, float, dict[str, Any]]:
-    """The backend, time limit and backend options of `a`, completed from the client's settings."""
-    s = client.settings
-    backend = s.backend if a.backend is None else a.backend
-    if backend not in registry.NAMES:
-        raise JsonRpcInvalidParams(f"{command}: unknown backend {backend!r}; choose one of {', '.join(registry.NAMES)}")
-    timeout_s = s.timeout_seconds if a.timeout_seconds is None else a.timeout_seconds
-    if timeout_s <= 0:
-        raise JsonRpcInvalidParams(f"{command}: timeoutSeconds must be above 0")
+def _checked(client: ClientState, command: str, options: Options) -> dict[str, Any]:
+    """`options` checked by the engine's one check (a bad setting is invalid params); the backends'
+    options records, from the client's settings."""
     try:
-        options = registry.parse_options(backend, s.backend_options, client.shared.workspace)
+        check(options)
+    except OpLensError as e:
+        raise JsonRpcInvalidParams(f"{command}: {e.message}" + (f"; {e.detail}" if e.detail else "")) from None
+    try:
+        return registry.parse_options(options.backend, client.settings.backend_options, client.shared.workspace)
     except OpLensError as e:
         raise client.request_error(e) from None
-    return backend, timeout_s, options
 
 
 def _host(client: ClientState, path: str) -> str:

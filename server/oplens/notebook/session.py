@@ -42,6 +42,10 @@ class Settings:
     out: str = ""  # the runs directory ("": <the notebook's folder>/.oplens/runs)
     notebook: str = ""  # the notebook's path ("": as the kernel tells it, `notebook_path`)
 
+    def options(self) -> request.Options:
+        """The settings as the one record `request.check` checks (named by the magic's own flags, profile's)."""
+        return request.Options(self.backend, self.warmup, self.iters, self.profiler_warmup)
+
 
 class StatementRaised(Exception):  # noqa: N818 (it carries the user's exception, not an error of OpLens's)
     """The statement raised: `error` is the user's exception, its traceback from the statement down."""
@@ -54,8 +58,7 @@ class StatementRaised(Exception):  # noqa: N818 (it carries the user's exception
 def profile_statement(run_once: Callable[[], Any], live: Live, helpers: Iterable[types.CodeType], statement: str,
                       settings: Settings, progress: Callable[[str, int, int], None] | None = None) -> Run:  # fmt: skip
     """Profile `live`'s lines while `run_once()` (the statement) runs warm-up + iterations times; the stored run."""
-    request.check(settings.backend, settings.warmup, settings.iters, settings.profiler_warmup, 600.0, {},
-                  request.PROFILE_FLAGS)  # fmt: skip
+    request.check(settings.options())
     workspace = Path.cwd()
     root = runs.prepare(runs.runs_root(workspace, settings.out or None))
     run_id = runs.new_run_id(live.target.qualname)
