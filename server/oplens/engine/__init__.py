@@ -5,8 +5,9 @@ imported from the module that defines it (this package re-exports nothing):
 
     profile    `oplens profile`: one function in a worker (`ProfileRequest`, `profile`)
     program    `oplens run`: the user's program with its targets captured (`ProgramRequest`, `run_program`)
-    request    what both requests share: the defaults of their numbers and one check of them
-    finalize   what both do with the worker's answer: a run completed and stored, a failure explained
-    targets    the function from the file's AST · process: the worker process · runs: run directories
+    request    what every request sets (`Options`: backend, numbers, time limit) and the one check of it
+    runs       run directories: `Staging` (a run staged, completed and stored whole, or discarded with its
+               failure explained and its log kept), and the stored runs read back
+    targets    the function from the file's AST · process: the worker process
     merge · compare · diff · analyze · doctor · calibrate: the other commands, on stored runs or the host
 """

@@ -4,8 +4,8 @@
 Each directory is a run (merged or single-process) of the same function. Its rank parts are copied
 (hard links where the file system allows) under the new run's `ranks/<R>/`, and the new run is
 merged from them as `oplens run` merges one host's (analysis/ranks.py). Nothing is moved or changed
-in the given directories. The new run is staged and committed whole: a failure or a cancel (checked
-before each part and before the commit) leaves nothing under the runs root.
+in the given directories. The new run is staged and committed whole (`runs.Staging`): a failure or a
+cancel (checked before each part and before the commit) leaves nothing under the runs root.
 """
 
 from __future__ import annotations
@@ -83,10 +83,8 @@ def merge_dirs(
             f"rank {', '.join(map(str, duplicates))} appears in more than one directory",
             "give each host's run once (each host runs its own --node-rank)",
         )
-    root = runs.prepare(root)
-    run_id = runs.new_run_id(first.qualname)
-    staged = runs.stage(root, run_id)
-    try:
+    with runs.Staging(root) as staging:
+        staged = staging.add(first.qualname)
         parts = []
         for i, (info, part, source) in enumerate(found):
             _check(cancel)
@@ -99,15 +97,11 @@ def merge_dirs(
                 write_json_atomic(staged / info.part / runs.RESULT, part.to_dict())
             parts.append((info, part))
         merged = merge_parts(parts)
-        merged.run_id = run_id
         merged.created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         combine_artifacts(staged, sorted(parts, key=lambda p: p[0].rank), merged)
         merged.artifacts.worker_log = ""
         _check(cancel)
-        runs.commit(root, staged, merged)
-    except BaseException:
-        runs.discard(staged)
-        raise
+        staging.commit(staged, merged)
     return merged
 
 

@@ -1,8 +1,8 @@
 """`oplens profile`, parent side: profile one function in a worker and keep the run.
 
-Resolves the target from the AST (`targets`), checks the request (`request.check`), starts a
-worker process (or reuses a warm one, `process`), sends it the `Job`, and stores what comes back
-as a run directory (`finalize`). `cli` and `lsp` call `profile`.
+Resolves the target from the AST (`targets`), checks the request (`request.check`), stages a run
+(`runs.Staging`), starts a worker process (or reuses a warm one, `process`), sends it the `Job`, and
+stores what comes back as a run directory. `cli` and `lsp` call `profile`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from oplens.backends import registry
-from oplens.engine import finalize, request, runs
+from oplens.engine import request, runs
 from oplens.engine.process import ProgressFn, WorkerProcess, run_job
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
 from oplens.engine.targets import resolve
-from oplens.records.errors import OpLensError, bad_input
+from oplens.records.errors import bad_input
 from oplens.records.job import Job, TargetSpec
 from oplens.records.run import Run
 
@@ -66,28 +66,24 @@ def profile(
             'pass them with --args, a Python expression evaluated in the module, e.g. --args "make_inputs()"'
             + (" (for a method, the instance comes first)" if fn.in_class else ""),
         )
-    root = runs.prepare(runs.runs_root(workspace, req.out))
-    run_id = runs.new_run_id(target.qualname)
-    staged = runs.stage(root, run_id)
-    job = Job(
-        target=target,
-        signature=fn.signature,
-        args=req.args,
-        backend=req.backend,
-        warmup=req.warmup,
-        iters=req.iters,
-        stage_dir=str(staged),
-        workspace=str(workspace),
-        backend_options={name: dataclasses.asdict(opts) for name, opts in req.backend_options.items()},
-        timeout_s=req.timeout_s,
-        profiler_warmup=req.profiler_warmup,
-    )
-    worker = worker if worker is not None and worker.alive() else WorkerProcess(root / ".staging", cwd=workspace)
-    try:
+    with runs.Staging(runs.runs_root(workspace, req.out), req.options()) as staging:
+        staged = staging.add(target.qualname)
+        job = Job(
+            target=target,
+            signature=fn.signature,
+            args=req.args,
+            backend=req.backend,
+            warmup=req.warmup,
+            iters=req.iters,
+            stage_dir=str(staged),
+            workspace=str(workspace),
+            backend_options={name: dataclasses.asdict(opts) for name, opts in req.backend_options.items()},
+            timeout_s=req.timeout_s,
+            profiler_warmup=req.profiler_warmup,
+        )
+        if worker is None or not worker.alive():
+            worker = WorkerProcess(staging.root / ".staging", cwd=workspace)
+        staging.log = worker.log  # the user's output: a failure keeps it in .failed/
         run = run_job(worker, job, req.timeout_s, progress, cancel)
-    except OpLensError as e:
-        runs.discard(staged)
-        finalize.failed(e, req.backend, req.backend_options, root, run_id, worker.log)
-        raise
-    finalize.store(root, staged, run, runs.keep_log(worker.log, staged / runs.WORKER_LOG), req.backend_options)
+        staging.store(staged, run, runs.keep_log(worker.log, staged / runs.WORKER_LOG))
     return run

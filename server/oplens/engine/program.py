@@ -28,7 +28,7 @@ from typing import Any
 
 from oplens.analysis.ranks import merge as merge_parts
 from oplens.backends import registry
-from oplens.engine import finalize, request, runs
+from oplens.engine import request, runs
 from oplens.engine.merge import combine_artifacts
 from oplens.engine.process import Echo, ProgressFn, WorkerProcess, signal_name
 from oplens.engine.request import DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S
@@ -150,58 +150,49 @@ def run_program(
             raise bad_input(f"{fn.qualname} is a{'n async' if fn.kind == 'async' else ' generator'} function",
                             "OpLens captures plain functions: capture the function that consumes it instead")  # fmt: skip
         resolved.append((target, fn))
-    root = runs.prepare(runs.runs_root(workspace, req.out))
-    ids = [runs.new_run_id(t.qualname or "overview") for t, _ in resolved]
-    staged = [runs.stage(root, run_id) for run_id in ids]
-    (first, first_fn), *more = resolved
-    job = Job(
-        target=first,
-        signature=first_fn.signature if first_fn is not None else "",
-        args="",
-        backend=req.backend,
-        warmup=req.skip,
-        iters=req.calls,
-        stage_dir=str(staged[0]),
-        workspace=str(workspace),
-        backend_options={name: dataclasses.asdict(opts) for name, opts in req.backend_options.items()},
-        timeout_s=req.timeout_s,
-        profiler_warmup=req.profiler_warmup,
-        program=program,
-        more_targets=[StagedTarget(t, str(d)) for (t, _), d in zip(more, staged[1:], strict=True)],
-        stop=req.stop,
-        overview=req.overview,
-        window_delay_s=req.delay_s if first_fn is None else 0.0,
-        window_s=req.duration_s if first_fn is None else 0.0,
-    )
-    ranks_dir = root / ".staging" / f"{ids[0]}.ranks" if req.launcher is not None else None
-    if ranks_dir is not None:
-        ranks_dir.mkdir()
-        job.ranks_dir = str(ranks_dir)
-    job_file = root / ".staging" / f"{ids[0]}.job.json"
-    write_json_atomic(job_file, dataclasses.asdict(job))
-    worker = WorkerProcess(root / ".staging", cwd=Path(program.cwd), env=program.env, job_file=job_file,
-                           stdin=stdin, echo=echo, launcher=launcher(req.launcher), ranks_dir=ranks_dir)  # fmt: skip
-    try:
-        outcome = _wait(worker, req, progress, cancel)
-    finally:
-        worker.kill()
-        job_file.unlink(missing_ok=True)
+    with runs.Staging(runs.runs_root(workspace, req.out), req.options()) as staging:
+        staged = [staging.add(t.qualname or "overview") for t, _ in resolved]  # one run per target
+        (first, first_fn), *more = resolved
+        job = Job(
+            target=first,
+            signature=first_fn.signature if first_fn is not None else "",
+            args="",
+            backend=req.backend,
+            warmup=req.skip,
+            iters=req.calls,
+            stage_dir=str(staged[0]),
+            workspace=str(workspace),
+            backend_options={name: dataclasses.asdict(opts) for name, opts in req.backend_options.items()},
+            timeout_s=req.timeout_s,
+            profiler_warmup=req.profiler_warmup,
+            program=program,
+            more_targets=[StagedTarget(t, str(d)) for (t, _), d in zip(more, staged[1:], strict=True)],
+            stop=req.stop,
+            overview=req.overview,
+            window_delay_s=req.delay_s if first_fn is None else 0.0,
+            window_s=req.duration_s if first_fn is None else 0.0,
+        )
+        ranks_dir = staged[0].with_name(f"{staged[0].name}.ranks") if req.launcher is not None else None
         if ranks_dir is not None:
-            shutil.rmtree(ranks_dir, ignore_errors=True)
-    if req.launcher is not None:
-        outcome.runs = _merge_ranks(root, outcome.runs)
-    stored = _store(root, worker, req, outcome, ids, on_run)
-    for d in staged:
-        runs.discard(d)  # the targets that gave no run
-    error = outcome.error
-    if error is not None:
-        kept = [r.run_id for r in stored]  # each has the program's output; without one it is kept in .failed/
-        finalize.failed(error, req.backend, req.backend_options, root, ids[0], None if kept else worker.log)
-        if kept:
-            error.detail = (error.detail.rstrip() + f"\nruns kept: {', '.join(kept)}").lstrip()
-    worker.log.unlink(missing_ok=True)
-    if error is not None:
-        raise error
+            ranks_dir.mkdir()
+            job.ranks_dir = str(ranks_dir)
+        job_file = staged[0].with_name(f"{staged[0].name}.job.json")
+        write_json_atomic(job_file, dataclasses.asdict(job))
+        worker = WorkerProcess(staging.root / ".staging", cwd=Path(program.cwd), env=program.env, job_file=job_file,
+                               stdin=stdin, echo=echo, launcher=launcher(req.launcher), ranks_dir=ranks_dir)  # fmt: skip
+        staging.log = worker.log  # the program's output: each run keeps a copy, a failure without runs keeps it
+        try:
+            outcome = _wait(worker, req, progress, cancel)
+        finally:
+            worker.kill()
+            job_file.unlink(missing_ok=True)
+            if ranks_dir is not None:
+                shutil.rmtree(ranks_dir, ignore_errors=True)
+        if req.launcher is not None:
+            outcome.runs = _merge_ranks(staging.root, outcome.runs)
+        stored = _store(staging, worker, req, outcome, on_run)
+        if outcome.error is not None:
+            raise outcome.error  # explained, with the runs kept or the log (runs.Staging)
     return [r for r in stored if r.capture is None or not r.capture.partial]
 
 
@@ -264,16 +255,17 @@ def _wait(worker: WorkerProcess, req: ProgramRequest, progress: ProgressFn | Non
             return out
 
 
-def _store(root: Path, worker: WorkerProcess, req: ProgramRequest, out: _Outcome, ids: list[str],
+def _store(staging: runs.Staging, worker: WorkerProcess, req: ProgramRequest, out: _Outcome,
            on_run: Callable[[Run], None] | None) -> list[Run]:  # fmt: skip
     """Each run the worker sent (its id: its staging directory's), with what only the parent knows of
-    the program (its calls, its exit, a timeout) added, stored (`finalize.store`)."""
+    the program (its calls, its exit, a timeout) added, stored (`Staging.store`)."""
+    ids = [d.name for d in staging.staged]
     stored = []
     for run in out.runs:
         if run.run_id not in ids:
             continue
         index = ids.index(run.run_id)
-        staged = root / ".staging" / run.run_id
+        staged = staging.staged[index]
         capture = run.capture
         if capture is not None and out.ended is not None:
             if index < len(out.ended.calls):
@@ -290,7 +282,7 @@ def _store(root: Path, worker: WorkerProcess, req: ProgramRequest, out: _Outcome
         if worker.log.is_file():  # every run of the program keeps its whole output
             log = staged / runs.WORKER_LOG
             log.write_bytes(worker.log.read_bytes())
-        finalize.store(root, staged, run, log, req.backend_options)
+        staging.store(staged, run, log)
         stored.append(run)
         if on_run is not None:
             on_run(run)

@@ -2,7 +2,8 @@
 
 A run is built in `.staging/<run-id>/` and renamed into place only when complete, with
 `result.json` written atomically, so a crashed or failed run never leaves half a run and
-never touches an earlier one.
+never touches an earlier one. `Staging` is that sequence, the one every entry point that makes
+runs goes through (`profile`, `run`, `merge`, the notebook's `%oplens`); the rest reads runs back.
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ import secrets
 import shutil
 import time
 from pathlib import Path
+from types import TracebackType
 
+from oplens.backends import registry
+from oplens.engine.request import Options
 from oplens.records import jsonfile
 from oplens.records.atomic import write_json_atomic
-from oplens.records.errors import bad_input
+from oplens.records.errors import OpLensError, bad_input
 from oplens.records.run import Run
 
 RUNS_DIR = Path(".oplens") / "runs"
@@ -92,6 +96,86 @@ def keep_failed_log(root: Path, run_id: str, log: Path) -> Path | None:
 
 def discard(staged: Path) -> None:
     shutil.rmtree(staged, ignore_errors=True)
+
+
+class Staging:
+    """Runs assembled in `<root>/.staging/<run-id>/`, each stored whole or not at all:
+
+        with runs.Staging(root, options) as staging:  # the runs directory made and proven writable
+            staged = staging.add(qualname)            # a run id and its directory
+            staging.log = worker.log                  # the user's output, for a failure to keep
+            ...                                       # the work writes into `staged`
+            staging.store(staged, run, log)           # completed by its backend, moved into place
+
+    On leaving, whatever was staged and not stored is discarded and `log` removed. An `OpLensError` on the
+    way out is explained by each backend the request could have run on (`options`: a merge has none) and
+    names the runs stored before it (`runs kept: ...`), else the log, kept as `.failed/<run-id>.log` (`full
+    worker log: ...`).
+    """
+
+    def __init__(self, root: Path, options: Options | None = None) -> None:
+        self.root = prepare(root)
+        self.options = options
+        self.log: Path | None = None
+        self.staged: list[Path] = []
+        self.stored: list[Run] = []
+
+    def __enter__(self) -> Staging:
+        return self
+
+    def add(self, qualname: str) -> Path:
+        """A new run's directory, `.staging/<run-id>/` (its name is the run's id)."""
+        staged = stage(self.root, new_run_id(qualname))
+        self.staged.append(staged)
+        return staged
+
+    def store(self, staged: Path, run: Run, log: Path | None) -> Path:
+        """Complete `run` (from the worker, staged in `staged`, its log at `log` inside it or None) with what
+        only the parent knows (the backend's warnings from the run, its files, the log, the environment; the
+        time; `complete_run`) and move it into place; its final directory."""
+        spec = registry.get(run.backend.name)
+        given = self.options.backend_options if self.options is not None else {}
+        options = given.get(spec.name, spec.options_type())
+        run.backend.warnings += spec.run_warnings(run, options, staged, _read(log), os.environ)
+        run.run_id = staged.name
+        run.created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        spec.complete_run(run, staged)
+        run.artifacts.worker_log = WORKER_LOG if log else ""
+        return self.commit(staged, run)
+
+    def commit(self, staged: Path, run: Run) -> Path:
+        """`run` as it is (a merge's, complete already) moved into place; its final directory."""
+        run.run_id = staged.name
+        final = commit(self.root, staged, run)
+        self.stored.append(run)
+        return final
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        for staged in self.staged:
+            discard(staged)  # a stored one was moved away: nothing there
+        if isinstance(error, OpLensError):
+            self._explain(error)
+        if self.log is not None:
+            self.log.unlink(missing_ok=True)
+
+    def _explain(self, error: OpLensError) -> None:
+        if self.options is not None:  # each backend the request could have run on (`auto` has several)
+            backend, given = self.options.backend, self.options.backend_options
+            for name in registry.candidates(backend):
+                registry.get(name).explain_failure(error, backend, given[name])
+        if self.stored:  # each has the user's output
+            error.detail = (error.detail.rstrip() + f"\nruns kept: {', '.join(r.run_id for r in self.stored)}").lstrip()
+            return
+        kept = keep_failed_log(self.root, self.staged[0].name, self.log) if self.log and self.staged else None
+        if kept is not None:
+            error.detail = (error.detail.rstrip() + f"\nfull worker log: {kept}").lstrip()
+
+
+def _read(path: Path | None) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace") if path else ""
+    except OSError:
+        return ""
 
 
 def load(run_dir: Path) -> Run:

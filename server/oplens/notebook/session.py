@@ -4,8 +4,8 @@ objects, through the one pipeline `oplens profile` runs in a worker.
 The worker's steps, in order and unchanged (`worker/profiling.py`): the backend prepared (its environment
 and vendor profiling configured before the warm-up), `measure` (warm-up calls, the profiler's own warm-up
 dropped, the timed iterations with the function's lines marked, the one shapes call), `finish` (the chain
-of derived views, the backend's artifacts, the trace exported); then the run stored as the engine stores
-every run (`engine/finalize.py`): in the runs directory, so `oplens diff`, `analyze` and the editor read it.
+of derived views, the backend's artifacts, the trace exported), staged and stored as the engine stores
+every run (`runs.Staging`): in the runs directory, so `oplens diff`, `analyze` and the editor read it.
 What differs is only what a worker gets from a file and an `--args` expression: here the statement, a
 callable of the kernel, and the function it reaches (`notebook/target.py`).
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from oplens.backends import registry
-from oplens.engine import finalize, request, runs
+from oplens.engine import request, runs
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_WARMUP
 from oplens.notebook.target import Live
 from oplens.records.errors import OpLensError
@@ -58,14 +58,9 @@ class StatementRaised(Exception):  # noqa: N818 (it carries the user's exception
 def profile_statement(run_once: Callable[[], Any], live: Live, helpers: Iterable[types.CodeType], statement: str,
                       settings: Settings, progress: Callable[[str, int, int], None] | None = None) -> Run:  # fmt: skip
     """Profile `live`'s lines while `run_once()` (the statement) runs warm-up + iterations times; the stored run."""
-    request.check(settings.options())
+    options = settings.options()
+    request.check(options)
     workspace = Path.cwd()
-    root = runs.prepare(runs.runs_root(workspace, settings.out or None))
-    run_id = runs.new_run_id(live.target.qualname)
-    staged = runs.stage(root, run_id)
-    job = Job(target=live.target, signature=live.definition.signature, args=statement, backend=settings.backend,
-              warmup=settings.warmup, iters=settings.iters, stage_dir=str(staged), workspace=str(workspace),
-              profiler_warmup=settings.profiler_warmup)  # fmt: skip
     raised: list[BaseException] = []
 
     def call() -> Any:
@@ -75,31 +70,33 @@ def profile_statement(run_once: Callable[[], Any], live: Live, helpers: Iterable
             raised.append(e)
             raise
 
-    saved_env = dict(os.environ)
-    log = staged / runs.WORKER_LOG  # the profiler's own lines (Kineto's), not the kernel's stderr
     # The statement runs more than the function (its arguments, `-f`'s caller): that is not the function's.
     # A compiled function's lines never run (its graph does, outside them): all of it stays its own.
     apart = not live.compiled
-    try:
-        with quiet.logging_to(log):
-            backend = profiling.prepare_backend(job)
-            prepared = profiling.Prepared(job, backend, call, (), LineMarker(live.fn.__code__, helpers))
-            measured = profiling.measure(prepared, progress or _quiet)
-            run = profiling.finish(job, backend, measured, progress=progress, statement=apart)
-    except OpLensError:
-        runs.discard(staged)
-        if raised:
-            raise StatementRaised(raised[0]) from None
-        raise
-    except BaseException:
-        runs.discard(staged)
-        raise
-    finally:
-        _restore_env(saved_env)  # the backend's variables were the profile's, not the kernel's from now on
-    run.config = dataclasses.replace(run.config, args=statement, statement=apart)
-    if not log.stat().st_size:
-        log.unlink()
-    finalize.store(root, staged, run, log if log.exists() else None, {})
+    # No log for a failure to keep (`staging.log`): the statement's output went to the cell.
+    with runs.Staging(runs.runs_root(workspace, settings.out or None), options) as staging:
+        staged = staging.add(live.target.qualname)
+        job = Job(target=live.target, signature=live.definition.signature, args=statement, backend=settings.backend,
+                  warmup=settings.warmup, iters=settings.iters, stage_dir=str(staged), workspace=str(workspace),
+                  profiler_warmup=settings.profiler_warmup)  # fmt: skip
+        log = staged / runs.WORKER_LOG  # the profiler's own lines (Kineto's), not the kernel's stderr
+        saved_env = dict(os.environ)
+        try:
+            with quiet.logging_to(log):
+                backend = profiling.prepare_backend(job)
+                prepared = profiling.Prepared(job, backend, call, (), LineMarker(live.fn.__code__, helpers))
+                measured = profiling.measure(prepared, progress or _quiet)
+                run = profiling.finish(job, backend, measured, progress=progress, statement=apart)
+        except OpLensError:
+            if raised:
+                raise StatementRaised(raised[0]) from None
+            raise
+        finally:
+            _restore_env(saved_env)  # the backend's variables were the profile's, not the kernel's from now on
+        run.config = dataclasses.replace(run.config, args=statement, statement=apart)
+        if not log.stat().st_size:
+            log.unlink()
+        staging.store(staged, run, log if log.exists() else None)
     return run
 
 
