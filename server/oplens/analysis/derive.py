@@ -7,10 +7,12 @@
     insights    what the figures say in words (insights.py) and the large temporaries (memory.py)
     roofline    each line against the device's ceilings, and what is left to win (roofline.py)
 
-`derive` runs them; each step reads what the steps before it gave. `profile` and the capture's
-windows (worker/profiling.py) derive a fresh profile; `oplens analyze` (engine/analyze.py) a stored
-run's trace, whose work, memory and ceilings are the stored ones (a trace holds no input shapes).
-A better rule here applies to both, and to old runs.
+`derive` runs them, once per profile; each step reads what the steps before it gave. Which events
+each op's device time comes from is chosen before (sources.py `choose`, which attributes the events it
+measures: the chain goes on from the chosen ones' attribution). `profile`, the capture's windows and
+the notebook (worker/profiling.py `process`) derive a fresh profile; `oplens analyze` (engine/analyze.py)
+a stored run's trace, whose work, memory and ceilings are the stored ones (a trace holds no input
+shapes). A better rule here applies to both, and to old runs.
 """
 
 from __future__ import annotations
@@ -39,14 +41,19 @@ ROOFLINE_TOTALS = frozenset({"floor_us", "headroom_us"})
 
 
 class Device(Protocol):
-    """What the chain needs to know of the backend (its `BackendFacts`)."""
+    """What the chain and the choice of device-time source (sources.py) need to know of the backend
+    (its `BackendFacts`)."""
 
+    @property
+    def title(self) -> str: ...
     @property
     def device_label(self) -> str: ...
     @property
     def on_device(self) -> bool: ...
     @property
     def device_time(self) -> str: ...
+    @property
+    def no_device_time_fix(self) -> str: ...
 
 
 @dataclass
@@ -70,11 +77,12 @@ class Derived:
     attribution: Attribution  # lines, ops, totals, op sequence
     insights: list[Insight] = field(default_factory=list)
     device: DeviceRoof | None = None  # the ceilings the lines were set against
-    device_time: DeviceTimeSources | None = None  # which events' device time the lines have (worker/profiling.py)
+    device_time: DeviceTimeSources | None = None  # which events' device time the lines have (sources.py)
 
 
-def derive(inp: Inputs, laps: dict[str, float] | None = None) -> Derived:
-    """Every step, in order; `laps`, where given, gets each step's time in ms (`attribute_ms`, ...)."""
+def derive(inp: Inputs, laps: dict[str, float] | None = None, attribution: Attribution | None = None) -> Derived:
+    """Every step, in order; from `attribution` where the events' attribution is made already (by
+    sources.choose). `laps`, where given, gets each step's time in ms (`attribute_ms`, ...)."""
     t = time.perf_counter()
 
     def lap(name: str) -> None:
@@ -84,12 +92,14 @@ def derive(inp: Inputs, laps: dict[str, float] | None = None) -> Derived:
             laps[f"{name}_ms"] = (now - t) * 1000.0
         t = now
 
-    d = Derived(attribute(inp.events, inp.iters, inp.target.def_line, inp.device.device_time, dict(inp.fused),
-                          outside=inp.statement))  # fmt: skip
+    if attribution is None:
+        attribution = attribute(inp.events, inp.iters, inp.target.def_line, inp.device.device_time, dict(inp.fused),
+                                outside=inp.statement)  # fmt: skip
+        lap("attribute")
+    d = Derived(attribution)
     totals = d.attribution.totals
     if totals.outliers is not None:
         totals.outliers.note = outliers.note(totals.outliers, inp.device.device_label, totals.self_device_us)
-    lap("attribute")
     for name, step in STEPS:
         step(d, inp)
         lap(name)

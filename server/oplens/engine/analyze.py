@@ -1,10 +1,12 @@
 """Re-derive a stored run's attribution and insights from its `trace.json`, without running the
 function again: a better rule applies to old runs too (`oplens analyze RUN`). Nothing is rewritten.
 
-Parent side, no torch: the trace is read as JSON (analysis/chrome_trace.py) and runs through the
-chain of derived views `profile` runs (analysis/derive.py). What the trace does not hold stays as
+Parent side, no torch: the trace is read as JSON (analysis/chrome_trace.py) and goes through the two
+steps `profile` takes: the events each op's device time comes from (analysis/sources.py, following the
+run's stored choice: the runtime's executions where it used them, read again from the tables kept with
+it), then the chain of derived views, once (analysis/derive.py). What the trace does not hold stays as
 stored: each line's work and memory (from the call recorded with input shapes), the ceilings, the
-wall times and the compile figures.
+wall times, the compile figures and the record of the device-time sources.
 """
 
 from __future__ import annotations
@@ -12,17 +14,16 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+from oplens.analysis import sources
 from oplens.analysis.chrome_trace import read_events
 from oplens.analysis.derive import Inputs, derive
 from oplens.analysis.stats import ESTIMATORS
 from oplens.backends import registry
 from oplens.backends.spec import RuntimeTime
 from oplens.records.errors import OpLensError, bad_input
-from oplens.records.run import OP_TABLE, SYSTEM_TRACE, Run, SourceRef
+from oplens.records.run import Run, SourceRef
 
 NOTE = "re-analysed from the stored trace.json (nothing rewritten); intermediate-tensor sizes are not re-derived"
-OP_TABLE_NOTE = ("this run's device time came from the op table, which trace.json does not hold: the lines "
-                 "re-derived here carry the trace's device time only (the stored run keeps the op table's)")  # fmt: skip
 
 
 def reanalyze(run: Run) -> Run:
@@ -43,15 +44,9 @@ def reanalyze(run: Run) -> Run:
             fused.setdefault(region.name, region.fused)
     facts = registry.facts_of(run.backend.name)
     rt, runtime_note = _runtime_time(run, fused)
-    if rt is not None and run.device_time is not None and run.device_time.source == SYSTEM_TRACE:
-        if rt.device_events:
-            events = [e for e in events if not e.on_device] + rt.device_events
-        else:
-            runtime_note = (f"the runtime's trace the device time came from was not read again ({rt.found}): "
-                            "lines carry 0 device time")  # fmt: skip
-    derived = derive(Inputs(events, run.config.iters, run.target, facts, fused, stored=run, statement=run.config.statement))
-    if rt is not None:
-        rt.split(derived.attribution.lines)
+    inputs = Inputs(events, run.config.iters, run.target, facts, fused, stored=run, statement=run.config.statement)
+    chosen = sources.choose(inputs, runtime=rt)
+    derived = derive(chosen.inputs, attribution=chosen.attribution)
     if not derived.attribution.lines:
         raise bad_input(
             f"the trace of run {run.run_id} holds no OpLens line markers",
@@ -62,8 +57,8 @@ def reanalyze(run: Run) -> Run:
     again.totals, again.lines, again.ops, again.insights = a.totals, a.lines, a.ops, derived.insights
     again.estimators = dict(ESTIMATORS)
     again.backend.note = (run.backend.note + "; " if run.backend.note else "") + NOTE
-    if run.device_time is not None and run.device_time.source == OP_TABLE:
-        again.backend.note += f"; {OP_TABLE_NOTE}"
+    if chosen.note:
+        again.backend.note += f"; {chosen.note}"
     if runtime_note:
         again.backend.note += f"; {runtime_note}"
     return again

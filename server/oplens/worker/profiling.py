@@ -9,8 +9,6 @@ Runs only in the worker process (imports torch and the user's code). Errors come
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import gc
 import os
 import time
@@ -19,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from oplens.analysis import work
-from oplens.analysis.attribution import attribute
+from oplens.analysis import sources, work
+from oplens.analysis.attribution import RawEvent
 from oplens.analysis.derive import Derived, Inputs, derive
 from oplens.analysis.stats import ESTIMATORS, spread
 from oplens.backends.device import Backend
@@ -30,22 +28,7 @@ from oplens.backends.resolve import BackendUnavailable, backend_class, resolve
 from oplens.backends.spec import RuntimeTime
 from oplens.records.errors import OpLensError
 from oplens.records.job import RUN_DIR_ENV, Job
-from oplens.records.run import (
-    HOST_CPU,
-    KINETO_LINKED,
-    NO_SOURCE,
-    OP_TABLE,
-    SOURCES_AGREE_WITHIN,
-    Artifacts,
-    Compile,
-    Config,
-    DeviceRoof,
-    DeviceTimeSources,
-    Run,
-    SourceRef,
-    Target,
-    Totals,
-)
+from oplens.records.run import Artifacts, Compile, Config, DeviceRoof, Run, SourceRef, Target
 from oplens.records.run import from_dict as record_from_dict
 from oplens.worker import calibrate, events
 from oplens.worker.calls import ProfiledCalls, shapes_call
@@ -91,10 +74,10 @@ def run(job: Job, progress: Progress) -> Run:
 
 def finish(job: Job, backend: Backend[Any], measured: Measured, clock: _Clock | None = None, capture: bool = False,
            progress: Progress | None = None, statement: bool = False) -> Run:  # fmt: skip
-    """The measured calls as a Run: the backend's files found, processed (the chain of derived views,
-    analysis/derive.py, with the device runtime's own trace where the backend has one), described, the
-    trace exported. `profile` and the capture's windows both end here, and a notebook's `%oplens`, whose
-    calls are a `statement`'s that reaches the function."""
+    """The measured calls as a Run: the backend's files found, processed (`process`: the device-time
+    source chosen, with the device runtime's own trace where the backend has one, then the chain of
+    derived views once), described, the trace exported. `profile` and the capture's windows both end
+    here, and a notebook's `%oplens`, whose calls are a `statement`'s that reaches the function."""
     clock = clock or _Clock()
     warnings: list[str] = []
     stage = Path(job.stage_dir)
@@ -228,115 +211,43 @@ def process(
     runtime: Callable[[], RuntimeTime | None] = lambda: None,
     statement: bool = False,
 ) -> Derived:
-    """The profiles' events read (worker/events.py) and the chain of derived views run on them
-    (analysis/derive.py: attribution, each line's work and memory from the shapes call, insights,
-    roofline). Device time from Kineto's events, else the op table's, else the device runtime's own
-    trace (`runtime`, read once), each measured and recorded. `laps`, where given, gets each part's
-    time in ms."""
+    """The profiles' events read (worker/events.py; the op table's too where the backend's facts say the
+    vendor may put device time there only), the events each op's device time comes from chosen among
+    them and the device runtime's own trace (`runtime`, read once), measured and recorded
+    (analysis/sources.py), then the chain of derived views run once on those (analysis/derive.py:
+    attribution, each line's work and memory from the shapes call, insights, roofline). `laps`, where
+    given, gets each part's time in ms (`attribute_ms`: the sources measured and the chosen attributed)."""
     t0 = time.perf_counter()
     gc.disable()  # tens of thousands of small records: the collector alone took ~40 % of this step
     try:
         raw = events.columns(prof, per_op_device_time=facts.per_op_device_time)  # in bulk: up to millions
         # None: a capture that skipped no call has no shapes call
         shape_events = events.columns(shapes_prof, inputs=True) if shapes_prof is not None else None
+        table = op_table(prof) if facts.on_device and facts.op_table_device_time else None
         if laps is not None:
             laps["read_ms"] = (time.perf_counter() - t0) * 1000.0
-        # asked once however often the chain runs (a failed calibration is one warning)
-        once = functools.cache(ceilings)
-        inputs = Inputs(raw, iters, target, facts, fused or {}, shape_events, graphs, ceilings=once, capture=capture,
+        rt = runtime() if facts.on_device else None
+        inputs = Inputs(raw, iters, target, facts, fused or {}, shape_events, graphs, ceilings=ceilings, capture=capture,
                         statement=statement)  # fmt: skip
-        derived = derive(inputs, laps)
-        derived.device_time = device_time_sources(facts, derived.attribution.totals)
-        if facts.op_table_device_time:
-            derived = op_table_or_kineto(prof, inputs, derived, facts, laps)
-        if facts.on_device:
-            rt = runtime()
-            if rt is not None:
-                derived = with_runtime_time(inputs, derived, rt, facts, laps)
+        t1 = time.perf_counter()
+        chosen = sources.choose(inputs, op_table=table, runtime=rt)
+        if laps is not None:
+            laps["attribute_ms"] = (time.perf_counter() - t1) * 1000.0
+        derived = derive(chosen.inputs, laps, chosen.attribution)
+        derived.device_time = chosen.device_time
         return derived
     finally:
         gc.enable()
 
 
-def op_table_or_kineto(
-    prof: Any, inputs: Inputs, derived: Derived, facts: BackendFacts, laps: dict[str, float] | None = None
-) -> Derived:
-    """`derived` (from Kineto's raw events), or the chain run again on the op table's events
-    (`events.from_function_events`) where the table holds more device time: a vendor may propagate
-    device time into the FunctionEvents only (TorchNeuron's correlate_device_time). Both totals (µs per
-    iteration, in the profiled iterations) are recorded."""
-    kineto = derived.attribution.totals.self_device_us
-    totals = {KINETO_LINKED: kineto}
+def op_table(prof: Any) -> list[RawEvent] | Exception:
+    """The op table's events (`events.from_function_events`: a vendor may propagate device time into the
+    FunctionEvents only, TorchNeuron's correlate_device_time), or why they cannot be read (a torch
+    without the table, trace_only): Kineto's events then stand."""
     try:
-        table_events = events.from_function_events(prof)
-    except Exception as e:  # the table cannot be built (a torch without it, trace_only): Kineto's stands
-        derived.device_time = device_time_sources(facts, None, totals)
-        derived.device_time.note = (f"the op table (prof.events()) could not be read ({type(e).__name__}: {e}); "
-                                    + derived.device_time.note)  # fmt: skip
-        return derived
-    table = totals[OP_TABLE] = attribute(table_events, inputs.iters, inputs.target.def_line, facts.device_time,
-                                         dict(inputs.fused)).totals.self_device_us  # fmt: skip
-    if table <= kineto:
-        derived.device_time = device_time_sources(facts, None, totals)
-        return derived
-    again = derive(dataclasses.replace(inputs, events=table_events), laps)
-    note = (f"device time from the op table (prof.events(), what key_averages() shows as Self "
-            f"{facts.device_label}): {table:.1f} µs per iteration there, {kineto:.1f} µs in Kineto's raw "
-            "events; the larger was used")  # fmt: skip
-    again.device_time = DeviceTimeSources(source=OP_TABLE, totals_us=totals, note=note)
-    return again
-
-
-def with_runtime_time(inputs: Inputs, derived: Derived, rt: RuntimeTime, facts: BackendFacts,
-                      laps: dict[str, float] | None = None) -> Derived:  # fmt: skip
-    """The device runtime's own trace as a source: recorded beside the others; where they held no device
-    time, the chain runs again with its executions as the device events (the run's own device events
-    left out); where one did, their totals are compared (`SOURCES_AGREE_WITHIN`). Either way each compiled
-    region's device time is split over its fused lines where the runtime's device profile says how."""
-    dt = derived.device_time or device_time_sources(facts, derived.attribution.totals)
-    if rt.tables:  # a figure read (else `found` says why there is none)
-        dt.totals_us[rt.source] = rt.total_us
-    dt.found[rt.source] = rt.found
-    if dt.source == NO_SOURCE:
-        if not rt.device_events:
-            dt.note = dt.note.replace(" held none", f" held none, nor the runtime's trace ({rt.found})", 1)
-            derived.device_time = dt
-            rt.split(derived.attribution.lines)
-            return derived
-        events = [e for e in inputs.events if not e.on_device] + rt.device_events
-        again = derive(dataclasses.replace(inputs, events=events), laps)
-        note = f"device time from the runtime's system trace: {rt.found}"
-        again.device_time = DeviceTimeSources(source=rt.source, totals_us=dt.totals_us, note=note, found=dt.found)
-        rt.split(again.attribution.lines)
-        return again
-    used = dt.totals_us.get(dt.source, 0.0)
-    if rt.total_us > 0 and used > 0 and abs(used - rt.total_us) > SOURCES_AGREE_WITHIN * max(used, rt.total_us):
-        dt.mismatch = (f"device time disagrees between sources: {used:.1f} µs per iteration from {dt.source} (used), "
-                       f"{rt.total_us:.1f} µs from {rt.source}, apart by more than {SOURCES_AGREE_WITHIN:.0%}; "
-                       "the system trace times each execution on the device, so a larger gap means time the "
-                       "other source misses or counts twice")  # fmt: skip
-    derived.device_time = dt
-    rt.split(derived.attribution.lines)
-    return derived
-
-
-def device_time_sources(
-    facts: BackendFacts, run_totals: Totals | None, measured: dict[str, float] | None = None
-) -> DeviceTimeSources:
-    """The record of where the lines' device time came from, for the events the attribution read
-    (Kineto's, unless `op_table_or_kineto` chose the table): `measured` the totals of each source read."""
-    if not facts.on_device:
-        cpu = run_totals.self_cpu_us if run_totals is not None else 0.0
-        return DeviceTimeSources(source=HOST_CPU, totals_us={HOST_CPU: cpu},
-                                 note="no device: each line's device time is its self CPU time")  # fmt: skip
-    totals = dict(measured) if measured is not None else {KINETO_LINKED: run_totals.self_device_us if run_totals else 0.0}
-    if totals.get(KINETO_LINKED, 0.0) > 0:
-        return DeviceTimeSources(source=KINETO_LINKED, totals_us=totals,
-                                 note="device time from Kineto's device events linked to their launching ops")  # fmt: skip
-    tried = "Kineto's linked device events" + (" and the op table (prof.events())" if OP_TABLE in totals else "")
-    note = (f"no {facts.title} device time: {tried} held none, so every line shows 0 µs {facts.device_label}. "
-            f"Fix: {facts.no_device_time_fix}")  # fmt: skip
-    return DeviceTimeSources(source=NO_SOURCE, totals_us=totals, note=note)
+        return events.from_function_events(prof)
+    except Exception as e:
+        return e
 
 
 def ceilings(backend: Backend[Any], warnings: list[str]) -> DeviceRoof | None:
