@@ -16,7 +16,9 @@
 //   --notebook-only   after opening rmsnorm.py, only the notebook's steps (notebook.ipynb, its cells run by a real kernel)
 //   --screenshots DIR at the end of a passing run, copy the screenshots the READMEs show (DOC_SHOTS) to DIR as
 //                     <step name>.png; `make screenshots` then makes docs/images/ of them (e2e/pictures.sh)
-// Environment: OPLENS_E2E_PYTHON overrides the interpreter (default <repo>/.venv/bin/python);
+// Environment: OPLENS_E2E_PYTHON overrides the editor's interpreter (default: a fresh environment with torch only,
+//   tests/torchonly.py, served from the .vsix's bundled libraries; the notebook's kernel and the tunnel's host use
+//   <repo>/.venv/bin/python);
 //   OPLENS_E2E_TORCH_THREADS sets OMP_NUM_THREADS for the profiled code (default 1; empty: unset).
 //
 // Screenshots of every step go to e2e/artifacts/, code-server's and VS Code's logs (the OpLens output
@@ -504,13 +506,22 @@ async function main() {
   csPort = port;
   log(`temp folder ${tmpRoot}; code-server port ${port}${vsix ? `; extension ${path.relative(REPO, vsix)}` : ' (smoke: no extension)'}`);
 
+  // The editor's interpreter: a fresh environment with torch only (no OpLens, no pygls, no numpy), so the server
+  // the extension starts is the one its .vsix carries (bundled/libs). OPLENS_E2E_PYTHON names another.
+  let editorPython = process.env.OPLENS_E2E_PYTHON || '';
   await step('prepare workspace and settings', async () => {
+    if (!editorPython) {
+      const made = spawnSync(python, [path.join(REPO, 'tests', 'torchonly.py'), path.join(tmpRoot, 'torch-only')], { encoding: 'utf8', timeout: 300000 });
+      if (made.status !== 0) throw new StepFailure(`could not make the torch-only environment: ${made.stderr}`);
+      editorPython = made.stdout.trim();
+      log(`the editor's interpreter: ${editorPython} (torch only: the extension serves it from its bundled libraries)`);
+    }
     fs.cpSync(path.join(REPO, 'examples'), workspace, { recursive: true });
     fs.cpSync(path.join(E2E_DIR, 'workspace'), workspace, { recursive: true });
     fs.writeFileSync(path.join(tmpRoot, 'code-server.yaml'), `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
     fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
     const settings = {
-      'oplens.pythonPath': python,
+      'oplens.pythonPath': editorPython,
       'oplens.backend': 'cpu',
       'oplens.iterations': 10,
       'oplens.warmup': 2,
@@ -737,13 +748,14 @@ async function main() {
   if (!opt.programOnly) await profileCompareAndDiff();
   if (!opt.programOnly) await packageModule();
   if (!opt.programOnly) await cancelProfile();
+  if (!opt.programOnly) await walkthrough();
   await captureInProgram();
   if (!opt.programOnly) await programOverview();
   if (!opt.programOnly) await notebookCells(python);
   if (!opt.programOnly) await throughTheTunnel(python);
   log(opt.programOnly
     ? 'PASSED (--program-only): Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled'
-    : `PASSED: totals lens, per-line hints, results panel with aten::mul, its roofline chart (a dot\'s hover and click), comparison with speed-ups, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, GatedMLP.forward of a package module with a relative import, Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled, a program overview (lenses in two files, Hot Functions, the call tree, ▶ lines), ${NOTEBOOK_PASSED}, and through a real SSH tunnel: a profile with path mappings, the tunnel killed mid-profile and the run shown after the extension reconnected by itself`);
+    : `PASSED: totals lens, per-line hints, results panel with aten::mul, its roofline chart (a dot\'s hover and click), comparison with speed-ups, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, GatedMLP.forward of a package module with a relative import, the Get Started walkthrough and its first step's button, Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled, a program overview (lenses in two files, Hot Functions, the call tree, ▶ lines), ${NOTEBOOK_PASSED}, and through a real SSH tunnel: a profile with path mappings, the tunnel killed mid-profile and the run shown after the extension reconnected by itself`);
 }
 
 /** Profile rmsnorm_naive, compare the three variants, edit rmsnorm_naive and diff the new run. */
@@ -1062,6 +1074,32 @@ async function packageModule() {
   });
 }
 
+/** The Get Started walkthrough: opened from the palette, its first step's button runs Select Python Interpreter…
+ * (here, without the Python extension, OpLens's own pick); then rmsnorm.py is the active editor again. */
+async function walkthrough() {
+  await step('Welcome: Open Walkthrough… → Get started with OpLens; its first step\'s button runs Select Python Interpreter…', async () => {
+    await clickOnLine('mean_eps = mean_sq + EPS');
+    await page.keyboard.press('F1');
+    await waitFor('the command palette', () => quickInputVisible(), 10000);
+    await page.keyboard.type('Welcome: Open Walkthrough');
+    await page.waitForTimeout(500);
+    await page.keyboard.press('Enter');
+    const ours = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Get started with OpLens' });
+    await waitFor('"Get started with OpLens" among the walkthroughs', async () => (await ours.count()) > 0, 15000);
+    await ours.first().click();
+    await waitFor('the walkthrough page with its first step', async () => (await page.getByText('Choose the interpreter with your PyTorch').count()) > 0, 15000);
+    await screenshot('walkthrough');
+    await page.getByRole('button', { name: 'Select Interpreter' }).first().click();
+    await waitFor('OpLens\'s interpreter pick', async () => (await quickInputVisible())
+      && /interpreter with your PyTorch/.test(await page.locator('.quick-input-widget').innerText()), 10000);
+    log(`interpreter pick: ${(await page.locator('.quick-input-widget').innerText()).replace(/\s+/g, ' ').slice(0, 200)}`);
+    await screenshot('walkthrough-select-interpreter');
+    await page.keyboard.press('Escape');
+    await openFromExplorer('rmsnorm.py');
+    await waitFor('the editor to show rmsnorm.py', async () => (await editorLines()).some((l) => l.includes('mean_eps = mean_sq + EPS')), 30000);
+  });
+}
+
 // ------------------------------------------------------------------ Cancel on the progress notification (issue 31)
 const WAITS_PY = `import time
 
@@ -1352,7 +1390,11 @@ async function notebookCells(python) {
     if (code !== 0) throw new StepFailure(`the kernel failed (exit ${code}):\n${output.slice(-3000)}`);
     log(`kernel: ${output.trim().split('\n').join(' | ')}`);
     await scrollNotebook(5000); // the notebook editor draws only the cells in view
-    const own = await waitFor('the %%oplens cell\'s own totals lens (its 5 iterations)', async () => (await totals()).find((t) => /\b5 iters\b/.test(t)), 30000)
+    const own = await waitFor('the %%oplens cell\'s own totals lens (its 5 iterations)', async () => {
+      const found = (await totals()).find((t) => /\b5 iters\b/.test(t));
+      if (!found) await scrollNotebook(2000); // a wheel the notebook did not take (a hover over the margin) is tried again
+      return found;
+    }, 30000)
       .catch(async (e) => {
         throw new StepFailure(`${e.message}; lenses in view: ${JSON.stringify(await codeLensTexts())}; lines: ${JSON.stringify((await editorLines()).slice(-6))}`);
       });
