@@ -1,7 +1,8 @@
 """One profile inside the worker, as named steps: prepare (backend, module, function, arguments),
 warm up, profile the iterations (`calls.py`: the loop the capture runs too), then `finish`: process
-(events → per-line attribution → insights), describe the run, set it against the device's ceilings,
-export the trace. `run` chains them; the capture ends in the same `finish`; `bench/` calls the same steps.
+(events → the events each op's device time comes from, chosen once → the chain of derived views, run
+once: attribution, work and memory, insights, roofline), describe the run, export the trace. `run`
+chains them; the capture and the notebook end in the same `finish`; `bench/` calls the same steps.
 
 Runs only in the worker process (imports torch and the user's code). Errors come out as
 `OpLensError`s whose messages name the problem and the fix.
