@@ -14,7 +14,10 @@
     `stop()`                synchronises once more, then stops the profiler (idempotent)
 
 `profile` drives it from a loop (`worker/profiling.py`); the capture from the decorated target,
-one call of the user's program at a time (`worker/capture.py`). Neither writes its own.
+one call of the user's program at a time (`worker/capture.py`); the overview's time window opens
+it as one span (`begin_span()`, ended by `stop()`) from a timer. None writes its own.
+
+`start_profiler` is the one place the worker builds a torch.profiler session (calibration aside).
 
 Kineto's lines at each start and stop (`profiler_start`, `profiler_stop`, C++ on fd 2) go to the
 program's log, not the user's terminal: every profiler call here runs under `quiet.to_log()`.
@@ -56,6 +59,8 @@ class ProfiledCalls:
         self.started = 0  # calls begun (the profiler's warm-up included)
         self.wall_us: list[float] = []  # per recorded call, synchronised
         self._running = False
+        self._span: Range | None = None  # the time window's one recorded span, while open
+        self._span_t0 = 0
 
     @property
     def done(self) -> bool:
@@ -86,9 +91,25 @@ class ProfiledCalls:
             if i >= 0:
                 self.wall_us.append(elapsed_us)
 
+    def begin_span(self) -> None:
+        """The profiler started, and one recorded "call" begun that is no call: a time window, from now
+        until `stop()` (opened and closed from a timer). It is the one step the figures are per."""
+        self.prof = self._start()
+        self.started += 1
+        self._span = Range(f"{names.ITER_RANGE}0")
+        self._span.__enter__()
+        self._span_t0 = time.perf_counter_ns()
+
     def stop(self) -> Any:
         """The device synchronised (its queued work inside the trace), then the profiler stopped; the
-        profile (None where no call started it)."""
+        profile (None where no call started it). An open span ends first, its wall time recorded."""
+        if self._span is not None:
+            span, self._span = self._span, None
+            span.__exit__(None, None, None)
+            try:
+                self.backend.synchronize()
+            finally:
+                self.wall_us.append((time.perf_counter_ns() - self._span_t0) / 1000.0)
         if self._running:
             self._running = False
             try:
@@ -109,9 +130,7 @@ class ProfiledCalls:
             options["schedule"] = torch.profiler.schedule(wait=0, warmup=self.warm, active=self.calls, repeat=1)
         if self.stacks:
             options["with_stack"] = True
-        prof = torch.profiler.profile(activities=self.backend.activities(), record_shapes=False, **options)
-        with quiet.to_log():
-            prof.start()
+        prof = start_profiler(self.backend.activities(), record_shapes=False, **options)
         self._running = True
         return prof
 
@@ -120,6 +139,15 @@ class ProfiledCalls:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def start_profiler(activities: list[Any], **options: Any) -> Any:
+    """A torch.profiler session, started: the one place the worker builds one (calibration aside), with
+    Kineto's start line to the program's log."""
+    prof = torch.profiler.profile(activities=activities, **options)
+    with quiet.to_log():
+        prof.start()
+    return prof
 
 
 def work_of(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str:
@@ -149,10 +177,7 @@ def shapes_call(backend: Backend[Any], marker: LineMarker, fn: Callable[[], T]) 
     """One call on the CPU activity with input shapes and memory, the device synchronised before the
     profiler stops: (the profile, what the call returned). What it returns is freed by its caller,
     after the profile: it is the caller's, not a temporary of the call."""
-    cpu = [torch.profiler.ProfilerActivity.CPU]
-    prof = torch.profiler.profile(activities=cpu, record_shapes=True, profile_memory=True)
-    with quiet.to_log():
-        prof.start()
+    prof = start_profiler([torch.profiler.ProfilerActivity.CPU], record_shapes=True, profile_memory=True)
     try:
         with Range(f"{names.ITER_RANGE}0"), marker:
             result = fn()
