@@ -18,6 +18,11 @@ graph: the graphs that fused them say so, `compiled_graphs`). Targets are captur
 in the order given, each window its own profiler session. When a window completes, the run is
 processed there and then, as `profile` processes its iterations (`profiling.finish`), and sent to the
 parent; with `stop` the program ends once the last one is.
+
+What a window is, is the capturer's one parameter, its `WindowKind`: `Lines` here (a line target), or
+the overview's (`worker/overview.py`): `Steps` (a step function's calls, recorded whole) or
+`TimeWindow` (a span of the program's time, opened and closed from a timer). The counting, the
+window's `ProfiledCalls`, the runs sent and the end are the capturer's for all three.
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from types import FrameType
+from typing import Any, Protocol, TypeVar
 
 import torch
 
@@ -96,11 +102,37 @@ class Window:
         return self.calls.wall_us if self.calls is not None else []
 
 
-class Capturer:
-    """The windows of one program run, and what it sends the parent."""
+class WindowKind(Protocol):
+    """What a window is: how it opens, what its calls record and the run it makes."""
 
-    def __init__(self, job: Job, backend: Backend[Any], hook: ImportHook, fused: FusedLines, send: Send) -> None:
+    shapes: bool  # the last skipped call records input shapes (the lines' insights)
+
+    def begin(self, capture: Capturer) -> None:
+        """The program is about to start."""
+
+    def open(self, capture: Capturer, w: Window, fn: Callable[..., Any], args: tuple[Any, ...]) -> ProfiledCalls:
+        """The window's profiled calls, at its first window call."""
+        ...
+
+    def calling(self, w: Window, frame: FrameType | None) -> None:
+        """Before each window call (`frame`: the capture's, under the program's caller)."""
+
+    def describe(self, capture: Capturer, w: Window, partial: str, stopped: bool) -> Run:
+        """The window's Run."""
+        ...
+
+    def end(self, capture: Capturer) -> None:
+        """The program ended: no window opens any more."""
+
+
+class Capturer:
+    """The windows of one program run, and what it sends the parent; `kind`: what a window is (`Lines`,
+    a line target's, by default)."""
+
+    def __init__(self, job: Job, backend: Backend[Any], hook: ImportHook, fused: FusedLines, send: Send,
+                 kind: WindowKind | None = None) -> None:  # fmt: skip
         self.job, self.backend, self.hook, self.fused, self.send = job, backend, hook, fused, send
+        self.kind: WindowKind = kind if kind is not None else Lines()
         targets = [(job.target, job.stage_dir)] + [(t.target, t.stage_dir) for t in job.more_targets]
         self.windows = [Window(t, d) for t, d in targets]
         self.skip, self.calls, self.warm = job.warmup, job.iters, job.profiler_warmup
@@ -123,6 +155,7 @@ class Capturer:
 
     def send_waiting(self) -> None:
         self.send(Progress("waiting", 0, self.skip))
+        self.kind.begin(self)
 
     def _forked(self) -> None:
         self.disabled = True
@@ -168,7 +201,7 @@ class Capturer:
                         return fn(*args, **kwargs)
                     finally:
                         w.first_call_us = (time.perf_counter_ns() - t0) / 1000.0
-                if w.seen == self.skip:  # the last skipped call gives the insights their input shapes
+                if w.seen == self.skip and self.kind.shapes:  # the last skipped call gives the insights their input shapes
                     return self._shapes_call(w, fn, args, kwargs)
                 return fn(*args, **kwargs)
             finally:
@@ -197,7 +230,8 @@ class Capturer:
 
     def _window_call(self, w: Window, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if w.calls is None:
-            w.calls = ProfiledCalls(self.backend, Path(w.stage_dir), self._marker(w, fn), self.calls, self.warm)
+            w.calls = self.kind.open(self, w, fn, args)
+        self.kind.calling(w, sys._getframe(1))
         calls = w.calls
         recorded = len(calls.wall_us)
         try:
@@ -242,6 +276,7 @@ class Capturer:
                        already_begun: bool = False) -> None:  # fmt: skip
         """The program ended (`exit_code`; None: OpLens stopped it): what each unfinished window
         captured goes out as a partial run, then `failure(window)`'s error for the first one."""
+        self.kind.end(self)
         if not already_begun and not self.begin_finishing():
             threading.Event().wait()  # the stop watcher sends the end and exits the process
         unfinished = [w for w in self.windows if not w.done]
@@ -278,19 +313,41 @@ class Capturer:
         gc.collect()
 
     def describe(self, w: Window, partial: str, stopped: bool) -> Run:
+        """The window's Run, as its kind makes it."""
+        return self.kind.describe(self, w, partial, stopped)
+
+
+class Lines:
+    """A line target's window: its lines marked in every profiled call, input shapes from the last
+    skipped call, the run processed as `profile` finishes its iterations."""
+
+    shapes = True
+
+    def begin(self, capture: Capturer) -> None:
+        pass
+
+    def open(self, capture: Capturer, w: Window, fn: Callable[..., Any], args: tuple[Any, ...]) -> ProfiledCalls:
+        return ProfiledCalls(capture.backend, Path(w.stage_dir), capture._marker(w, fn), capture.calls, capture.warm)
+
+    def calling(self, w: Window, frame: FrameType | None) -> None:
+        pass
+
+    def end(self, capture: Capturer) -> None:
+        pass
+
+    def describe(self, capture: Capturer, w: Window, partial: str, stopped: bool) -> Run:
         """The window's Run, as `profile` finishes its iterations, with the capture's record."""
         assert w.calls is not None
-        job = dataclasses.replace(self.job, target=w.target, stage_dir=w.stage_dir, more_targets=[])
+        job = dataclasses.replace(capture.job, target=w.target, stage_dir=w.stage_dir, more_targets=[])
         first = [w.first_call_us] if w.first_call_us else []
-        measured = profiling.Measured(w.calls.prof, w.shapes_prof, w.wall_us, first, self.fused.regions,
-                                      self.fused.graphs, self.fused.work())  # fmt: skip
-        run = profiling.finish(job, self.backend, measured, capture=True,
-                               progress=lambda stage, done, total: self.send(Progress(stage, done, total)))  # fmt: skip
+        fused = capture.fused
+        measured = profiling.Measured(w.calls.prof, w.shapes_prof, w.wall_us, first, fused.regions, fused.graphs,
+                                      fused.work())  # fmt: skip
+        run = profiling.finish(job, capture.backend, measured, capture=True,
+                               progress=lambda stage, done, total: capture.send(Progress(stage, done, total)))  # fmt: skip
         iters = len(w.wall_us)
-        # The parent named the staging directory by the run's id (a rank writes into its ranks/<R>/).
-        stage = Path(w.stage_dir)
-        run.run_id = stage.parent.parent.name if stage.parent.name == "ranks" else stage.name
-        run.config = Config(warmup=self.skip, iters=iters, profiler_warmup=self.warm, args="",
+        run.run_id = run_id_of(w)
+        run.config = Config(warmup=capture.skip, iters=iters, profiler_warmup=capture.warm, args="",
                             timeout_s=job.timeout_s, record_shapes=w.shapes_prof is not None)  # fmt: skip
         program = job.program
         assert program is not None
@@ -299,10 +356,10 @@ class Capturer:
             argv=list(program.args),
             cwd=program.cwd,
             calls_seen=w.seen,
-            calls_skipped=min(w.seen, self.skip),
-            calls_profiler_warmup=min(w.started, self.warm),
+            calls_skipped=min(w.seen, capture.skip),
+            calls_profiler_warmup=min(w.started, capture.warm),
             calls_profiled=iters,
-            compiled_graphs=len(self.compiled_graphs(w)),
+            compiled_graphs=len(capture.compiled_graphs(w)),
             partial=bool(partial),
             reason=partial,
             stopped=stopped,
@@ -310,3 +367,9 @@ class Capturer:
         if partial:
             run.backend.warnings.append(f"partial capture: {partial}; the figures are over those calls only")
         return run
+
+
+def run_id_of(w: Window) -> str:
+    """The run's id: the parent named the staging directory by it (a rank writes into its ranks/<R>/)."""
+    stage = Path(w.stage_dir)
+    return stage.parent.parent.name if stage.parent.name == "ranks" else stage.name

@@ -8,6 +8,11 @@ torch.compile, torch's Python tracer (`with_stack=True`, every Python call); and
 it gets a range named by the module's attribute path (global forward hooks, installed for the window
 only). The profile is then attributed to the user's functions, files and modules
 (`analysis/functions.py`) and sent as a `Run` with its `overview`.
+
+Both overview windows are kinds of the capture's one window (`WindowKind`, the capturer's parameter):
+`Steps` (a step function's calls) and `TimeWindow` (a span of the program's time, opened and closed from
+a timer: one span of the same `ProfiledCalls`); what they record beside the ops and the run they make is
+their `Recording`.
 """
 
 from __future__ import annotations
@@ -31,22 +36,22 @@ from torch._C._autograd import DeviceType
 import oplens
 from oplens.analysis.functions import OpTime, Profile, PyFrame, Span, attribute
 from oplens.records import names
-from oplens.records.job import Progress
+from oplens.records.job import Job, Progress
 from oplens.records.run import Capture as CaptureRecord
 from oplens.records.run import Config, Run, Spread, Totals
 from oplens.worker import userframes
 from oplens.worker.calls import ProfiledCalls
-from oplens.worker.capture import Capturer, Window
+from oplens.worker.capture import Capturer, Window, run_id_of
 from oplens.worker.linemarks import Range, recording
-from oplens.worker.quiet import to_log
 from oplens.worker.userframes import UserFrames
 
 
-class OverviewCapturer(Capturer):
-    """The step function's calls as the overview's window (one window: the step function)."""
+class Recording:
+    """What an overview's window records beside the ops, and the run it makes of them: the module ranges, the
+    user's frames (or torch's Python tracer), their attribution to the user's functions."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, job: Job) -> None:
+        self.job = job
         self.modules = ModuleRanges()
         self.frames: UserFrames | None = None  # None: torch's Python tracer
 
@@ -63,55 +68,40 @@ class OverviewCapturer(Capturer):
         roots = self.roots
         return functools.lru_cache(maxsize=None)(lambda f: user_file(f, roots))
 
-    def open_frames(self) -> UserFrames | None:
-        """The user's frames as ranges from now on (their code swapped), where this process allows it."""
+    def open(self, capture: Capturer, w: Window, calls: int, warm: int, running: Any = None) -> ProfiledCalls:
+        """The modules' ranges on, the user's frames as ranges from now on (their code swapped, where this
+        process allows it), and the window's profiled calls: no line marks, Python stacks where the frames
+        are not swapped. `running`: the module whose forward is running now."""
+        self.modules.install(threading.get_ident(), running)
         if userframes.usable():
             self.frames = UserFrames(self.is_user)
             self.frames.swap()
-        return self.frames
+        return ProfiledCalls(capture.backend, Path(w.stage_dir), contextlib.nullcontext(), calls, warm,
+                             stacks=self.frames is None)  # fmt: skip
 
-    def close_frames(self) -> None:
+    def describe(self, capture: Capturer, w: Window, partial: str, stopped: bool) -> Run:
+        self.modules.remove()
         if self.frames is not None:
             self.frames.restore()
-
-    def _call(self, w: Window, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if w.seen <= self.skip:
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                self._waiting(w)
-        return self._window_call(w, fn, args, kwargs)
-
-    def _window_call(self, w: Window, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if w.calls is None:
-            self.modules.install(threading.get_ident(), args[0] if args else None)
-            frames = self.open_frames()
-            w.calls = ProfiledCalls(self.backend, Path(w.stage_dir), contextlib.nullcontext(), self.calls, self.warm,
-                                    stacks=frames is None)  # fmt: skip
-        if self.frames is not None and w.calls.started == self.warm:  # the first recorded step begins
-            self.frames.note_running(sys._getframe(1))
-        return super()._window_call(w, fn, args, kwargs)
-
-    def describe(self, w: Window, partial: str, stopped: bool) -> Run:
-        self.modules.remove()
-        self.close_frames()
         assert w.calls is not None
+        job = self.job
         t0 = time.perf_counter()
-        self.send(Progress("processing", 0, 1))
-        info = self.backend.info()
-        profile = read_profile(w.calls.prof, self.backend.facts.on_device, self.backend.facts.per_op_device_time)
+        capture.send(Progress("processing", 0, 1))
+        backend = capture.backend
+        info = backend.info()
+        profile = read_profile(w.calls.prof, backend.facts.on_device, backend.facts.per_op_device_time)
         if self.frames is not None:
             around_steps(profile, self.frames.running)
         profile.module_types = dict(self.modules.types)
-        program = self.job.program
+        program = job.program
         assert program is not None
         overview = attribute(profile, self.is_user)
         t = w.target
         overview.step = f"{t.file}::{t.qualname}" if t.qualname else ""
         if not t.qualname:
             overview.per = "window"
-            overview.window_s = self.job.window_s
-            overview.delay_s = self.job.window_delay_s
+            overview.window_s = job.window_s
+            overview.delay_s = job.window_delay_s
         overview.step_wall_us = list(w.wall_us)
         overview.device_label = info.device_label
         overview.user_roots = self.roots
@@ -119,22 +109,22 @@ class OverviewCapturer(Capturer):
             overview.note = f"{overview.steps} step ranges in the profile for {len(w.wall_us)} profiled steps"
         iters = len(w.wall_us)
         wall = sorted(w.wall_us)
-        stage = Path(w.stage_dir)
+        skip, warm = capture.skip, capture.warm
         run = Run(
             target=t,
             backend=info,
-            config=Config(warmup=self.skip, iters=iters, profiler_warmup=self.warm, timeout_s=self.job.timeout_s,
+            config=Config(warmup=skip, iters=iters, profiler_warmup=warm, timeout_s=job.timeout_s,
                           record_shapes=False),  # fmt: skip
             totals=Totals(self_cpu_us=overview.total_cpu_us, self_device_us=overview.total_device_us,
                           op_calls=len(profile.ops) / max(1, iters),
                           wall_us=Spread(median=wall[len(wall) // 2], min=wall[0], max=wall[-1]) if wall else Spread()),
             lines=[],
             ops=[],
-            run_id=stage.parent.parent.name if stage.parent.name == "ranks" else stage.name,
+            run_id=run_id_of(w),
             overview=overview,
         )  # fmt: skip
         run.capture = CaptureRecord(program=str(program), argv=list(program.args), cwd=program.cwd, calls_seen=w.seen,
-                                    calls_skipped=min(w.seen, self.skip), calls_profiler_warmup=min(w.started, self.warm),
+                                    calls_skipped=min(w.seen, skip), calls_profiler_warmup=min(w.started, warm),
                                     calls_profiled=iters, partial=bool(partial), reason=partial, stopped=stopped)  # fmt: skip
         if partial:
             run.backend.warnings.append(f"partial overview: {partial}; the figures are over those steps only")
@@ -148,47 +138,31 @@ class OverviewCapturer(Capturer):
         return run
 
 
-class TimedWindow:
-    """The profiled part of a time window: what the capture's `ProfiledCalls` is for steps (the profile, the
-    window's wall time as its one "step", `stop()`/`release()`), opened and closed from a timer."""
+class Steps:
+    """The overview's window over a step function's calls (`--step`), counted as a line target's are, each
+    profiled step recorded whole (no line marks, no input shapes)."""
 
-    def __init__(self, backend: Any, stage_dir: Path, frames: UserFrames | None) -> None:
-        self.backend, self.stage_dir, self.frames = backend, stage_dir, frames
-        self.prof: Any = None
-        self.started = 0
-        self.wall_us: list[float] = []
-        self.done = False
-        self._range: Any = None
-        self._t0 = 0
+    shapes = False
 
-    def begin(self) -> None:
-        options = self.backend.profiler_options(self.stage_dir)
-        self.prof = torch.profiler.profile(activities=self.backend.activities(), record_shapes=False,
-                                           with_stack=self.frames is None, **options)  # fmt: skip
-        with to_log():
-            self.prof.start()
-        if self.frames is not None:
-            self.frames.note_running(sys._getframe(2))  # the program's frames running now (under the timer's handler)
-        self.started = 1
-        self._range = Range(f"{names.ITER_RANGE}0")  # the window is the one "step" the figures are per
-        self._range.__enter__()
-        self._t0 = time.perf_counter_ns()
+    def __init__(self, job: Job) -> None:
+        self.recording = Recording(job)
 
-    def stop(self) -> Any:
-        if self._range is not None:
-            self._range.__exit__(None, None, None)
-            self._range = None
-            try:
-                self.backend.synchronize()
-            finally:
-                self.wall_us.append((time.perf_counter_ns() - self._t0) / 1000.0)
-                with to_log():
-                    self.prof.stop()
-        return self.prof
+    def begin(self, capture: Capturer) -> None:
+        pass
 
-    def release(self) -> None:
-        self.stop()
-        self.prof = None
+    def open(self, capture: Capturer, w: Window, fn: Callable[..., Any], args: tuple[Any, ...]) -> ProfiledCalls:
+        return self.recording.open(capture, w, capture.calls, capture.warm, args[0] if args else None)
+
+    def calling(self, w: Window, frame: types.FrameType | None) -> None:
+        frames = self.recording.frames
+        if frames is not None and w.calls is not None and w.calls.started == w.calls.warm:  # the first recorded step
+            frames.note_running(frame)
+
+    def describe(self, capture: Capturer, w: Window, partial: str, stopped: bool) -> Run:
+        return self.recording.describe(capture, w, partial, stopped)
+
+    def end(self, capture: Capturer) -> None:
+        pass
 
 
 POSTPONE_S = 0.05  # a timer that met the program importing tries again this much later
@@ -202,43 +176,59 @@ def _importing(frame: types.FrameType | None) -> bool:
     return False
 
 
-class TimeWindowCapturer(OverviewCapturer):
-    """An overview of whatever the program runs from `window_delay_s` after its start for `window_s` seconds
-    (no step function named): a real-time timer (SIGALRM) opens and closes the window in the main thread,
-    where torch.profiler records the program's ops (started from another thread it would record that
-    thread's only)."""
+class TimeWindow:
+    """The overview's window over whatever the program runs from `window_delay_s` after its start for
+    `window_s` seconds (no step function named): a real-time timer (SIGALRM) opens and closes it in the main
+    thread, where torch.profiler records the program's ops (started from another thread it would record that
+    thread's only); it is one span of the window's `ProfiledCalls`, its one "step"."""
 
-    def send_waiting(self) -> None:
-        super().send_waiting()
+    shapes = False
+
+    def __init__(self, job: Job) -> None:
+        self.recording = Recording(job)
+        self.capture: Capturer | None = None
+        self._opened_at = 0.0
+
+    def begin(self, capture: Capturer) -> None:
+        self.capture = capture
         self._opened_at = time.monotonic()
         signal.signal(signal.SIGALRM, self._alarm)
-        signal.setitimer(signal.ITIMER_REAL, max(self.job.window_delay_s, 0.001))
+        signal.setitimer(signal.ITIMER_REAL, max(capture.job.window_delay_s, 0.001))
 
     def _alarm(self, signum: int, frame: types.FrameType | None) -> None:
-        w = self.windows[0]
-        if w.done or self.disabled:
+        capture = self.capture
+        assert capture is not None
+        w = capture.windows[0]
+        if w.done or capture.disabled:
             return
         if _importing(frame):  # the profiler's start imports too: begun inside a half-done import, that one breaks
             signal.setitimer(signal.ITIMER_REAL, POSTPONE_S)
             return
         if w.calls is None:
-            self.modules.install(threading.get_ident())
-            window = TimedWindow(self.backend, Path(w.stage_dir), self.open_frames())
-            w.calls = window  # type: ignore[assignment]
-            window.begin()
-            self.send(Progress("capture", 0, 1))
-            signal.setitimer(signal.ITIMER_REAL, self.job.window_s)
+            w.calls = self.recording.open(capture, w, calls=1, warm=0)
+            w.calls.begin_span()
+            if self.recording.frames is not None:
+                self.recording.frames.note_running(frame)  # the program's frames running now (under this handler)
+            capture.send(Progress("capture", 0, 1))
+            signal.setitimer(signal.ITIMER_REAL, capture.job.window_s)
             return
-        self.send(Progress("capture", 1, 1))
-        self._complete(w)
+        capture.send(Progress("capture", 1, 1))
+        capture._complete(w)
 
-    def finish_windows(self, exit_code: int | None, failure: Callable[[Window], Any] | None,
-                       already_begun: bool = False) -> None:  # fmt: skip
+    def open(self, capture: Capturer, w: Window, fn: Callable[..., Any], args: tuple[Any, ...]) -> ProfiledCalls:
+        raise AssertionError("a time window has no calls")  # nothing is instrumented
+
+    def calling(self, w: Window, frame: types.FrameType | None) -> None:
+        pass
+
+    def describe(self, capture: Capturer, w: Window, partial: str, stopped: bool) -> Run:
+        return self.recording.describe(capture, w, partial, stopped)
+
+    def end(self, capture: Capturer) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        super().finish_windows(exit_code, failure, already_begun)
 
     def elapsed_s(self) -> float:
-        return time.monotonic() - getattr(self, "_opened_at", time.monotonic())
+        return time.monotonic() - self._opened_at if self._opened_at else 0.0
 
 
 def read_profile(prof: Any, on_device: bool, per_op_device_time: bool) -> Profile:

@@ -27,10 +27,10 @@ from typing import Any
 from oplens.backends.device import Backend
 from oplens.records.errors import OpLensError
 from oplens.records.job import STOP_SIGNAL, Failed, Job, ProgramSpec
-from oplens.worker.capture import Capturer, Send, StopProgram, Window
+from oplens.worker.capture import Capturer, Lines, Send, StopProgram, Window, WindowKind
 from oplens.worker.compiled import FusedLines
 from oplens.worker.instrument import ImportHook, Instrumented, modules_from_file_named
-from oplens.worker.overview import OverviewCapturer, TimeWindowCapturer
+from oplens.worker.overview import Steps, TimeWindow
 from oplens.worker.usercode import user_error
 
 
@@ -43,8 +43,8 @@ def run(job: Job, backend: Backend[Any], send: Send, stop_signals: tuple[int, ..
     targets = [] if timed else [job.target] + [t.target for t in job.more_targets]
     hook = ImportHook([Instrumented(i, t) for i, t in enumerate(targets)])
     error: BaseException | None = None
-    capturer = TimeWindowCapturer if timed else OverviewCapturer if job.overview else Capturer
-    with FusedLines() as fused, hook, capturer(job, backend, hook, fused, send) as capture:
+    kind: WindowKind = TimeWindow(job) if timed else Steps(job) if job.overview else Lines()
+    with FusedLines() as fused, hook, Capturer(job, backend, hook, fused, send, kind) as capture:
         capture.send_waiting()
         for sig in stop_signals:
             signal.signal(sig, _stop)
@@ -208,16 +208,16 @@ def _shut_down() -> None:
 def _unfinished(w: Window, capture: Capturer, hook: ImportHook, exit_code: int, error: BaseException | None) -> OpLensError:
     """Why `w`'s window is not complete, with the counts and the likely cause."""
     t = w.target
-    if isinstance(capture, TimeWindowCapturer):
-        job = capture.job
+    if isinstance(capture.kind, TimeWindow):
+        job, elapsed_s = capture.job, capture.kind.elapsed_s()
         ended = f"the program raised {type(error).__name__}: {error}" if error is not None else (
             f"the program exited with status {exit_code}" if exit_code else "the program ended")  # fmt: skip
         if w.wall_us:
-            return OpLensError("program_failed", f"{ended} {capture.elapsed_s():.1f} s after it started, during the "
+            return OpLensError("program_failed", f"{ended} {elapsed_s:.1f} s after it started, during the "
                                "overview's window: what it saw is kept as a partial run")  # fmt: skip
-        return OpLensError("not_called", f"{ended} {capture.elapsed_s():.1f} s after it started, before the overview's "
+        return OpLensError("not_called", f"{ended} {elapsed_s:.1f} s after it started, before the overview's "
                            f"window opened (at {job.window_delay_s:g} s)",
-                           f"open it sooner (--delay {max(0.0, capture.elapsed_s() / 2):.1f}), or name the program's "
+                           f"open it sooner (--delay {max(0.0, elapsed_s / 2):.1f}), or name the program's "
                            "step: --step FILE::FUNCTION profiles whole steps, however long the program runs")  # fmt: skip
     name = f"{t.qualname} ({Path(t.file).name}:{t.def_line})"
     need = capture.skip + capture.warm + capture.calls
