@@ -302,14 +302,17 @@ def wrapper_variants() -> dict[str, Callable[[int], int]]:
     import torch
 
     from oplens.records.job import WorkerMessage, encode
+    from oplens.records.run import Target
     from oplens.worker.capture import Capturer, Window
+
+    no_target = Target(file="", qualname="trivial", first_line=0, last_line=0, source_sha256="")  # what wrapper reads
 
     def trivial(a: int) -> int:
         return a
 
     # A Capturer in its after-the-window state, without a job: only what `wrapper` reads is set.
     cap = Capturer.__new__(Capturer)
-    cap.windows = [Window(target=None, stage_dir="", done=True)]
+    cap.windows = [Window(target=no_target, stage_dir="", done=True)]
     cap.current, cap.thread, cap.disabled = 1, None, False
     real = cap.wrapper(0, trivial)
 
@@ -325,13 +328,13 @@ def wrapper_variants() -> dict[str, Callable[[int], int]]:
         pipe.flush()
 
     skipping = Capturer.__new__(Capturer)
-    skipping.windows = [Window(target=None, stage_dir="")]
+    skipping.windows = [Window(target=no_target, stage_dir="")]
     skipping.current, skipping.thread, skipping.disabled = 0, None, False
     skipping.skip, skipping.send, skipping._waited_at = 10**12, send, 0.0
     skipped = skipping.wrapper(0, trivial)
 
     fn = trivial
-    w = Window(target=None, stage_dir="", done=True)
+    w = Window(target=no_target, stage_dir="", done=True)
     capture = types.SimpleNamespace(disabled=False, thread=threading.get_ident())
     get_ident = threading.get_ident
     is_compiling = getattr(torch.compiler, "is_compiling", lambda: False)
@@ -402,14 +405,17 @@ def wrapper_in_loop(pairs: int = 100, steps: int = 20) -> dict[str, Any]:
     every pair. Same heap, same process: only the wrapper differs."""
     import torch
 
+    from oplens.records.run import Target
     from oplens.worker.capture import Capturer, Window
+
+    no_target = Target(file="", qualname="trivial", first_line=0, last_line=0, source_sha256="")  # what wrapper reads
 
     spec = importlib.util.spec_from_file_location("bench_train_loop", ROOT / PROGRAM)
     assert spec is not None and spec.loader is not None
     program = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(program)
     cap = Capturer.__new__(Capturer)
-    cap.windows = [Window(target=None, stage_dir="", done=True)]
+    cap.windows = [Window(target=no_target, stage_dir="", done=True)]
     cap.current, cap.thread, cap.disabled = 1, None, False
     variants = {"bare": program.gated_mix, "wrapped": cap.wrapper(0, program.gated_mix)}
     threads = torch.get_num_threads()
