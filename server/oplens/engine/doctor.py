@@ -17,7 +17,6 @@ unavailable, 2 a runs directory given with `--out` cannot be written, 1 another 
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import os
 import re
 import shutil
@@ -33,7 +32,8 @@ from oplens.backends import registry
 from oplens.backends.host import torch_install
 from oplens.backends.spec import DoctorContext
 from oplens.engine import runs
-from oplens.engine.process import STARTUP_TIMEOUT_S, ProgressFn
+from oplens.engine.host_backends import worker_facts
+from oplens.engine.process import ProgressFn
 from oplens.engine.profile import ProfileRequest, profile
 from oplens.engine.request import DEFAULT_TIMEOUT_S
 from oplens.records.doctor import OK, PROBLEM, WARNING, Check, DoctorReport
@@ -149,24 +149,7 @@ def torch_check(found: Mapping[str, Any]) -> Check:
 
 def host_facts(backend: str, workspace: Path) -> dict[str, Any]:
     """What torch and the backend report, from a worker-side process (`oplens.worker.doctor`)."""
-    cmd = [sys.executable, "-m", "oplens.worker.doctor", backend]
-    try:
-        proc = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=STARTUP_TIMEOUT_S, cwd=workspace, stdin=subprocess.DEVNULL
-        )
-    except subprocess.TimeoutExpired:
-        return {"torch_error": f"importing torch took more than {STARTUP_TIMEOUT_S:g} s"}
-    except OSError as e:
-        return {"torch_error": f"cannot start {sys.executable}: {e}"}
-    for line in reversed(proc.stdout.splitlines()):
-        if line.startswith("{"):
-            try:
-                data: dict[str, Any] = json.loads(line)
-                return data
-            except ValueError:
-                break
-    tail = " | ".join(proc.stderr.strip().splitlines()[-3:]) or f"exit status {proc.returncode}"
-    return {"torch_error": f"the worker-side check died ({tail})"}
+    return worker_facts([backend], workspace)
 
 
 def backend_check(requested: str, found: Mapping[str, Any]) -> Check:

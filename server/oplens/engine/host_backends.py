@@ -71,10 +71,15 @@ def _auto_pick(missing: dict[str, str | None]) -> str:
 
 
 def _ask_worker(requested: str, workspace: Path, python: str) -> dict[str, Any]:
-    cmd = [python, "-m", "oplens.worker.doctor", "--backends", requested]
+    return worker_facts(["--backends", requested], workspace, python)
+
+
+def worker_facts(argv: list[str], workspace: Path, python: str = sys.executable) -> dict[str, Any]:
+    """`python -m oplens.worker.doctor ARGV`'s JSON line: what torch and the backends report on this host, or
+    `torch_error` saying why none came (`oplens doctor` and `oplens.backends` both ask this way)."""
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=STARTUP_TIMEOUT_S, cwd=workspace,
-                              stdin=subprocess.DEVNULL)  # fmt: skip
+        proc = subprocess.run([python, "-m", "oplens.worker.doctor", *argv], capture_output=True, text=True,
+                              timeout=STARTUP_TIMEOUT_S, cwd=workspace, stdin=subprocess.DEVNULL)  # fmt: skip
     except subprocess.TimeoutExpired:
         return {"torch_error": f"importing torch took more than {STARTUP_TIMEOUT_S:g} s"}
     except OSError as e:
