@@ -31,11 +31,18 @@ TITLE = "OpLens: Check Setup"
 Report = Callable[[str], None]
 
 
-async def run(client: ClientState, arg: Any) -> dict[str, Any]:
-    a = arguments.parse(DOCTOR_COMMAND, arg, arguments.DoctorArgs, arguments.DOCTOR_SHAPE)
+def requested_backend(client: ClientState, command: str, arg: Any) -> str:
+    """The backend a host check asks about ({backend?}): the one named, else the client's setting; a name no
+    backend has is invalid params."""
+    a = arguments.parse(command, arg, arguments.DoctorArgs, arguments.DOCTOR_SHAPE)
     backend = client.settings.backend if a.backend is None else a.backend
     if backend not in registry.NAMES:
-        raise JsonRpcInvalidParams(f"{DOCTOR_COMMAND}: unknown backend {backend!r}; choose one of {', '.join(registry.NAMES)}")
+        raise JsonRpcInvalidParams(f"{command}: unknown backend {backend!r}; choose one of {', '.join(registry.NAMES)}")
+    return backend
+
+
+async def run(client: ClientState, arg: Any) -> dict[str, Any]:
+    backend = requested_backend(client, DOCTOR_COMMAND, arg)
     shared = client.shared
     req = DoctorRequest(backend=backend, workspace=shared.workspace, runs_dir=str(shared.runs_root),
                         timeout_s=client.settings.timeout_seconds)

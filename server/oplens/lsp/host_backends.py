@@ -12,20 +12,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pygls.exceptions import JsonRpcInvalidParams
-
-from oplens.backends import registry
 from oplens.engine.host_backends import backends_here
-from oplens.lsp import arguments
 from oplens.lsp.client import ClientState
+from oplens.lsp.doctor import requested_backend
 from oplens.records.names import BACKENDS_COMMAND
 
 
 async def backends(client: ClientState, arg: Any) -> dict[str, Any]:
-    a = arguments.parse(BACKENDS_COMMAND, arg, arguments.DoctorArgs, arguments.DOCTOR_SHAPE)
-    backend = client.settings.backend if a.backend is None else a.backend
-    if backend not in registry.NAMES:
-        raise JsonRpcInvalidParams(f"{BACKENDS_COMMAND}: unknown backend {backend!r}; choose one of {', '.join(registry.NAMES)}")
+    backend = requested_backend(client, BACKENDS_COMMAND, arg)
     shared = client.shared
     async with shared.device_lock:
         return await asyncio.to_thread(backends_here, backend, shared.workspace)
