@@ -1929,6 +1929,8 @@ main()
     console.error(`\n[e2e] FAILED at step "${currentStep}": ${message}`);
     await screenshot(`FAILED-${currentStep.replace(/[^a-z0-9]+/gi, '-').slice(0, 40)}`);
     dumpLogs();
+    // again after the logs: a CI that keeps only the tail of the output still names the step
+    console.error(`\n[e2e] FAILED at step "${currentStep}": ${message.split('\n')[0]}`);
     if (context) await context.close().catch(() => {});
     cleanup();
     process.exit(1);
