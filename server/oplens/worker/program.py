@@ -12,6 +12,7 @@ explained (never called, compiled, the program failed first).
 from __future__ import annotations
 
 import atexit
+import functools
 import gc
 import os
 import runpy
@@ -47,25 +48,31 @@ def run(job: Job, backend: Backend[Any], send: Send, stop_signals: tuple[int, ..
     with FusedLines() as fused, hook, Capturer(job, backend, hook, fused, send, kind) as capture:
         capture.send_waiting()
         for sig in stop_signals:
-            signal.signal(sig, _stop)
+            signal.signal(sig, functools.partial(_stop, stop_signals))
         _Watcher(capture, stop_signals).start()
         # A forked child (a DataLoader worker) is the program's, not a capture: its signals are its own.
         os.register_at_fork(after_in_child=lambda: _plain_signals(stop_signals))
         _freeze_loaded()
-        exit_code: int | None
+        exit_code: int | None = None
         try:
-            _run_main(program, hook)
-            exit_code = 0
+            try:
+                _run_main(program, hook)
+                exit_code = 0
+            except SystemExit as e:
+                exit_code = _exit_status(e)
+            except StopProgram:
+                raise
+            except BaseException as e:  # the program's own exception: printed as Python prints it
+                error, exit_code = e, 1
+                _print_traceback(e)
+            finally:  # what was captured is about to be sent: a stop now must not cut that short
+                for sig in stop_signals:
+                    signal.signal(sig, signal.SIG_IGN)
         except StopProgram:
-            exit_code = None  # the parent stopped it: what was captured is kept, it says why
-        except SystemExit as e:
-            exit_code = _exit_status(e)
-        except BaseException as e:  # the program's own exception: printed as Python prints it
-            error = e
-            _print_traceback(e)
-            exit_code = 1
-        for sig in stop_signals:  # what was captured is being sent: a stop now must not cut that short
-            signal.signal(sig, signal.SIG_IGN)
+            # The parent stopped it; also where the stop came while the program's own end was being
+            # handled (a rank whose collective failed when a peer died, as torchrun stops it): that
+            # end's status stands, and what was captured is sent either way.
+            pass
         if exit_code is None:
             capture.finish_windows(None, None)
             capture.end(-1, stopped=False)
@@ -91,7 +98,9 @@ def _freeze_loaded() -> None:
     gc.freeze()
 
 
-def _stop(signum: int, frame: object) -> None:
+def _stop(stop_signals: tuple[int, ...], signum: int, frame: object) -> None:
+    for sig in stop_signals:  # one stop unwinds the program: a second must not cut that unwinding short
+        signal.signal(sig, signal.SIG_IGN)
     raise StopProgram()
 
 
