@@ -1,0 +1,93 @@
+/**
+ * A distributed run on the results page: the rank selector (all ranks, or one rank's own run) and
+ * the ranks × lines strip (laid out by shared/ranks.ts).
+ */
+
+import type { RunView } from '../shared/messages';
+import { fmtUs } from '../shared/format';
+import { rankLabel, rankStrip } from '../shared/ranks';
+import { activate, h } from './dom';
+import { save, section, shownId, state, vscode } from './page';
+
+export function rankSelector(view: RunView): HTMLElement | null {
+  const r = view.ranks;
+  if (!r) {
+    return null;
+  }
+  const picker = h('select', { 'aria-label': 'Ranks to show', class: 'rank-picker' });
+  const all = h('option', { value: '' }, `All ranks (${r.ranks.length}, merged)`);
+  all.selected = r.shown === null;
+  picker.append(all);
+  for (const info of r.ranks) {
+    const option = h('option', { value: String(info.rank), title: info.failed || `its own run: ${info.part}` }, rankLabel(info));
+    option.selected = r.shown === info.rank;
+    option.disabled = info.failed !== '' || info.part === '';
+    picker.append(option);
+  }
+  picker.addEventListener('change', () => {
+    const rank = picker.value === '' ? null : Number(picker.value);
+    state.rank = rank;
+    save();
+    picker.disabled = true; // until the panel answers with that rank's run
+    vscode.post({ type: 'showRank', runId: r.runId, rank });
+  });
+  const info = r.shown === null ? undefined : r.ranks.find((i) => i.rank === r.shown);
+  const note =
+    r.shown === null
+      ? 'figures are means over the ranks; the editor’s hints show each line’s median across ranks'
+      : `rank ${r.shown}’s own run${info?.part ? ` (${info.part})` : ''}`;
+  return h(
+    'div',
+    { class: 'rank-tools' },
+    h('label', {}, 'Ranks ', picker),
+    h('span', { class: 'muted' }, ` ${note}`),
+    r.problem ? h('p', { class: 'notice warning' }, r.problem) : null,
+  );
+}
+
+/** A heat row per rank, a cell per line: the line's time on that rank (hover: the value; click: the line). */
+export function ranksStrip(view: RunView, label: string): HTMLElement | null {
+  const { run } = view;
+  const strip = rankStrip(run, { label: `Self ${label}` });
+  if (!strip) {
+    return null;
+  }
+  const grid = h('div', { class: 'strip', role: 'grid', 'aria-label': 'Each line’s time on each rank' });
+  grid.style.gridTemplateColumns = `5.5em repeat(${strip.lines.length}, minmax(14px, 1fr))`;
+  const every = strip.lines.length > 60 ? 10 : strip.lines.length > 30 ? 5 : 1;
+  grid.append(h('div', { class: 'strip-corner', role: 'columnheader' }, 'line'));
+  strip.lines.forEach((n, i) => {
+    grid.append(h('div', { class: 'strip-line', role: 'columnheader', title: (view.source[n] ?? '').trim() }, i % every === 0 ? String(n) : ''));
+  });
+  for (const row of strip.rows) {
+    const name = h('div', { class: 'strip-rank', role: 'rowheader', title: `${row.title} (click: its own run)` }, row.label);
+    activate(name, () => {
+      state.rank = row.rank;
+      save();
+      vscode.post({ type: 'showRank', runId: shownId(view), rank: row.rank });
+    });
+    grid.append(name);
+    for (const cell of row.cells) {
+      const el = h('div', {
+        class: `strip-cell lvl-${cell.level}${cell.straggler ? ' straggler' : ''}`,
+        role: 'gridcell',
+        title: cell.title,
+        'aria-label': cell.title,
+      });
+      activate(el, () => vscode.post({ type: 'revealLine', runId: run.run_id, line: cell.line }));
+      grid.append(el);
+    }
+  }
+  return section(
+    `Ranks × lines · Self ${label} per iteration on each rank`,
+    h('div', { class: 'scroller strip-scroller' }, grid),
+    h(
+      'p',
+      { class: 'muted small' },
+      `Each cell is a line’s time on one rank, coloured against the largest cell (${fmtUs(strip.max)}); `,
+      h('span', { class: 'strip-key straggler' }),
+      ' a straggler (the other ranks wait for it). Click a rank for its own run, a cell for its line.',
+    ),
+    ...strip.failed.map((f) => h('p', { class: 'notice warning' }, `Rank ${f.rank} has no part: ${f.why}`)),
+  );
+}
