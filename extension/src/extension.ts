@@ -173,7 +173,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     new RunContextKeys(store),
     backendWatch,
     new StatusBar(srv, settings, store, backendWatch),
-    new EarlierRuns(srv, store, docs, prof, log),
+    new EarlierRuns(srv, store, docs, log),
     ...Object.entries(commands).map(([name, run]) => vscode.commands.registerCommand(EXTENSION_COMMANDS[name as ExtensionCommand], run)),
     vscode.commands.registerCommand(STATUS_MENU_COMMAND, () => statusMenu(srv)),
     vscode.window.registerWebviewPanelSerializer(RESULTS_VIEW_TYPE, panel.serializer),

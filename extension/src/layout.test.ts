@@ -24,6 +24,21 @@ function imports(text: string): string[] {
 const glueModule = (spec: string): boolean => spec === 'vscode' || spec.startsWith('vscode-languageclient') || spec.startsWith('@vscode/');
 const isGlue = new Map(sources.map((p) => [p, imports(fs.readFileSync(p, 'utf8')).some(glueModule)]));
 
+/**
+ * The feature folders in tiers, the foundations first: a module imports from its own folder, from a
+ * tier below, or (tier 0 only) from its own tier; never up, nor sideways above the foundations. What
+ * a lower folder needs of a higher one is an interface of its own or of a foundation, which the higher
+ * satisfies and extension.ts hands in (runs/resultsView.ts for the results panel; the server's events).
+ */
+const FOLDER_TIERS: readonly (readonly string[])[] = [
+  // the settings, the bundled OpLens, what went wrong, the server, the runs and documents it sends
+  ['settings', 'bundle', 'problems', 'server', 'notebook', 'runs', 'documents'],
+  ['backend', 'heat', 'progress', 'program', 'overview', 'diff', 'doctor', 'walkthrough'],
+  ['status', 'profile', 'ranks'],
+  ['compare', 'neuron', 'results'],
+  ['trace'], // the results page's webview scaffolding (results/html.ts) serves it too
+];
+
 function header(p: string): string {
   const text = fs.readFileSync(p, 'utf8');
   return text.startsWith('/**') ? text.slice(0, text.indexOf('*/') + 2) : '';
@@ -63,6 +78,25 @@ describe('extension/src: one folder per feature', () => {
       }
     }
     assert.deepEqual(wrong, []);
+  });
+
+  it('the feature folders import downward only, by the tiers of FOLDER_TIERS', () => {
+    const tierOf = new Map(FOLDER_TIERS.flatMap((tier, i) => tier.map((folder) => [folder, i] as const)));
+    const folders = [...new Set(sources.map(rel).filter((r) => r.includes('/')).map((r) => r.split('/')[0] ?? ''))];
+    assert.deepEqual(folders.filter((f) => !tierOf.has(f)).map((f) => `${f}/ is in no tier`), []);
+    const upward: string[] = [];
+    for (const p of sources.filter((s) => rel(s).includes('/'))) {
+      const from = rel(p).split('/')[0] ?? '';
+      for (const spec of imports(fs.readFileSync(p, 'utf8')).filter((s) => s.startsWith('../') && !s.startsWith('../../'))) {
+        const to = spec.split('/')[1] ?? '';
+        const [a, b] = [tierOf.get(from) ?? -1, tierOf.get(to) ?? -1];
+        // the foundations (tier 0) stand on each other; above them, a folder imports only from tiers below its own
+        if (to !== from && (b > a || (b === a && a !== 0))) {
+          upward.push(`${rel(p)} imports ${spec}`);
+        }
+      }
+    }
+    assert.deepEqual(upward, []);
   });
 
   it('the tests a header names are beside it', () => {

@@ -16,8 +16,8 @@ import type { Notifier } from '../problems/notify';
 import type { ArgumentMemory } from '../profile/argMemory';
 import { askArguments, type Profiler } from '../profile/profiler';
 import { withRunProgress } from '../progress/notification';
-import type { ResultsPanel } from '../results/panel';
 import { parseCompareSummary } from '../runs/parseRun';
+import type { ResultsView } from '../runs/resultsView';
 import type { RunStore } from '../runs/runStore';
 import type { OpLensServer } from '../server/server';
 import { requestOptions } from '../settings/settings';
@@ -41,7 +41,7 @@ export class Comparer {
     private readonly documents: Documents,
     private readonly memory: ArgumentMemory,
     private readonly settings: SettingsSource,
-    private readonly panel: ResultsPanel,
+    private readonly panel: ResultsView,
     private readonly profiler: Profiler,
     private readonly notifier: Notifier,
   ) {}

@@ -11,7 +11,8 @@ import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { DOCTOR_COMMAND } from '../../shared/names';
 import type { Notifier } from '../problems/notify';
-import { ServerUnavailable, type OpLensServer } from '../server/server';
+import { ServerUnavailable } from '../server/contract';
+import type { OpLensServer } from '../server/server';
 import type { SettingsSource } from '../settings/source';
 import { doctorVerdict, parseDoctorReport, reportLines } from './doctor';
 

@@ -15,9 +15,9 @@ import * as vscode from 'vscode';
 import { isDrawable } from '../documents/documentIndex';
 import type { Documents } from '../documents/documents';
 import type { RunStore } from '../runs/runStore';
-import type { HeatMode } from '../settings/settings';
+import type { HeatBy, HeatMode } from '../settings/settings';
 import type { SettingsSource } from '../settings/source';
-import { gutterSvg, HEAT_LEVELS, heatLines, heatPalette, type HeatBy, type ThemeKind } from './heat';
+import { gutterSvg, HEAT_LEVELS, heatLines, heatPalette, type ThemeKind } from './heat';
 
 function themeKind(kind: vscode.ColorThemeKind): ThemeKind {
   switch (kind) {

@@ -15,6 +15,8 @@
  * Pure: imports no `vscode`; unit-tested in heat.test.ts.
  */
 
+import type { HeatBy } from '../settings/settings';
+
 export const HEAT_LEVELS = 8;
 
 export type ThemeKind = 'dark' | 'light' | 'highContrast' | 'highContrastLight';
@@ -27,9 +29,6 @@ export interface HeatLine {
   /** 0..1 of the function's time (by headroom: its headroom's share of that time). */
   share: number;
 }
-
-export const HEAT_BY = ['time', 'headroom'] as const;
-export type HeatBy = (typeof HEAT_BY)[number];
 
 export interface HeatInput {
   totals: { self_device_us: number; self_cpu_us?: number };

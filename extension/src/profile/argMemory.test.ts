@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ArgumentMemory, STATE_KEY, type KeyValueStore } from './argMemory';
+import type { KeyValueStore } from '../settings/memento';
+import { ArgumentMemory, STATE_KEY } from './argMemory';
 
 /** workspaceState in memory, with the same JSON round trip VS Code does. */
 class MemoryState implements KeyValueStore {

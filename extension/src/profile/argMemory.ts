@@ -14,11 +14,7 @@
  * Pure: imports no `vscode`; unit-tested in argMemory.test.ts.
  */
 
-/** The part of VS Code's `Memento` this needs. */
-export interface KeyValueStore {
-  get<T>(key: string): T | undefined;
-  update(key: string, value: unknown): PromiseLike<void>;
-}
+import type { KeyValueStore } from '../settings/memento';
 
 interface Remembered {
   args: string;

@@ -23,7 +23,7 @@
  */
 
 import * as vscode from 'vscode';
-import { OVERVIEW_COMMAND, PROFILE_COMMAND, SHOW_RUN_COMMAND } from '../../shared/names';
+import { OVERVIEW_COMMAND, PROFILE_COMMAND } from '../../shared/names';
 import { enclosingFunction, topLevelFunctionNames, type DocFunction, type DocumentInfo } from '../documents/documentIndex';
 import type { Documents } from '../documents/documents';
 import { isCellUri } from '../notebook/notebookCall';
@@ -33,10 +33,12 @@ import { describeCaptureError, describeProfileError, type RpcError, type ServerL
 import { withRunProgress } from '../progress/notification';
 import type { PickedProgram, ProgramPicker } from '../program/picker';
 import { describeProgram, programForHost, programFromServer, type ProgramSpec } from '../program/program';
-import type { ResultsPanel } from '../results/panel';
-import { parseProfileResponse, parseRun } from '../runs/parseRun';
+import { fetchRun } from '../runs/fetchRun';
+import { parseProfileResponse } from '../runs/parseRun';
+import type { ResultsView } from '../runs/resultsView';
 import type { RunStore } from '../runs/runStore';
-import { ServerReconnecting, ServerUnavailable, type OpLensServer } from '../server/server';
+import { ServerReconnecting, ServerUnavailable } from '../server/contract';
+import type { OpLensServer } from '../server/server';
 import { captureOptions, requestOptions } from '../settings/settings';
 import { workspaceRoot } from '../settings/source';
 import type { SettingsSource } from '../settings/source';
@@ -59,7 +61,7 @@ export class Profiler {
     private readonly memory: ArgumentMemory,
     private readonly notifier: Notifier,
     private readonly settings: SettingsSource,
-    private readonly panel: ResultsPanel,
+    private readonly panel: ResultsView,
     private readonly programs: ProgramPicker,
     private readonly notebooks: NotebookProfiler,
   ) {}
@@ -318,11 +320,8 @@ export class Profiler {
   }
 
   /** Ask the server for a run it keeps (`oplens.showRun`); it also re-sends `oplens/result`. */
-  async fetchRun(runId: string): Promise<void> {
-    const answer = (await this.server.execute(SHOW_RUN_COMMAND, { run_id: runId })) as { uri?: unknown; run?: unknown } | null;
-    if (answer && typeof answer.uri === 'string') {
-      this.store.add(vscode.Uri.parse(answer.uri).toString(), parseRun(answer.run));
-    }
+  fetchRun(runId: string): Promise<void> {
+    return fetchRun(this.server, this.store, runId);
   }
 
   /** A click on the server's totals lens: `{run_id}`. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { describeCaptureError } from '../problems/problems';
-import type { KeyValueStore } from '../profile/argMemory';
+import type { KeyValueStore } from '../settings/memento';
 import { PathMap } from '../server/pathMap';
 import {
   describeProgram,

@@ -16,7 +16,7 @@
  */
 
 import * as path from 'node:path';
-import type { KeyValueStore } from '../profile/argMemory';
+import type { KeyValueStore } from '../settings/memento';
 import type { PathMap } from '../server/pathMap';
 
 /** `oplens.profile`'s `program` argument. Exactly one of `program` (a script) and `module`. */

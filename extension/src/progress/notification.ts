@@ -10,8 +10,9 @@
 import * as vscode from 'vscode';
 import { CANCEL_COMMAND } from '../../shared/names';
 import type { Notifier } from '../problems/notify';
+import type { WorkDoneHook } from '../server/contract';
 import type { OpLensServer } from '../server/server';
-import { RunProgress, type WorkDoneHook } from './runProgress';
+import { RunProgress } from './runProgress';
 
 /**
  * `work` under a cancellable notification titled `title`: `work` sends its request with the hook

@@ -12,6 +12,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import type { WorkDoneHook } from '../server/contract';
 
 /** What a notification's `progress.report` takes. */
 export interface ProgressStep {
@@ -20,11 +21,6 @@ export interface ProgressStep {
   increment?: number;
 }
 
-/** What `OpLensServer.execute` takes to send the request with a token and hand its `$/progress` values back. */
-export interface WorkDoneHook {
-  workDoneToken: string;
-  onProgress(value: unknown): void;
-}
 
 /** A fresh token for one request: unique across windows and restarts. */
 export function newProgressToken(): string {

@@ -14,10 +14,11 @@ import { MERGE_COMMAND } from '../../shared/names';
 import type { Notifier } from '../problems/notify';
 import type { RpcError } from '../problems/problems';
 import { withRunProgress } from '../progress/notification';
-import type { ResultsPanel } from '../results/panel';
 import { parseProfileResponse } from '../runs/parseRun';
+import type { ResultsView } from '../runs/resultsView';
 import type { RunStore } from '../runs/runStore';
-import { ServerUnavailable, type OpLensServer } from '../server/server';
+import { ServerUnavailable } from '../server/contract';
+import type { OpLensServer } from '../server/server';
 import { expandPath, workspaceRoot, type SettingsSource } from '../settings/source';
 import { defaultRunsFolder, describeMergeError, mergedMessage, mergeRequest, mergeUnsupported } from './merge';
 
@@ -27,7 +28,7 @@ export class RunMerger {
     private readonly store: RunStore,
     private readonly settings: SettingsSource,
     private readonly notifier: Notifier,
-    private readonly panel: ResultsPanel,
+    private readonly panel: ResultsView,
     /** Ask the server for a run it keeps (`oplens.showRun`), when its `oplens/result` did not come. */
     private readonly fetchRun: (runId: string) => Promise<void>,
     private readonly extensionVersion: string,

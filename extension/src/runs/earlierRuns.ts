@@ -3,14 +3,14 @@
  * their heat too: a document's `oplens/document` names the latest run of each of its functions;
  * those not yet here are fetched once with `oplens.showRun` (which also sends `oplens/result`).
  *
- * VS Code glue: imports `vscode`; its model is runStore.ts.
+ * VS Code glue: imports `vscode`; its model is runStore.ts, its request fetchRun.ts.
  */
 
 import * as vscode from 'vscode';
 import type { DocumentInfo } from '../documents/documentIndex';
 import type { Documents } from '../documents/documents';
-import type { Profiler } from '../profile/profiler';
 import type { OpLensServer } from '../server/server';
+import { fetchRun } from './fetchRun';
 import type { RunStore } from './runStore';
 
 export class EarlierRuns implements vscode.Disposable {
@@ -19,10 +19,9 @@ export class EarlierRuns implements vscode.Disposable {
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(
-    server: OpLensServer,
+    private readonly server: OpLensServer,
     private readonly store: RunStore,
     documents: Documents,
-    private readonly profiler: Profiler,
     private readonly log: vscode.LogOutputChannel,
   ) {
     this.subscriptions.push(
@@ -42,7 +41,7 @@ export class EarlierRuns implements vscode.Disposable {
       }
       this.fetched.add(runId);
       try {
-        await this.profiler.fetchRun(runId);
+        await fetchRun(this.server, this.store, runId);
       } catch (e) {
         this.log.debug(`earlier run ${runId} of ${info.uri}: ${(e as Error).message}`);
       }

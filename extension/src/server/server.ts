@@ -45,11 +45,10 @@ import { BUNDLED_LIBS_ENV, bundleOf, serverEnvironment, type Bundle } from '../b
 import { DOCUMENT_NOTIFICATION, HOT_FUNCTIONS_COMMAND, PROFILE_COMMAND, RESULT_NOTIFICATION, SHOW_RUN_COMMAND } from '../../shared/names';
 import { CELL_SCHEME } from '../notebook/notebookCall';
 import type { Notifier } from '../problems/notify';
-import type { WorkDoneHook } from '../progress/runProgress';
 import { describeServerExit, describeWsFailure, diagnosePreflight, PREFLIGHT_SCRIPT, type InstallHints, type PreflightOutcome } from '../problems/problems';
 import { initializationOptions, serverArgs } from '../settings/settings';
 import { expandPath, workspaceRoot, type SettingsSource } from '../settings/source';
-import type { ReconnectInfo, ServerState } from '../status/status';
+import { ServerReconnecting, ServerUnavailable, type ReconnectInfo, type ServerState, type WorkDoneHook } from './contract';
 import type { Interpreter, InterpreterChooser } from './interpreter';
 import { PathMap } from './pathMap';
 import { checkServerProtocol } from './protocol';
@@ -71,25 +70,6 @@ export interface ServerHooks {
 
 /** `bundled`: the server runs from the extension's bundled OpLens (else the interpreter's own). */
 export type Connection = { kind: 'stdio'; interpreter: Interpreter; cwd: string; bundled: boolean } | { kind: 'websocket'; url: string };
-
-/** The server is not there: a message for the user, and whether a restart might help. */
-export class ServerUnavailable extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ServerUnavailable';
-  }
-}
-
-/**
- * The WebSocket dropped and is being retried: the request was not sent. Not a `ServerUnavailable`
- * (whose callers say "not running"): its message is the one to show.
- */
-export class ServerReconnecting extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ServerReconnecting';
-  }
-}
 
 type WsTransports = MessageTransports & { socket: { terminate(): void } };
 

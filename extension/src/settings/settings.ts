@@ -12,10 +12,12 @@
 import { EXPLORER_PORTS, NEURON_DEFAULT_MODES, NEURON_MODES, SERVER_SETTINGS } from '../../shared/generated/settings';
 import { BACKENDS, type Backend } from '../../shared/names';
 import { IMPORT_STRATEGIES, type ImportStrategy } from '../bundle/bundle';
-import { HEAT_BY, type HeatBy } from '../heat/heat';
 import { parsePathMappings, type PathMapping } from '../server/pathMap';
 export const HEAT_MODES = ['gutter', 'line', 'off'] as const;
 export type HeatMode = (typeof HEAT_MODES)[number];
+/** What a line's heat measures (heat/heat.ts): its share of the time, or of the headroom. */
+export const HEAT_BY = ['time', 'headroom'] as const;
+export type HeatBy = (typeof HEAT_BY)[number];
 /** Which functions get lenses (the server's rule, `oplens.lsp.views.lensed`): every one, those with a run, none. */
 export const LENS_MODES = SERVER_SETTINGS.lenses.enum;
 export type LensMode = (typeof LENS_MODES)[number];

@@ -7,16 +7,8 @@
  */
 
 import { backendFacts } from '../../shared/backends';
+import type { ReconnectInfo, ServerState } from '../server/contract';
 
-export type ServerState = 'stopped' | 'starting' | 'ready' | 'busy' | 'reconnecting' | 'failed';
-
-/** The reconnect machine's figures (server/reconnect.ts) while the state is `reconnecting`. */
-export interface ReconnectInfo {
-  attempt: number;
-  nextDelayMs: number;
-  /** Why the last attempt failed: `ECONNREFUSED`, … */
-  lastFailure?: string;
-}
 
 export interface StatusInput {
   state: ServerState;

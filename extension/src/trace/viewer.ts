@@ -12,7 +12,7 @@ import * as vscode from 'vscode';
 import type { FromTraceViewer, ToTraceViewer } from '../../shared/messages';
 import { TRACE_VIEW_TYPE } from '../../shared/names';
 import { webviewHtml, webviewOptions } from '../results/html';
-import type { ResultsPanel } from '../results/panel';
+import type { ResultsView } from '../runs/resultsView';
 import type { RunStore, StoredRun } from '../runs/runStore';
 import { resolveArtifact } from '../server/pathMap';
 import type { OpLensServer } from '../server/server';
@@ -27,7 +27,7 @@ export class TraceViewer implements vscode.Disposable {
     private readonly extensionUri: vscode.Uri,
     private readonly store: RunStore,
     private readonly server: OpLensServer,
-    private readonly results: ResultsPanel,
+    private readonly results: ResultsView,
     private readonly log: vscode.LogOutputChannel,
   ) {}
 
