@@ -1,17 +1,19 @@
-"""The route a profile takes through OpLens's own files, from `oplens profile` to the per-line attribution,
-and on to the run it sends back, as it runs (not as the code reads): how many of OpLens's files it enters, and how often it comes back into
-one it had left. The figure issue 32 asks to bring down ("files visited … without doubling back").
+"""The route a profile takes through OpLens's own files, from `oplens profile` to the per-line attribution
+and on to the run it sends back, as it runs (not as the code reads): how many of OpLens's files it enters,
+and how often it comes back into one it had left. The figure issue 32 asks to bring down ("files visited
+… without doubling back").
 
     .venv/bin/python bench/route.py                 # this checkout
     .venv/bin/python bench/route.py --repo DIR      # another checkout (e.g. a `git worktree` of an older commit)
 
 Both processes are followed: the parent (`oplens profile`: the request, the target, the staging, the job)
-up to where it starts the worker, and the worker (prepare, measure, process, the run described and sent) to its end; `attributions`
-counts its calls of `analysis/attribution.attribute`. A `sitecustomize` on PYTHONPATH installs `sys.setprofile` in each. Counted:
-the OpLens files a function of which runs (a module's body run by an import is loading, not the route); the
-distinct call edges between files; and the edges that double back: a call into a file that is already on
-the stack below the caller (A calls B, and B calls back into A). Loops do not inflate the counts (edges are
-distinct) and nothing is timed: one run is exact.
+up to where it starts the worker, and the worker (prepare, measure, process, the run described and sent)
+to its end; `attributions` counts its calls of `analysis/attribution.attribute`. A `sitecustomize` on
+PYTHONPATH installs `sys.setprofile` in each. Counted: the OpLens files a function of which runs (a module's
+body run by an import is loading, not the route); the distinct call edges between files; and the edges that
+double back: a call into a file that is already on the stack below the caller (A calls B, and B calls back
+into A: a callback, named with the function called). Loops do not inflate the counts (edges are distinct)
+and nothing is timed: one run is exact.
 """
 
 from __future__ import annotations
@@ -122,7 +124,8 @@ def main() -> int:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(repo / "server")]),
                "OPLENS_ROUTE_ROOT": root, "OPLENS_ROUTE_OUT": str(out), "OMP_NUM_THREADS": "1"}  # fmt: skip
         cmd = [sys.executable, "-m", "oplens", "profile", str(repo / "examples" / "rmsnorm.py") + "::rmsnorm_naive",
-               "--args", "make_inputs(2, 64, 256)", "--iters", "3", "--warmup", "1", "--backend", "cpu", "--out", str(Path(tmp) / "runs")]  # fmt: skip
+               "--args", "make_inputs(2, 64, 256)", "--iters", "3", "--warmup", "1", "--backend", "cpu",
+               "--out", str(Path(tmp) / "runs")]  # fmt: skip
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:
             print(proc.stderr[-3000:], file=sys.stderr)
