@@ -6,6 +6,8 @@
 - extension/shared/generated/run.ts: every record of a `result.json` (`oplens.records.run.Run` and
   what it holds) as an interface and as a reader that checks its JSON, with each field required or
   defaulted exactly as `Run.from_dict` takes it (`oplens.records.typescript`);
+- extension/shared/generated/views.ts: the pages the server builds (`oplens.views`: every word the results
+  page shows, written once in Python) as interfaces and readers, as run.ts;
 - extension/shared/generated/settings.ts: the settings the server reads too (`oplens.lsp.settings`:
   each one's wire key, type, default and bounds, which package.json states again and a test checks),
   the Neuron profile modes and Neuron Explorer's default ports;
@@ -33,6 +35,7 @@ from oplens.lsp import settings
 from oplens.lsp.convert import camel, wire_key
 from oplens.records import errors, run
 from oplens.records.typescript import constant, constants_module, default_of, records_module
+from oplens.views import diff
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATED = "extension/shared/generated"
@@ -43,6 +46,10 @@ JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", l
 def run_ts() -> str:
     head = constant("RUN_SCHEMA", run.SCHEMA, ["The schema this extension reads (`Run.schema`)."], as_const=False)
     return records_module([run.Run], generator=GENERATOR, reader_import="../reader", head=head)
+
+
+def views_ts() -> str:
+    return records_module([diff.DiffPage], generator=GENERATOR, reader_import="../reader")
 
 
 def setting(f: dataclasses.Field[Any], tp: Any) -> dict[str, Any]:
@@ -108,7 +115,8 @@ def errors_ts() -> str:
 
 def render() -> dict[str, str]:
     """Each generated file (its path from the repository root) and its text."""
-    return {f"{GENERATED}/run.ts": run_ts(), f"{GENERATED}/settings.ts": settings_ts(), f"{GENERATED}/errors.ts": errors_ts(),
+    return {f"{GENERATED}/run.ts": run_ts(), f"{GENERATED}/views.ts": views_ts(),
+            f"{GENERATED}/settings.ts": settings_ts(), f"{GENERATED}/errors.ts": errors_ts(),
             f"{GENERATED}/backends.ts": backends_ts()}
 
 

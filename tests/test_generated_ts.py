@@ -45,7 +45,7 @@ def rendered() -> dict[str, str]:
 
 
 def test_the_committed_typescript_is_what_the_python_generates(rendered: dict[str, str]) -> None:
-    names = ("run.ts", "settings.ts", "errors.ts", "backends.ts")
+    names = ("run.ts", "views.ts", "settings.ts", "errors.ts", "backends.ts")
     assert sorted(rendered) == sorted(f"extension/shared/generated/{n}" for n in names)
     for path, text in rendered.items():
         committed = ROOT / path
@@ -61,7 +61,7 @@ def test_check_mode_names_a_stale_file(tmp_path: Path, capsys: pytest.CaptureFix
     generator = load_generator()
     monkeypatch.setattr(generator, "ROOT", tmp_path)
     assert generator.main(["--check"]) == 1  # none written yet
-    assert len(capsys.readouterr().err.splitlines()) == 4  # one line per generated file
+    assert len(capsys.readouterr().err.splitlines()) == 5  # one line per generated file
     assert generator.main([]) == 0
     assert generator.main(["--check"]) == 0
     (tmp_path / "extension/shared/generated/errors.ts").write_text("// edited by hand\n", encoding="utf-8")

@@ -4,7 +4,7 @@
  * the other does not understand is a compile error, not a silent no-op.
  */
 
-import type { Verdict } from './diff';
+import type { DiffView } from './generated/views';
 import type { HotFunctions } from './overview';
 import type { CompareRow, RankInfo, Run } from './run';
 
@@ -63,44 +63,6 @@ export interface CompareView {
   failed: { variant: string; message: string }[];
 }
 
-/** One line of the "vs previous run" table, ready to draw (src/diff/diffView.ts). */
-export interface DiffRow {
-  /** The line as the earlier run profiled it; null for a new line. */
-  beforeLine: number | null;
-  /** The line as the shown run profiled it (a click goes there); null for a removed line. */
-  afterLine: number | null;
-  /** Times per iteration, written; '' where the line is not in that run. */
-  before: string;
-  after: string;
-  /** `▲ 2.1×`, `▼ 40 %`, `new`; for a `same` line its small change (`+3 %`), muted. */
-  change: string;
-  verdict: Verdict;
-  text: string;
-  /** The tooltip: before → after, the ratio, the test's p-value. */
-  title: string;
-}
-
-/** The results page's "vs previous run" view: the shown run against an earlier run of its function. */
-export interface DiffView {
-  afterRunId: string;
-  beforeRunId: string;
-  qualname: string;
-  /** `CPU`, `NEURON`, ...: the time columns' label. */
-  label: string;
-  /** `previous run`, or `the run of 2026-12-01 10:30:00` for another pick. */
-  against: string;
-  rows: DiffRow[];
-  totals: { before: string; after: string; change: string; verdict: Verdict; phrase: string; pValue: string };
-  /** When and with what each run ran, for the header. */
-  runs: { before: string; after: string };
-  /** The picker: every earlier run of the function, newest first. */
-  earlier: { runId: string; label: string }[];
-  /** What may explain a difference besides the edit (other arguments, iterations, backend). */
-  notes: string[];
-  /** The rule behind the verdicts, in words. */
-  method: string;
-}
-
 /** What the results page keeps across reloads (VS Code hands it back to the panel serializer). */
 export interface ResultsPageState {
   opSort: { key: 'name' | 'calls' | 'self_cpu_us' | 'self_device_us' | 'pct'; desc: boolean };
@@ -117,6 +79,7 @@ export interface ResultsPageState {
 export type ToResultsPanel =
   | { type: 'run'; view: RunView }
   | { type: 'compare'; view: CompareView }
+  /** The server's "vs previous run" view of the shown run (`oplens.views.diff`). */
   | { type: 'diff'; runId: string; view: DiffView }
   | { type: 'noDiff'; runId: string; message: string }
   | { type: 'empty'; message: string }

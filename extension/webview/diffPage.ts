@@ -1,9 +1,10 @@
 /**
  * The run page's "vs previous run" tab: the shown run against an earlier run of its function (the
- * panel sends the view, src/diff/diffView.ts), with a picker of those runs.
+ * server writes the view, `oplens.views.diff`; this draws it), with a picker of those runs.
  */
 
-import type { DiffView, RunView } from '../shared/messages';
+import type { DiffView } from '../shared/generated/views';
+import type { RunView } from '../shared/messages';
 import { activate, button, h } from './dom';
 import { redraw, save, section, shownId, state, vscode } from './page';
 
@@ -50,13 +51,13 @@ export function diffSection(view: RunView): HTMLElement {
   const v = d.view;
   const picker = h('select', { 'aria-label': 'The earlier run to compare with' });
   for (const e of v.earlier) {
-    const option = h('option', { value: e.runId }, e.label);
-    option.selected = e.runId === v.beforeRunId;
+    const option = h('option', { value: e.run_id }, e.label);
+    option.selected = e.run_id === v.before_run_id;
     picker.append(option);
   }
   picker.addEventListener('change', () => {
     lastDiff = undefined; // asked for; drawn when it comes
-    vscode.post({ type: 'diff', after: v.afterRunId, before: picker.value });
+    vscode.post({ type: 'diff', after: v.after_run_id, before: picker.value });
     redraw();
   });
   const t = v.totals;
@@ -65,24 +66,24 @@ export function diffSection(view: RunView): HTMLElement {
     { class: 'diff-summary' },
     `Total ${v.label}: ${t.before} → ${t.after} · `,
     h('span', { class: `verdict-text verdict-${t.verdict}` }, t.phrase),
-    t.pValue ? h('span', { class: 'muted' }, ` (p = ${t.pValue})`) : null,
+    t.p_value ? h('span', { class: 'muted' }, ` (p = ${t.p_value})`) : null,
   );
   const body = h('tbody');
   for (const r of v.rows) {
     const row = h(
       'tr',
       { class: `verdict-${r.verdict}`, title: r.title },
-      h('td', { class: 'num lineno' }, r.beforeLine === null ? '' : String(r.beforeLine)),
-      h('td', { class: 'num lineno' }, r.afterLine === null ? '' : String(r.afterLine)),
+      h('td', { class: 'num lineno' }, r.before_line === null ? '' : String(r.before_line)),
+      h('td', { class: 'num lineno' }, r.after_line === null ? '' : String(r.after_line)),
       h('td', { class: 'num' }, r.before),
       h('td', { class: 'num' }, r.after),
       h('td', { class: 'num change' }, r.change),
       h('td', { class: 'verdict' }, h('span', { class: 'verdict-tag' }, r.verdict)),
       h('td', { class: 'code-cell' }, h('code', {}, r.text)),
     );
-    if (r.afterLine !== null) {
-      const line = r.afterLine;
-      activate(row, () => vscode.post({ type: 'revealLine', runId: v.afterRunId, line }));
+    if (r.after_line !== null) {
+      const line = r.after_line;
+      activate(row, () => vscode.post({ type: 'revealLine', runId: v.after_run_id, line }));
     }
     body.append(row);
   }
@@ -108,7 +109,7 @@ export function diffSection(view: RunView): HTMLElement {
     summary,
     ...v.notes.map((n) => h('p', { class: 'notice' }, n)),
     h('div', { class: 'scroller diff-scroller' }, h('table', { class: 'diff' }, head, body)),
-    h('p', { class: 'muted small' }, `Before: ${v.runs.before}`, h('br'), `Now: ${v.runs.after}`),
+    h('p', { class: 'muted small' }, `Before: ${v.runs_before}`, h('br'), `Now: ${v.runs_after}`),
     h('p', { class: 'muted small' }, v.method),
   );
 }

@@ -11,7 +11,7 @@
  * The page is not kept alive while hidden: when it comes back it says `ready` and gets the current
  * view again, so a hidden panel costs no memory for a large run.
  *
- * VS Code glue: imports `vscode`; its models are runView.ts, diff/diffView.ts and ranks/rankPart.ts.
+ * VS Code glue: imports `vscode`; its models are runView.ts, diff/diffAnswer.ts (the server's diff page) and ranks/rankPart.ts.
  */
 
 import * as vscode from 'vscode';
@@ -20,8 +20,7 @@ import type { CompareView, FromResultsPanel, OverviewPage, ResultsPageState, Run
 import { DIFF_COMMAND, HOT_FUNCTIONS_COMMAND, OPEN_EXPLORER_COMMAND, RANK_PART_COMMAND, RESULTS_VIEW_TYPE } from '../../shared/names';
 import { isMerged } from '../../shared/ranks';
 import type { Run } from '../../shared/run';
-import { diffView } from '../diff/diffView';
-import { parseDiffResponse } from '../diff/parseDiff';
+import { parseDiffPage } from '../diff/diffAnswer';
 import { isDrawable, physicalLines } from '../documents/documentIndex';
 import type { Documents } from '../documents/documents';
 import type { RpcError } from '../problems/problems';
@@ -186,8 +185,8 @@ export class ResultsPanel implements vscode.Disposable {
   private async sendDiff(after: string, before?: string): Promise<void> {
     let message: ToResultsPanel;
     try {
-      const view = diffView(parseDiffResponse(await this.server.execute(DIFF_COMMAND, before === undefined ? { after } : { after, before })));
-      message = 'message' in view ? { type: 'noDiff', runId: after, message: view.message } : { type: 'diff', runId: after, view };
+      const page = parseDiffPage(await this.server.execute(DIFF_COMMAND, before === undefined ? { after } : { after, before }));
+      message = page.view ? { type: 'diff', runId: after, view: page.view } : { type: 'noDiff', runId: after, message: page.message };
     } catch (e) {
       this.log.warn(`results panel: diff of run ${after}${before ? ` against ${before}` : ''}: ${(e as Error).message}`);
       message = { type: 'noDiff', runId: after, message: `No comparison with an earlier run: ${(e as Error).message}` };

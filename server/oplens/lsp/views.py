@@ -27,7 +27,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from oplens.backends import registry
-from oplens.engine.diff import FunctionDiff, LineChange, TotalsChange
+from oplens.engine.diff import FunctionDiff, LineChange
 from oplens.engine.targets import FunctionDef, list_functions, source_sha256
 from oplens.records.errors import OpLensError
 from oplens.records.format import (
@@ -42,10 +42,12 @@ from oplens.records.format import (
     fmt_us_span,
     outliers_sentence,
     text_bar,
+    verdict_phrase,
 )
 from oplens.records.names import CELL_QUALNAME, PROFILE_COMMAND, SHOW_RUN_COMMAND
 from oplens.records.run import Insight, LineStat, OpStat, RankInfo, Run
 from oplens.records.spread import RankSpread
+from oplens.views.diff import diff_page
 
 
 @dataclass(frozen=True)
@@ -160,14 +162,9 @@ def code_lenses(uri: str, source: str, functions: list[FunctionDef], placed: lis
 def lens_title(p: Placed) -> str:
     """The totals, and the function's verdict against the previous run where there is a diff."""
     title = totals_title(p.run)
-    return f"{title} · {verdict_phrase(p.diff.totals)}" if p.diff is not None else title
+    return f"{title} · {verdict_phrase(p.diff.totals.verdict, p.diff.totals.ratio)}" if p.diff is not None else title
 
 
-def verdict_phrase(t: TotalsChange) -> str:
-    """`▲ 2.1× slower than previous run`, `▼ 35 % faster than previous run`, `same as previous run`."""
-    if t.verdict in ("slower", "faster"):
-        return f"{fmt_change(t.verdict, t.ratio)} {t.verdict} than previous run"
-    return "same as previous run"
 
 
 def hint_label(stat: LineStat, change: LineChange | None = None, straggler: int | None = None) -> str:
@@ -494,7 +491,8 @@ def run_entry(p: Placed) -> dict[str, Any]:
 
 def diff_answer(uri: str, after: Run, diff: FunctionDiff | None, earlier: list[dict[str, Any]]) -> dict[str, Any]:
     """`{before, after, lines, totals, method}` of `diff` (with no diff: `before` and `totals` null,
-    `lines` empty), `earlier` (the function's runs before `after`, newest first) and `uri`."""
+    `lines` empty), `earlier` (the function's runs before `after`, newest first), `uri`, and `page`, the
+    results page's "vs previous run" view of it (`views.diff.DiffPage`: every word written)."""
     found = diff.to_dict() if diff is not None else {"before": None, "after": after.to_dict(), "lines": [],
                                                      "totals": None, "method": {}}
-    return {**found, "earlier": earlier, "uri": uri}
+    return {**found, "earlier": earlier, "uri": uri, "page": diff_page(after, diff, earlier).to_dict()}

@@ -55,6 +55,33 @@ def fmt_change(verdict: str, ratio: float | None) -> str:
     return f"{arrow} {abs(ratio - 1) * 100:.0f} %"
 
 
+def verdict_phrase(verdict: str, ratio: float | None, than: str = "previous run") -> str:
+    """A function's verdict as the totals lens ends: `▲ 2.1× slower than previous run`, `▼ 35 % faster
+    than previous run`, `same as previous run` (`than`: another run, `the run of 2026-12-01 10:30:00`)."""
+    if verdict in ("slower", "faster"):
+        return f"{fmt_change(verdict, ratio)} {verdict} than {than}"
+    return f"same as {than}"
+
+
+def fmt_p(p: float) -> str:
+    """A test's p-value: `0.0123` → `0.012`, below 1e-4 `< 0.0001`."""
+    if p < 1e-4:
+        return "< 0.0001"
+    rounded = float(f"{p:.2g}")  # two significant digits, as JavaScript's toPrecision(2)
+    return f"{rounded:.{max(0, 1 - math.floor(math.log10(rounded)))}f}"
+
+
+def when(created: str) -> str:
+    """A run's time as the server's local clock read: `2026-12-01T10:30:00+0000` → `2026-12-01 10:30:00`."""
+    text = created.replace("T", " ", 1)
+    return text[:-5] if len(text) > 5 and text[-5] in "+-" and text[-4:].isdigit() else text
+
+
+def device_label(label: str) -> str:
+    """The device's column label as torch.profiler writes it (`NEURON`, `CUDA`, `CPU`); `DEVICE` where none is known."""
+    return label.strip().upper() or "DEVICE"
+
+
 def fmt_us_range(lo: float, hi: float) -> str:
     """A range with its unit once where both ends share it: `9.01–27.04 ms`, `923.5 µs–21.02 ms`."""
     a, b = fmt_us(lo), fmt_us(hi)
