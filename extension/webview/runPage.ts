@@ -8,6 +8,7 @@
 
 import { onDevice } from '../shared/backends';
 import { deviceLabel, fmtCount, fmtShare, fmtUs } from '../shared/format';
+import { INSIGHT_LABELS } from '../shared/generated/views';
 import type { ResultsPageState, RunView } from '../shared/messages';
 import { fmtUsRange, stragglers } from '../shared/ranks';
 import { boundCell, boundPhrase, fmtBytes, memoryCell, memoryTitle } from '../shared/roofline';
@@ -118,17 +119,8 @@ function header(view: RunView, label: string): HTMLElement {
   return h('header', {}, title, sub, rankSelector(view), note, stats, stalled, unattributed, outside, actions);
 }
 
-const INSIGHT_LABELS: Record<string, string> = {
-  hot_line: 'hot line',
-  fusable_chain: 'fusable chain',
-  host_to_device_copy: 'host→device copy',
-  device_sync: 'device sync',
-  compiled_region: 'compiled region',
-  noisy: 'noisy',
-  straggler: 'straggler',
-  collective_wait: 'collective wait',
-  headroom: 'headroom',
-};
+/** Each insight kind's tag, in the server's words (`oplens.views.insights`, generated). */
+const LABELS: Record<string, string> = INSIGHT_LABELS;
 
 function insights(run: Run): HTMLElement | null {
   if (run.insights.length === 0) {
@@ -140,7 +132,7 @@ function insights(run: Run): HTMLElement | null {
       'li',
       { class: `insight kind-${ins.kind}` },
       h('span', { class: 'line-link' }, `L${ins.line}`),
-      h('span', { class: 'tag' }, INSIGHT_LABELS[ins.kind] ?? ins.kind.replace(/_/g, ' ')),
+      h('span', { class: 'tag' }, LABELS[ins.kind] ?? ins.kind.replace(/_/g, ' ')),
       ins.rank !== null ? h('span', { class: 'tag rank-tag' }, `rank ${ins.rank}`) : null,
       h('span', { class: 'message' }, ins.message),
       ins.evidence ? h('div', { class: 'evidence' }, ins.evidence) : null,

@@ -3,6 +3,22 @@
 
 import { Reader } from '../reader';
 
+/**
+ * What each kind of insight is called where the results page tags it (`oplens.views.insights`); a kind
+ * not named here is written from its name.
+ */
+export const INSIGHT_LABELS = {
+  hot_line: 'hot line',
+  fusable_chain: 'fusable chain',
+  host_to_device_copy: 'host→device copy',
+  device_sync: 'device sync',
+  compiled_region: 'compiled region',
+  noisy: 'noisy',
+  straggler: 'straggler',
+  collective_wait: 'collective wait',
+  headroom: 'headroom',
+};
+
 /** One line of the "vs previous run" table, ready to draw. */
 export interface DiffRow {
   /** the line as the earlier run profiled it; null for a new line */
