@@ -15,7 +15,16 @@
  */
 
 import * as vscode from 'vscode';
-import { CLEAR_COMMAND, EXTENSION_COMMANDS, RESULTS_VIEW_TYPE, STATUS_MENU_COMMAND, type ExtensionCommand } from '../shared/names';
+import {
+  CLEAR_COMMAND,
+  EXTENSION_COMMANDS,
+  HOT_FUNCTIONS_COMMAND,
+  PROFILE_COMMAND,
+  RESULTS_VIEW_TYPE,
+  SHOW_RUN_COMMAND,
+  STATUS_MENU_COMMAND,
+  type ExtensionCommand,
+} from '../shared/names';
 import { BackendWatch } from './backend/backendWatch';
 import { OplensInstaller } from './bundle/installer';
 import { Comparer } from './compare/compare';
@@ -35,7 +44,7 @@ import { ProgramMemory } from './program/program';
 import { RunMerger } from './ranks/mergeCommand';
 import { ResultsPanel } from './results/panel';
 import { EarlierRuns } from './runs/earlierRuns';
-import { parseResultNotification } from './runs/parseRun';
+import { keepResults } from './runs/fromServer';
 import { RunContextKeys } from './runs/runContextKeys';
 import { RunStore } from './runs/runStore';
 import { InterpreterChooser } from './server/interpreter';
@@ -56,43 +65,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const notifier = new Notifier(log);
   const interpreters = new InterpreterChooser(log);
 
-  // late-bound: the server's lens commands, results and documents reach parts built after it
-  let profiler: Profiler | undefined;
-  let documents: Documents | undefined;
-  let hot: HotFunctionsView | undefined;
-  let resultsPanel: ResultsPanel | undefined;
-  server = new OpLensServer(context, log, settings, interpreters, notifier, {
-    onResult: (params) => {
-      try {
-        const { uri, run, reveal } = parseResultNotification(params);
-        store.add(vscode.Uri.parse(uri).toString(), run);
-        if (reveal) {
-          void resultsPanel?.showRun(run.run_id, true); // a notebook kernel's new run: shown as one asked for here
-        }
-      } catch (e) {
-        log.error(`unreadable oplens/result: ${(e as Error).message}`);
-      }
-    },
-    onDocument: (params) => documents?.onNotification(params),
-    profileFromLens: (arg) => profiler?.profileFromLens(arg) ?? Promise.resolve(undefined),
-    showRunFromLens: (arg) => profiler?.showRunFromLens(arg) ?? Promise.resolve(undefined),
-    showHotFunctions: () => hot?.reveal() ?? Promise.resolve(undefined),
-  });
-  const srv = server;
+  // the server's notifications and lens commands reach the parts below through its events and
+  // routes, all subscribed before srv.start() at the end
+  const srv = (server = new OpLensServer(context, log, settings, interpreters, notifier));
   const docs = new Documents(srv, store, log);
-  documents = docs;
   const panel = new ResultsPanel(context.extensionUri, store, docs, srv, log);
-  resultsPanel = panel;
   const programs = new ProgramPicker(new ProgramMemory(context.workspaceState), log);
-  profiler = new Profiler(srv, store, docs, memory, notifier, settings, panel, programs, new NotebookProfiler(log));
-  const prof = profiler;
+  const prof = new Profiler(srv, store, docs, memory, notifier, settings, panel, programs, new NotebookProfiler(log));
   const comparer = new Comparer(srv, store, docs, memory, settings, panel, prof, notifier);
   const traces = new TraceViewer(context.extensionUri, store, srv, panel, log);
   const explorer = new ExplorerOpener(srv, store, settings, notifier, prof, (runId) => traces.open(runId), log);
   const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '?');
   const backendWatch = new BackendWatch(srv, settings, context.workspaceState, log);
   const hotView = new HotFunctionsView(srv, store, log);
-  hot = hotView;
   const merger = new RunMerger(srv, store, settings, notifier, panel, (runId) => prof.fetchRun(runId), version);
   const installer = new OplensInstaller(srv.bundle, interpreters, settings, notifier, log, () => srv.restart(0));
   notifier.setShared({ restartServer: () => srv.restart(0), setToken: () => srv.setToken(), installOplens: () => installer.install() });
@@ -164,6 +149,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     settings,
     interpreters,
     srv,
+    keepResults(srv, store, log, (runId) => void panel.showRun(runId, true)),
+    srv.routeCommand(PROFILE_COMMAND, (arg) => prof.profileFromLens(arg)),
+    srv.routeCommand(SHOW_RUN_COMMAND, (arg) => prof.showRunFromLens(arg)),
+    srv.routeCommand(HOT_FUNCTIONS_COMMAND, () => hotView.reveal()),
     docs,
     panel,
     traces,

@@ -38,11 +38,12 @@ export class Documents implements vscode.Disposable {
         }
       }),
       vscode.workspace.onDidCloseTextDocument((doc) => this.index.delete(doc.uri.toString())),
+      server.onDocument((params) => this.onNotification(params)),
     );
   }
 
   /** The `oplens/document` notification. */
-  onNotification(params: unknown): void {
+  private onNotification(params: unknown): void {
     try {
       this.keep(parseDocumentInfo(params));
     } catch (e) {

@@ -33,7 +33,7 @@ import { describeCaptureError, describeProfileError, type RpcError, type ServerL
 import { withRunProgress } from '../progress/notification';
 import type { PickedProgram, ProgramPicker } from '../program/picker';
 import { describeProgram, programForHost, programFromServer, type ProgramSpec } from '../program/program';
-import { fetchRun } from '../runs/fetchRun';
+import { fetchRun } from '../runs/fromServer';
 import { parseProfileResponse } from '../runs/parseRun';
 import type { ResultsView } from '../runs/resultsView';
 import type { RunStore } from '../runs/runStore';

@@ -3,14 +3,14 @@
  * their heat too: a document's `oplens/document` names the latest run of each of its functions;
  * those not yet here are fetched once with `oplens.showRun` (which also sends `oplens/result`).
  *
- * VS Code glue: imports `vscode`; its model is runStore.ts, its request fetchRun.ts.
+ * VS Code glue: imports `vscode`; its model is runStore.ts, its request fromServer.ts.
  */
 
 import * as vscode from 'vscode';
 import type { DocumentInfo } from '../documents/documentIndex';
 import type { Documents } from '../documents/documents';
 import type { OpLensServer } from '../server/server';
-import { fetchRun } from './fetchRun';
+import { fetchRun } from './fromServer';
 import type { RunStore } from './runStore';
 
 export class EarlierRuns implements vscode.Disposable {

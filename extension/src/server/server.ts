@@ -1,34 +1,28 @@
 /**
- * The language server's life: start (`python -m oplens serve --stdio` with the chosen interpreter,
- * the extension's bundled OpLens first on its path unless `oplens.importStrategy` says
- * `fromEnvironment` (bundle.ts), after a quick check that it has oplens and torch; or a WebSocket
- * connection to `oplens serve --ws`), stop, restart (debounced), and what to tell the user when it
- * fails or dies.
+ * The language server's life: start (stdio.ts: `python -m oplens serve --stdio` with the chosen
+ * interpreter; or wsLink.ts: a WebSocket connection to `oplens serve --ws`, retried when it drops),
+ * stop, restart (debounced), requests, and what to tell the user when it fails or dies.
  *
  * Lenses, inlay hints, hovers, diagnostics and progress are vscode-languageclient's standard
- * features. Two of the server's commands are routed back into the extension (see `middleware`):
- * a click on the "▶ Profile" lens goes through the extension's profile flow (argument prompt and
- * memory), and a click on the totals lens opens the results panel. Hints and hovers are drawn as
- * the server writes them (a distributed run's too: the median across ranks, a row per rank, from
- * the server's lsp/views.py, as every LSP client gets them). The server's two notifications
- * (`oplens/result`, `oplens/document`) go to the hooks. A server that announces another OpLens
- * protocol in `serverInfo` (protocol.ts) is stopped with a message saying what to install.
+ * features. Hints and hovers are drawn as the server writes them (a distributed run's too: the
+ * median across ranks, a row per rank, from the server's lsp/views.py, as every LSP client gets
+ * them). The rest of the extension hears the server through events, each subscribed before the
+ * first start: `onDidChangeState`; `onResult` and `onDocument`, its two notifications
+ * (`oplens/result`, `oplens/document`) as they came, for their readers to parse; and
+ * `routeCommand`, the server's commands that a click runs in the extension instead (the "▶ Profile"
+ * lens through the profile flow, with its argument prompt and memory; the totals lens opening the
+ * results panel). A server that announces another OpLens protocol in `serverInfo` (protocol.ts) is
+ * stopped with a message saying what to install.
  *
- * A WebSocket that drops (the SSH tunnel went down, the server restarted) is retried with backoff
- * (reconnect.ts) with the token already given; meanwhile the state is `reconnecting` and requests
- * are refused at once with `ServerReconnecting`. Once it opens again a fresh LSP session starts, as
- * on a first start: the open documents are sent again and the server's `oplens/document`
- * notifications bring back the runs it keeps on disk (none is re-run). A 401 (the token was
- * rotated with `--new-token`) stops retrying and says so as a first connect does.
+ * After a dropped WebSocket reopens, a fresh LSP session starts as on a first start: the open
+ * documents are sent again and the server's `oplens/document` notifications bring back the runs it
+ * keeps on disk (none is re-run).
  *
- * VS Code glue: imports `vscode`; its models are protocol.ts, websocket.ts, reconnect.ts and pathMap.ts.
+ * VS Code glue: imports `vscode`; its models are contract.ts, protocol.ts, websocket.ts,
+ * reconnect.ts and pathMap.ts.
  */
 
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import * as fs from 'node:fs/promises';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
   CloseAction,
@@ -41,43 +35,26 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
-import { BUNDLED_LIBS_ENV, bundleOf, serverEnvironment, type Bundle } from '../bundle/bundle';
-import { DOCUMENT_NOTIFICATION, HOT_FUNCTIONS_COMMAND, PROFILE_COMMAND, RESULT_NOTIFICATION, SHOW_RUN_COMMAND } from '../../shared/names';
+import { bundleOf, type Bundle } from '../bundle/bundle';
+import { DOCUMENT_NOTIFICATION, RESULT_NOTIFICATION } from '../../shared/names';
 import { CELL_SCHEME } from '../notebook/notebookCall';
 import type { Notifier } from '../problems/notify';
-import { describeServerExit, describeWsFailure, diagnosePreflight, PREFLIGHT_SCRIPT, type InstallHints, type PreflightOutcome } from '../problems/problems';
-import { initializationOptions, serverArgs } from '../settings/settings';
-import { expandPath, workspaceRoot, type SettingsSource } from '../settings/source';
+import { initializationOptions } from '../settings/settings';
+import type { SettingsSource } from '../settings/source';
 import { ServerReconnecting, ServerUnavailable, type ReconnectInfo, type ServerState, type WorkDoneHook } from './contract';
-import type { Interpreter, InterpreterChooser } from './interpreter';
+import type { InterpreterChooser } from './interpreter';
 import { PathMap } from './pathMap';
 import { checkServerProtocol } from './protocol';
-import { Reconnector, reconnectingMessage, type ConnectionState } from './reconnect';
-import { connectWebSocket, WsConnectError, type MessageTransports } from './websocket';
+import { StdioLauncher, type StdioConnection } from './stdio';
+import { WebSocketLink } from './wsLink';
 
-const TOKEN_SECRET = 'oplens.server.token';
-const STDERR_TAIL = 8_000;
+export type Connection = StdioConnection | { kind: 'websocket'; url: string };
 
-/** What the server's own commands do when VS Code runs them (lens clicks). */
-export interface ServerHooks {
-  onResult(params: unknown): void;
-  onDocument(params: unknown): void;
-  profileFromLens(arg: unknown): Promise<unknown>;
-  showRunFromLens(arg: unknown): Promise<unknown>;
-  /** An overview's share lens: the Hot Functions view. */
-  showHotFunctions(): Promise<unknown>;
-}
-
-/** `bundled`: the server runs from the extension's bundled OpLens (else the interpreter's own). */
-export type Connection = { kind: 'stdio'; interpreter: Interpreter; cwd: string; bundled: boolean } | { kind: 'websocket'; url: string };
-
-type WsTransports = MessageTransports & { socket: { terminate(): void } };
+/** A server command run in the extension (a lens click): its first argument in, its answer out. */
+export type CommandRoute = (arg: unknown) => Promise<unknown>;
 
 export class OpLensServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
-  private child: ChildProcess | undefined;
-  private childExit: Promise<{ code: number | null; signal: string | null }> | undefined;
-  private stderrTail = '';
   private stopping = false;
   /** The current start's failure was already shown (the close handler and start() both see it). */
   private failureReported = false;
@@ -86,18 +63,20 @@ export class OpLensServer implements vscode.Disposable {
   private busyCount = 0;
   private _state: ServerState = 'stopped';
   private _connection: Connection | undefined;
-  private hints: InstallHints | undefined;
-  /** The token the WebSocket was opened with, and where it came from (kept for reconnecting). */
-  private wsAuth: { token: string | undefined; source: string } | undefined;
-  /** Retrying a dropped WebSocket; undefined otherwise. */
-  private reconnector: Reconnector<WsTransports> | undefined;
-  /** A WebSocket the reconnector opened, for the next start's client. */
-  private pendingTransports: WsTransports | undefined;
   private _stateDetail: string | undefined;
+  private readonly routes = new Map<string, CommandRoute>();
+  private readonly stdio: StdioLauncher;
+  private readonly ws: WebSocketLink;
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
+  private readonly resultEmitter = new vscode.EventEmitter<unknown>();
+  private readonly documentEmitter = new vscode.EventEmitter<unknown>();
   private readonly subscriptions: vscode.Disposable[] = [];
 
   readonly onDidChangeState = this.stateEmitter.event;
+  /** An `oplens/result` notification's params: a run, to be read with runs/parseRun.ts. */
+  readonly onResult = this.resultEmitter.event;
+  /** An `oplens/document` notification's params: what the server knows of a document (documents/). */
+  readonly onDocument = this.documentEmitter.event;
   /** The OpLens this extension ships (undefined when it runs from a source checkout without one). */
   readonly bundle: Bundle | undefined;
 
@@ -105,12 +84,28 @@ export class OpLensServer implements vscode.Disposable {
     private readonly context: vscode.ExtensionContext,
     private readonly log: vscode.LogOutputChannel,
     private readonly settings: SettingsSource,
-    private readonly interpreters: InterpreterChooser,
+    interpreters: InterpreterChooser,
     private readonly notifier: Notifier,
-    private readonly hooks: ServerHooks,
   ) {
     const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '?');
     this.bundle = bundleOf(context.extensionPath, version, existsSync);
+    this.stdio = new StdioLauncher(log, settings, interpreters, notifier, this.bundle, () => this.restart(0));
+    this.ws = new WebSocketLink(context.secrets, log, settings, notifier, {
+      isReady: () => this.isReady,
+      setState: (state, detail, fireAnyway) => {
+        if (detail !== undefined) {
+          this._stateDetail = detail;
+        }
+        this.setState(state, fireAnyway);
+      },
+      failureShown: () => (this.failureReported = true),
+      startAgain: async (prepare) => {
+        await this.starting?.catch(() => undefined);
+        prepare();
+        await this.start();
+      },
+      restart: (delayMs) => this.restart(delayMs),
+    });
     this.subscriptions.push(
       settings.onDidChangeRestartSettings(() => this.restart()),
       interpreters.onDidChange(() => {
@@ -120,6 +115,19 @@ export class OpLensServer implements vscode.Disposable {
         }
       }),
     );
+  }
+
+  /**
+   * Run `command` here when VS Code runs it (a click on a lens the server drew) instead of sending it
+   * to the server. Registered before the first start; undone by disposing.
+   */
+  routeCommand(command: string, route: CommandRoute): vscode.Disposable {
+    this.routes.set(command, route);
+    return new vscode.Disposable(() => {
+      if (this.routes.get(command) === route) {
+        this.routes.delete(command);
+      }
+    });
   }
 
   get state(): ServerState {
@@ -137,12 +145,7 @@ export class OpLensServer implements vscode.Disposable {
 
   /** The attempt and the delay while the state is `reconnecting`. */
   get reconnectInfo(): ReconnectInfo | undefined {
-    const s = this.reconnector?.state;
-    if (s?.kind !== 'reconnecting') {
-      return undefined;
-    }
-    const f = s.lastFailure;
-    return { attempt: s.attempt, nextDelayMs: s.nextDelayMs, lastFailure: f ? (f.code ?? (f.status ? `HTTP ${f.status}` : f.message)) : undefined };
+    return this.ws.reconnectInfo;
   }
 
   /** Why the state is what it is, where that is worth a line in the tooltip. */
@@ -202,32 +205,26 @@ export class OpLensServer implements vscode.Disposable {
     this.setState('starting');
     this.stopping = false;
     this.failureReported = false;
-    this.stderrTail = '';
+    this.stdio.forgetStderr();
     this._stateDetail = undefined;
     const s = this.settings.value;
     let serverOptions: ServerOptions;
-    const reopened = this.pendingTransports;
-    this.pendingTransports = undefined;
+    const reopened = this.ws.takeReopened();
     try {
       if (reopened && s.server.url) {
         this._connection = { kind: 'websocket', url: s.server.url };
         serverOptions = () => Promise.resolve(reopened); // opened by the reconnector, with the token it had
       } else if (s.server.url) {
         this._connection = { kind: 'websocket', url: s.server.url };
-        serverOptions = await this.websocketOptions(s.server.url);
+        serverOptions = await this.ws.serverOptions(s.server.url);
       } else {
-        const resource = vscode.window.activeTextEditor?.document.uri;
-        const interpreter = await this.interpreters.choose(s.pythonPath, resource);
-        const cwd = workspaceRoot()?.uri.fsPath ?? (resource?.scheme === 'file' ? path.dirname(resource.fsPath) : os.homedir());
-        const libs = this.bundledLibs(s.importStrategy);
-        const env = serverEnvironment(process.env, libs);
-        this._connection = { kind: 'stdio', interpreter, cwd, bundled: libs !== undefined };
-        this.hints = await this.installHints(interpreter, libs !== undefined);
-        if (!(await this.preflight(interpreter, cwd, this.hints, env))) {
-          this.setState('failed');
+        const prepared = await this.stdio.prepare();
+        this._connection = prepared.connection;
+        if (!prepared.serverOptions) {
+          this.setState('failed'); // the preflight said why
           return;
         }
-        serverOptions = () => Promise.resolve(this.spawnServer(interpreter, cwd, env));
+        serverOptions = prepared.serverOptions;
       }
     } catch (e) {
       this.setState('failed');
@@ -236,8 +233,8 @@ export class OpLensServer implements vscode.Disposable {
     }
 
     const client = new LanguageClient('oplens', 'OpLens', serverOptions, this.clientOptions());
-    client.onNotification(RESULT_NOTIFICATION, (params: unknown) => this.hooks.onResult(params));
-    client.onNotification(DOCUMENT_NOTIFICATION, (params: unknown) => this.hooks.onDocument(params));
+    client.onNotification(RESULT_NOTIFICATION, (params: unknown) => this.resultEmitter.fire(params));
+    client.onNotification(DOCUMENT_NOTIFICATION, (params: unknown) => this.documentEmitter.fire(params));
     this.client = client;
     try {
       await client.start();
@@ -248,12 +245,12 @@ export class OpLensServer implements vscode.Disposable {
       this.setState('ready');
     } catch (e) {
       this.log.error(`the server did not start: ${(e as Error).message}`);
-      if (this.reconnector?.active) {
+      if (this.ws.reconnecting) {
         return; // the WebSocket dropped again while the session started: the close handler retries
       }
       if (reopened && this._connection?.kind === 'websocket' && !this.stopping) {
         this.failureReported = true; // the close handler must not report it too
-        this.beginReconnect(this._connection.url); // it dropped again before the session was up: keep trying
+        this.reconnect(this._connection.url); // it dropped again before the session was up: keep trying
         return;
       }
       this.setState('failed');
@@ -265,7 +262,7 @@ export class OpLensServer implements vscode.Disposable {
   private async checkProtocol(client: LanguageClient): Promise<boolean> {
     const version = String((this.context.extension.packageJSON as { version?: unknown }).version ?? '?');
     const serverInfo = client.initializeResult?.serverInfo;
-    const problem = checkServerProtocol(serverInfo, version, this._connection?.kind === 'stdio' ? this.hints : undefined);
+    const problem = checkServerProtocol(serverInfo, version, this._connection?.kind === 'stdio' ? this.stdio.hints : undefined);
     if (!problem) {
       return true;
     }
@@ -295,163 +292,11 @@ export class OpLensServer implements vscode.Disposable {
       },
       middleware: {
         executeCommand: async (command, args, next) => {
-          if (command === PROFILE_COMMAND) {
-            return this.hooks.profileFromLens(args[0]);
-          }
-          if (command === SHOW_RUN_COMMAND) {
-            return this.hooks.showRunFromLens(args[0]);
-          }
-          if (command === HOT_FUNCTIONS_COMMAND) {
-            return this.hooks.showHotFunctions();
-          }
-          return next(command, args);
+          const route = this.routes.get(command);
+          return route ? route(args[0]) : next(command, args);
         },
       },
     };
-  }
-
-  // ---- stdio ------------------------------------------------------------------------------
-
-  /** The bundled libraries the server runs from, or undefined: the interpreter's own OpLens. */
-  private bundledLibs(strategy: 'useBundled' | 'fromEnvironment'): string | undefined {
-    if (strategy === 'fromEnvironment') {
-      return undefined;
-    }
-    if (!this.bundle) {
-      this.log.warn("oplens.importStrategy is useBundled, but this copy of the extension has no bundled OpLens: using the interpreter's own");
-    }
-    return this.bundle?.libs;
-  }
-
-  private async installHints(interpreter: Interpreter, bundled: boolean): Promise<InstallHints> {
-    const root = workspaceRoot()?.uri.fsPath;
-    let sourceTree: string | undefined;
-    if (root) {
-      try {
-        const pyproject = await fs.readFile(path.join(root, 'pyproject.toml'), 'utf8');
-        if (/^name\s*=\s*"oplens"/m.test(pyproject)) {
-          sourceTree = root;
-        }
-      } catch {
-        // not the OpLens source tree
-      }
-    }
-    return {
-      python: interpreter.command,
-      origin: interpreter.origin,
-      pythonExtension: interpreter.pythonExtension,
-      sourceTree,
-      bundle: this.bundle && { wheels: this.bundle.wheels, version: this.bundle.version },
-      bundled,
-    };
-  }
-
-  /** Can this interpreter run the server (oplens) and its worker (torch)? Says what to do when not. */
-  private async preflight(interpreter: Interpreter, cwd: string, hints: InstallHints, env: NodeJS.ProcessEnv): Promise<boolean> {
-    const outcome = await new Promise<PreflightOutcome>((resolve) => {
-      execFile(interpreter.command, ['-c', PREFLIGHT_SCRIPT], { cwd, env, timeout: 30_000, windowsHide: true }, (error, stdout, stderr) => {
-        const err = error as (NodeJS.ErrnoException & { killed?: boolean; code?: string | number }) | null;
-        if (err && typeof err.code === 'string') {
-          resolve({ spawnError: err.code, exitCode: null, stdout, stderr });
-        } else {
-          resolve({ exitCode: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr, timedOut: err?.killed === true });
-        }
-      });
-    });
-    const verdict = diagnosePreflight(outcome, hints);
-    if (verdict.report) {
-      this.log.info(
-        `interpreter ${interpreter.command} (${interpreter.origin}): Python ${verdict.report.python}, ` +
-          `oplens ${verdict.report.oplens ?? 'missing'}${hints.bundled ? ' (bundled)' : ''}, torch ${verdict.report.torch ?? 'missing'}`,
-      );
-    }
-    if (verdict.problem) {
-      void this.notifier.show(verdict.problem, { restartServer: () => this.restart(0) });
-    }
-    return !verdict.fatal;
-  }
-
-  private spawnServer(interpreter: Interpreter, cwd: string, env: NodeJS.ProcessEnv): ChildProcess {
-    const args = serverArgs(this.settings.value);
-    const runs = this.settings.value.runsDirectory;
-    if (runs) {
-      args[args.indexOf('--out') + 1] = expandPath(runs);
-    }
-    const libs = env[BUNDLED_LIBS_ENV];
-    this.log.info(`starting ${interpreter.command} ${args.join(' ')} in ${cwd}${libs ? ` with the bundled OpLens (${libs})` : ''}`);
-    const child = spawn(interpreter.command, args, {
-      cwd,
-      env: { ...env, PYTHONUNBUFFERED: '1', PYTHONIOENCODING: 'utf-8' },
-      stdio: 'pipe',
-      windowsHide: true,
-    });
-    this.child = child;
-    this.childExit = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-    child.stderr?.on('data', (data: Buffer) => {
-      this.stderrTail = (this.stderrTail + data.toString('utf8')).slice(-STDERR_TAIL);
-    });
-    child.once('error', (e) => this.log.error(`server process: ${e.message}`));
-    return child;
-  }
-
-  // ---- WebSocket --------------------------------------------------------------------------
-
-  private async token(): Promise<{ token: string | undefined; source: string }> {
-    const file = this.settings.value.server.tokenFile;
-    if (file) {
-      const where = expandPath(file);
-      try {
-        return { token: (await fs.readFile(where, 'utf8')).trim(), source: `token file ${where}` };
-      } catch (e) {
-        throw new Error(`cannot read the token file ${where} (oplens.server.tokenFile): ${(e as Error).message}`);
-      }
-    }
-    const stored = await this.context.secrets.get(TOKEN_SECRET);
-    if (stored) {
-      return { token: stored, source: 'the token stored with "OpLens: Set WebSocket Server Token…"' };
-    }
-    return { token: undefined, source: 'no token given: set one with "OpLens: Set WebSocket Server Token…" or oplens.server.tokenFile' };
-  }
-
-  private async websocketOptions(url: string): Promise<ServerOptions> {
-    const { token, source } = await this.token();
-    this.wsAuth = { token, source };
-    return async () => {
-      try {
-        const transports = await connectWebSocket(url, token);
-        this.log.info(`connected to ${url}`);
-        return transports;
-      } catch (e) {
-        if (e instanceof WsConnectError) {
-          this.failureReported = true;
-          this.setState('failed');
-          void this.notifier.show(describeWsFailure(url, e.failure, source), { restartServer: () => this.restart(0) });
-          throw new ServerUnavailable(`cannot connect to ${url}`);
-        }
-        throw e;
-      }
-    };
-  }
-
-  /** Ask for the WebSocket server's token and keep it in VS Code's secret storage. */
-  async setToken(): Promise<void> {
-    const token = await vscode.window.showInputBox({
-      title: 'OpLens WebSocket server token',
-      prompt: 'The token `oplens serve --ws` printed at start (also in ~/.oplens/ws-token on its host)',
-      password: true,
-      ignoreFocusOut: true,
-    });
-    if (token === undefined) {
-      return;
-    }
-    if (token.trim()) {
-      await this.context.secrets.store(TOKEN_SECRET, token.trim());
-    } else {
-      await this.context.secrets.delete(TOKEN_SECRET);
-    }
-    if (this.settings.value.server.url) {
-      await this.restart(0);
-    }
   }
 
   // ---- failures ---------------------------------------------------------------------------
@@ -463,21 +308,15 @@ export class OpLensServer implements vscode.Disposable {
     this.failureReported = true;
     const connection = this._connection;
     if (connection?.kind === 'websocket') {
-      this.beginReconnect(connection.url);
+      this.reconnect(connection.url);
       return;
     }
     this.setState('failed');
-    const exit = await Promise.race([
-      this.childExit ?? Promise.resolve({ code: null, signal: null }),
-      new Promise<{ code: null; signal: null }>((resolve) => setTimeout(() => resolve({ code: null, signal: null }), 1500)),
-    ]);
-    void this.notifier.show(describeServerExit(exit.code, exit.signal, this.stderrTail, this.hints), { restartServer: () => this.restart(0) });
+    void this.notifier.show(await this.stdio.describeExit(), { restartServer: () => this.restart(0) });
   }
 
-  // ---- reconnecting ------------------------------------------------------------------------
-
-  /** The WebSocket dropped: drop the old session and retry with backoff, with the token already given. */
-  private beginReconnect(url: string): void {
+  /** The WebSocket dropped: let the old session go, and retry (wsLink.ts). */
+  private reconnect(url: string): void {
     const old = this.client;
     this.client = undefined;
     if (old) {
@@ -485,99 +324,22 @@ export class OpLensServer implements vscode.Disposable {
         .then(() => old.dispose(1000))
         .catch(() => undefined); // already stopped by the close
     }
-    this.reconnector?.stop();
-    const auth = this.wsAuth;
-    const reconnector: Reconnector<WsTransports> = new Reconnector<WsTransports>({
-      attempt: () => connectWebSocket(url, auth?.token),
-      onState: (state) => {
-        if (this.reconnector === reconnector) {
-          this.onReconnectState(url, state, auth?.source ?? 'the token given');
-        }
-      },
-      onConnected: (transports) => {
-        if (this.reconnector === reconnector) {
-          void this.resume(url, transports);
-        } else {
-          transports.socket.terminate();
-        }
-      },
-      discard: (transports) => transports.socket.terminate(),
-    });
-    this.reconnector = reconnector;
-    this.log.warn(`the connection to ${url} closed (the server stopped, or the tunnel went down): reconnecting`);
-    reconnector.start();
-    void vscode.window
-      .showWarningMessage(
-        `OpLens: the connection to ${url} closed (the server stopped, or the tunnel went down). Reconnecting by itself; results are kept on the host.`,
-        'Reconnect',
-        'Stop Reconnecting',
-        'Show Output',
-      )
-      .then((chosen) => {
-        if (chosen === 'Reconnect') {
-          void this.retryNow();
-        } else if (chosen === 'Stop Reconnecting') {
-          this.stopReconnecting();
-        } else if (chosen === 'Show Output') {
-          this.log.show(true);
-        }
-      });
-  }
-
-  private onReconnectState(url: string, state: ConnectionState, tokenSource: string): void {
-    switch (state.kind) {
-      case 'reconnecting':
-        if (state.lastFailure) {
-          this.log.info(`reconnecting to ${url}: attempt ${state.attempt - 1} failed (${state.lastFailure.code ?? state.lastFailure.status ?? state.lastFailure.message}); next in ${state.nextDelayMs} ms`);
-        }
-        this.setState('reconnecting', true);
-        return;
-      case 'failed':
-        this.reconnector = undefined;
-        this._stateDetail = state.failure.status === 401 ? 'the server refused the token (401)' : `refused: HTTP ${state.failure.status ?? state.failure.code}`;
-        this.setState('failed');
-        void this.notifier.show(describeWsFailure(url, state.failure, tokenSource), { restartServer: () => this.restart(0) });
-        return;
-      case 'stopped':
-      case 'connected':
-        return; // stopped: whoever stopped it sets the state; connected: resume() does
-    }
-  }
-
-  /** The WebSocket is open again: a fresh LSP session on it, as on a first start. */
-  private async resume(url: string, transports: WsTransports): Promise<void> {
-    this.log.info(`reconnected to ${url}: starting a new session (the runs it keeps come back with the open files)`);
-    this.reconnector = undefined;
-    await this.starting?.catch(() => undefined);
-    this.pendingTransports = transports;
-    await this.start();
-    if (this.isReady) {
-      vscode.window.setStatusBarMessage(`$(plug) OpLens: reconnected to ${url}`, 5_000);
-    }
+    this.ws.beginReconnect(url);
   }
 
   /** The "Reconnect" button: try at once while reconnecting; otherwise start again. */
-  async retryNow(): Promise<void> {
-    if (this.reconnector?.active) {
-      this.reconnector.retryNow();
-      return;
-    }
-    if (!this.isReady) {
-      await this.restart(0);
-    }
+  retryNow(): Promise<void> {
+    return this.ws.retryNow();
   }
 
   /** Give up reconnecting (Restart Server starts again). */
   stopReconnecting(): void {
-    const r = this.reconnector;
-    if (!r?.active) {
-      return;
-    }
-    this.reconnector = undefined;
-    r.stop();
-    this._stateDetail = 'stopped reconnecting: Restart Server connects again';
-    this.log.info('stopped reconnecting');
-    this.setState('stopped');
+    this.ws.stopReconnecting();
+  }
+
+  /** Ask for the WebSocket server's token and keep it in VS Code's secret storage. */
+  setToken(): Promise<void> {
+    return this.ws.setToken();
   }
 
   private async reportStartFailure(e: unknown): Promise<void> {
@@ -587,12 +349,7 @@ export class OpLensServer implements vscode.Disposable {
     this.failureReported = true;
     const message = (e as Error).message ?? String(e);
     if (this._connection?.kind === 'stdio') {
-      const exit = await Promise.race([
-        this.childExit ?? Promise.resolve({ code: null, signal: null }),
-        new Promise<{ code: null; signal: null }>((resolve) => setTimeout(() => resolve({ code: null, signal: null }), 1500)),
-      ]);
-      const problem = describeServerExit(exit.code, exit.signal, this.stderrTail || message, this.hints);
-      void this.notifier.show(problem, { restartServer: () => this.restart(0) });
+      void this.notifier.show(await this.stdio.describeExit(message), { restartServer: () => this.restart(0) });
       return;
     }
     void this.notifier.show(
@@ -612,15 +369,10 @@ export class OpLensServer implements vscode.Disposable {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    const reconnector = this.reconnector;
-    this.reconnector = undefined;
-    reconnector?.stop();
-    this.pendingTransports?.socket.terminate();
-    this.pendingTransports = undefined;
+    this.ws.stop();
     const client = this.client;
-    const child = this.child;
+    const endChild = this.stdio.detach();
     this.client = undefined;
-    this.child = undefined;
     if (client) {
       try {
         if (client.isRunning()) {
@@ -635,11 +387,7 @@ export class OpLensServer implements vscode.Disposable {
         // already stopped
       }
     }
-    if (child && child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-      child.once('exit', () => clearTimeout(timer));
-    }
+    endChild();
     this.setState('stopped');
   }
 
@@ -665,9 +413,9 @@ export class OpLensServer implements vscode.Disposable {
 
   /** The running client; waits for a start in progress; refuses at once while reconnecting (`ServerReconnecting`). */
   async ready(): Promise<LanguageClient> {
-    const reconnector = this.reconnector;
-    if (reconnector?.active && this._connection?.kind === 'websocket') {
-      throw new ServerReconnecting(reconnectingMessage(this._connection.url, reconnector.state));
+    const refusal = this._connection?.kind === 'websocket' ? this.ws.refusal(this._connection.url) : undefined;
+    if (refusal) {
+      throw new ServerReconnecting(refusal);
     }
     if (this.starting) {
       await this.starting;
@@ -717,5 +465,7 @@ export class OpLensServer implements vscode.Disposable {
     void this.stop();
     this.subscriptions.forEach((d) => d.dispose());
     this.stateEmitter.dispose();
+    this.resultEmitter.dispose();
+    this.documentEmitter.dispose();
   }
 }
