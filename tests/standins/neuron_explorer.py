@@ -45,6 +45,11 @@ Environment (set by the test):
                                  row links to the hardware execution and to the framework op's row)
   STANDIN_SYSTRACE_CLOCK_NS=N    the runtime's and hardware rows N ns off the framework's clock
   STANDIN_SYSTRACE_DROP=COLUMN   SystemProfileEvents written without COLUMN
+  STANDIN_EXPLORER_DOCUMENTED_ONLY=1
+                                 only the documented verbs and flags (see DOCUMENTED_VIEW_FLAGS): no `upload`, no
+                                 --ignore-instruction/dma/event-trace, no --api-port
+  STANDIN_SCHEMA_VERSION=X.Y.Z   the processed tables' Metadata.profile_schema_version (see `metadata`)
+  STANDIN_EXPLORER_VERSION=V     what --version prints (default 2.31.0)
   STANDIN_EXPLORER_WARNING="CATEGORY: MESSAGE"
                                  the processed system trace's Warning table holds that row (profile-schema-reference.rst:
                                  "Warnings produced during profile processing", columns message, category)
@@ -102,7 +107,16 @@ class Registry:
 
     def get(self, namespace: str, name: str) -> dict[str, Any] | None:
         with self.lock:
-            return self.profiles.get(f"{namespace}/{name}")
+            known = self.profiles.get(f"{namespace}/{name}")
+        processed = self.data_path / "profiles" / namespace / f"{name}@latest"
+        if known is None and processed.is_dir():
+            # a profile another `view -d ... --ingest-only --data-path <this data path>` processed: listed too. The docs
+            # say the server keeps the Parquet tables "stored under its data path" (profile-artifacts.rst); that a
+            # running viewer lists one ingested there by another process is the stand-in's assumption
+            # (docs/trainium-checklist.md)
+            return {"name": name, "namespace": namespace, "uploader": "", "status": "PROCESSED", "path": str(processed),
+                    "url": f"http://localhost:{self.ui_port}/profile/{quote(name, safe='')}", "log": ""}  # fmt: skip
+        return known
 
     def put(self, entry: dict[str, Any]) -> None:
         with self.lock:
@@ -433,8 +447,9 @@ def system_tables(session: Path, processed: Path, argv: list[str]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if "--ignore-instruction-trace" not in argv:
+    if "--ignore-instruction-trace" not in argv and "--ignore-device-profile" not in argv:
         device_tables(sessions, processed, rows)
+    metadata(processed)
     drop = os.environ.get("STANDIN_SYSTRACE_DROP", "")
     columns = [c for c in ROW_COLUMNS if c != drop]
     types = _types()
@@ -443,6 +458,21 @@ def system_tables(session: Path, processed: Path, argv: list[str]) -> None:
     if warnings:
         pq.write_table(pa.table({"message": [w["message"] for w in warnings], "category": [w["category"] for w in warnings]}),
                        processed / "Warning.parquet")  # fmt: skip
+
+
+def metadata(processed: Path) -> None:
+    """The `Metadata` table's `profile_schema_version` (profile-schema-reference.rst: "Yes" required, "MAJOR.MINOR.PATCH";
+    7.4.0 in the 2.31 page, 12.0.1 in the 2.33 page): STANDIN_SCHEMA_VERSION (default 7.4.0; "none": no Metadata table,
+    as tables processed before the field existed). Schema 12.x: the 2.33 page's table listing was not readable where
+    this stand-in was written, so its 12.x tables keep the 7.4.0 names of every column OpLens reads (an assumption,
+    docs/trainium-checklist.md); STANDIN_SYSTRACE_DROP imitates a renamed or removed one."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    version = os.environ.get("STANDIN_SCHEMA_VERSION", "7.4.0")
+    if version != "none":
+        pq.write_table(pa.table({"profile_schema_version": [version], "explorer_version": ["2.33.0-standin"]}),
+                       processed / "Metadata.parquet")  # fmt: skip
 
 
 def device_tables(sessions: list[Path], processed: Path, rows: list[dict[str, object]]) -> None:
@@ -523,11 +553,47 @@ def _row(i: int, name: str, start: int, end: int, source: str, *, thread: object
             "framework_stream_id": None, "extra_attributes_json": json.dumps(attrs) if attrs else None}  # fmt: skip
 
 
+# STANDIN_EXPLORER_DOCUMENTED_ONLY=1: a neuron-explorer that knows only the documented verbs and flags, and refuses
+# the rest as a Go (cobra) CLI does ("Error: unknown flag: --x", "Error: unknown command "upload"", the wording is the
+# stand-in's own). Each flag's page (aws-neuron-sdk, tools/neuron-explorer/): -d, -n, -s, --ingest-only,
+# --display-name, --ignore-device-profile (get-started.rst "Step 5", "Useful flags"); --ignore-system-profile,
+# --system-trace-filter-instance-id (how-to-profile-workload.rst "Skip system or device profiles", "Filter by
+# instance ID"); --data-path (how-to-analyze-profile-output.rst); --output-format (get-started.rst "Option C",
+# troubleshooting.rst summary-text); --system-trace-secondary-group (get-started.rst); --framework-source-root
+# (how-to-link-view-source-code.rst); --port (the UI port, get-started.rst); --show-profile-schema (2.33
+# profile-schema-reference.rst: `neuron-explorer view --show-profile-schema`). `upload` is in users' scripts only.
+DOCUMENTED_VIEW_FLAGS = {"-d": 1, "-n": 1, "-s": 1, "--ingest-only": 0, "--display-name": 1, "--ignore-device-profile": 0,
+                         "--ignore-system-profile": 0, "--system-trace-filter-instance-id": 1, "--data-path": 1,
+                         "--output-format": 1, "--system-trace-secondary-group": 1, "--framework-source-root": 1,
+                         "--port": 1, "--show-profile-schema": 0}  # fmt: skip
+
+
+def undocumented(argv: list[str]) -> str:
+    """The first flag of a `view` command line that DOCUMENTED_VIEW_FLAGS does not hold ("" where none)."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg.startswith("-"):
+            if arg not in DOCUMENTED_VIEW_FLAGS:
+                return arg
+            i += DOCUMENTED_VIEW_FLAGS[arg]
+        i += 1
+    return ""
+
+
 def main(argv: list[str]) -> int:
     record(argv=argv)
     if argv[:1] == ["--version"]:  # documented (get-started.rst: `neuron-explorer --version`), its output is not
-        print("neuron-explorer 2.31.0 (stand-in)")
+        print(f"neuron-explorer {os.environ.get('STANDIN_EXPLORER_VERSION', '2.31.0')} (stand-in)")
         return 0
+    documented_only = os.environ.get("STANDIN_EXPLORER_DOCUMENTED_ONLY") == "1"
+    if documented_only and argv[:1] == ["upload"]:
+        print('Error: unknown command "upload" for "neuron-explorer"\nRun \'neuron-explorer --help\' for usage.',
+              file=sys.stderr)  # fmt: skip
+        return 1
+    if documented_only and argv[:1] == ["view"] and undocumented(argv[1:]):
+        print(f"Error: unknown flag: {undocumented(argv[1:])}", file=sys.stderr)
+        return 1
     if argv[:1] == ["upload"]:
         return upload(argv[1:])
     if not argv or argv[0] != "view":

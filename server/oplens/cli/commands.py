@@ -36,7 +36,7 @@ from oplens.engine.program import DEFAULT_CALLS, DEFAULT_DELAY_S, DEFAULT_DURATI
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.job import ProgramSpec, TargetSpec
-from oplens.records.run import Run
+from oplens.records.run import NO_SOURCE, Run
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -188,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             _emit_json(args.json, run.to_dict())
             if args.json != "-":
                 render.profile(out, run, args.view)
+            _require_device_time([run])
         else:
             return _compare(args, out, err)
     except OpLensError as e:
@@ -375,7 +376,27 @@ def _compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     _emit_json(args.json, {"runs": [r.to_dict() for r in runs], "summary": summary})
     if args.json != "-":
         render.compare(out, runs, summary)
+    _require_device_time(runs)
     return 0
+
+
+def _require_device_time(runs: list[Run]) -> None:
+    """A device backend asked for by name (`--backend neuron`) whose run found device time in no source fails (exit
+    5) after its output, naming every source tried and the fix: never 0 µs on every line with exit 0. `auto` and
+    the CPU keep exit 0 (the run says what it measured)."""
+    for run in runs:
+        dt = run.device_time
+        if dt is None or dt.source != NO_SOURCE or run.backend.requested in ("", "auto", "cpu"):
+            continue
+        label = run.backend.device_label
+        tried = "; ".join(f"{name}: {found}" for name, found in sorted(dt.found.items()))
+        measured = ", ".join(f"{name} {us:.1f} µs" for name, us in sorted(dt.totals_us.items()))
+        raise OpLensError(
+            "backend_unavailable",
+            f"no Self {label} time from any source for {run.target.qualname} (run {run.run_id}: every line would read "
+            f"0 µs {label}); sources tried: {measured or 'none'}" + (f"; {tried}" if tried else ""),
+            dt.note or f"oplens doctor --backend {run.backend.name} lists each source",
+        )
 
 
 def _check_json_dest(dest: str | None) -> None:

@@ -16,11 +16,12 @@ Writes the layout of the docs' "Expected output" (how-to-profile-workload.rst) o
 
 per mode: DEVICE the NEFFs and NTFFs, RUNTIME trace_info.pb + ntrace.pb, CPU_UTIL cpu_util.pb,
 HOST_MEMORY host_mem.pb. Environment (set by the test):
-  STANDIN_API=early|config|correlate
+  STANDIN_API=early|config|documented|correlate
                           which generation of the profiling API this module offers (unset: today's, `correlate`
                           unless STANDIN_NO_CORRELATE=1): `early` the early NeuronProfiler context manager of
                           TorchNeuron's early source (`_EarlyNeuronProfiler`, no NeuronConfig, no ProfileMode),
-                          `config` the documented NeuronConfig without correlate_device_time, `correlate` with it
+                          `config` the documented NeuronConfig without correlate_device_time, `correlate` with it,
+                          `documented` exactly the 2.33 page's six parameters (how-to-profile-pytorch.rst)
   STANDIN_MAPPING_WARMUP=1
                           (early) the STANDIN_EXEC_BEFORE executions were launched while the framework mapping was on
                           (the profiler's own warm-up), so they are in framework_mapping_*.json too
@@ -109,13 +110,34 @@ class _NeuronConfigOlder(_Config):
         self._setup(dict(locals_of(locals())))
 
 
+class _NeuronConfigDocumented(_Config):
+    """The documented form only (aws-neuron-sdk 2.33, tools/neuron-explorer/how-to-profile-pytorch.rst, "NeuronConfig
+    parameters"): modes, capture_enabled_for_nc, profile_output_dir, max_events_per_nc, neff_cache_dir,
+    precache_node_info, and nothing else: no correlate_device_time (no page names it), no **kwargs. The defaults are
+    the stand-in's (the page's table gives none for profile_output_dir beyond the examples' ./profile_output)."""
+
+    def __init__(
+        self,
+        modes: list[ProfileMode],
+        capture_enabled_for_nc: str | None = None,
+        profile_output_dir: str = "./profile_output",
+        max_events_per_nc: int = 1_000_000,
+        neff_cache_dir: str | None = None,
+        precache_node_info: bool = True,
+    ) -> None:
+        super().__init__()
+        self._setup(dict(locals_of(locals())))
+
+
 def locals_of(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if k not in ("self", "__class__")}
 
 
 _API = os.environ.get("STANDIN_API", "")
-if _API == "config" or (not _API and os.environ.get("STANDIN_NO_CORRELATE") == "1"):
-    NeuronConfig: Any = _NeuronConfigOlder
+if _API == "documented":
+    NeuronConfig: Any = _NeuronConfigDocumented
+elif _API == "config" or (not _API and os.environ.get("STANDIN_NO_CORRELATE") == "1"):
+    NeuronConfig = _NeuronConfigOlder
 else:
     NeuronConfig = _NeuronConfigWithCorrelate
 

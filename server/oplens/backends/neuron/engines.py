@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from oplens.backends.neuron import schema
 from oplens.records.atomic import write_json_atomic
 from oplens.records.run import EngineTime, GraphEngines, LineStat, Run
 
@@ -42,7 +43,18 @@ DMA = "DMA"
 DEVICE_TABLES = ("ExecutionInfo", "ActiveTime", "Summary")  # a directory with one of these is a device profile
 PARQUET_HINT = "pip install pyarrow (in OpLens's environment: pip install 'oplens[neuron]')"
 
-Columns = dict[str, list[Any]]
+
+
+class Columns(dict[str, list[Any]]):
+    """A table's columns by the names OpLens reads them by (schema.py maps them to the profile's schema version);
+    `missing`: those the table's files lack, which read as None per row and from which no figure is computed."""
+
+    missing: list[str]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.missing = []
+
 
 
 def processed_dir(data_path: Path, display_name: str) -> Path:
@@ -58,21 +70,30 @@ def parquet_reader() -> bool:
 
 
 def read_table(folder: Path, name: str, columns: Iterable[str]) -> Columns | None:
-    """The listed columns of table `name` (all its split files); a column the files lack is None per
-    row. None where the profile has no such table ("a table is only written if the profile holds that
-    kind of activity")."""
+    """The listed columns of table `name` (all its split files), by the names of the profile's schema version
+    (schema.py); a column the files lack is None per row and listed in `missing`. None where the profile has no
+    such table ("a table is only written if the profile holds that kind of activity")."""
     import pyarrow.parquet as pq
 
-    files = sorted(folder.glob(f"{name}.parquet")) + sorted(folder.glob(f"{name}_[0-9]*.parquet"))
+    s = schema.of(folder)
+    table_name = s.table(name)
+    files = sorted(folder.glob(f"{table_name}.parquet")) + sorted(folder.glob(f"{table_name}_[0-9]*.parquet"))
     if not files:
         return None
     wanted = list(columns)
-    out: Columns = {c: [] for c in wanted}
+    physical = {c: s.column(name, c) for c in wanted}
+    out = Columns({c: [] for c in wanted})
     for f in files:
-        present = [c for c in wanted if c in pq.read_schema(f).names]
-        table = pq.read_table(f, columns=present)
+        names = pq.read_schema(f).names
+        present = [c for c in wanted if physical[c] in names]
+        table = pq.read_table(f, columns=[physical[c] for c in present])
         for c in wanted:
-            out[c] += table.column(c).to_pylist() if c in present else [None] * table.num_rows
+            if c in present:
+                out[c] += table.column(physical[c]).to_pylist()
+            else:
+                out[c] += [None] * table.num_rows
+                if c not in out.missing:
+                    out.missing.append(c)
     return out
 
 
@@ -88,13 +109,15 @@ def device_profiles(root: Path) -> list[Path]:
 
 def read_graphs(folder: Path) -> tuple[list[GraphEngines], str]:
     """Each graph's breakdown in one processed device profile, or none and why."""
-    execs = read_table(folder, "ExecutionInfo", ["neff_name", "execution_start_ts", "execution_end_ts"]) or {}
+    execs = read_table(folder, "ExecutionInfo", ["neff_name", "execution_start_ts", "execution_end_ts"]) or Columns()
     windows: dict[str, list[tuple[int, int]]] = {}
     rows = zip(execs.get("neff_name", []), execs.get("execution_start_ts", []), execs.get("execution_end_ts", []), strict=True)
     for name, start, end in rows:
         if name and start is not None and end is not None and end > start:
             windows.setdefault(str(name), []).append((int(start), int(end)))
     active = read_table(folder, "ActiveTime", ["engine", "start_ts", "end_ts"])
+    if active is not None and active.missing:  # no engine time from columns the schema lacks (schema.warnings)
+        active = None
     if windows and active is not None:
         graphs = _from_windows(folder, windows, active)
         if any(e.active_us > 0 for g in graphs for e in g.engines) or not active["engine"]:
@@ -111,7 +134,7 @@ def read_graphs(folder: Path) -> tuple[list[GraphEngines], str]:
 
 def _neff_names(folder: Path) -> list[str]:
     header = read_table(folder, "NeffHeader", ["network_name"])
-    return sorted({str(n) for n in (header or {}).get("network_name", []) if n})
+    return sorted({str(n) for n in (header or Columns()).get("network_name", []) if n})
 
 
 def _from_windows(folder: Path, windows: dict[str, list[tuple[int, int]]], active: Columns) -> list[GraphEngines]:
@@ -120,6 +143,8 @@ def _from_windows(folder: Path, windows: dict[str, list[tuple[int, int]]], activ
         if engine is not None and start is not None and end is not None:
             by_engine.setdefault(engine_name(str(engine)), []).append((int(start), int(end)))
     dma = read_table(folder, "DmaPacket", ["start_ts", "end_ts"])
+    if dma is not None and dma.missing:  # no DMA figure from a column the schema lacks (schema.warnings names it)
+        dma = None
     if dma is not None:
         packets = zip(dma["start_ts"], dma["end_ts"], strict=True)
         by_engine[DMA] = [(int(s), int(e)) for s, e in packets if s is not None and e is not None]
@@ -138,17 +163,16 @@ def _from_windows(folder: Path, windows: dict[str, list[tuple[int, int]]], activ
 def _from_summary(folder: Path, name: str, calls: int) -> GraphEngines | None:
     keys = [f"{e}_engine_active_time{s}" for e in ENGINES for s in ("", "_percent")]
     summary = read_table(folder, "Summary", ["total_time", "dma_active_time", "dma_active_time_percent", *keys])
-    if summary is None or not summary["total_time"]:
-        return None
+    if summary is None or not summary["total_time"] or summary["total_time"][0] is None:
+        return None  # no device time from a Summary without total_time (a missing column is no zero)
     row = {k: v[0] for k, v in summary.items()}  # "a metric computed across the whole profile": one row
     engines = []
     for key, label in [*ENGINES.items(), ("dma", DMA)]:
         prefix = "dma" if label == DMA else f"{key}_engine"
         seconds, pct = row.get(f"{prefix}_active_time"), row.get(f"{prefix}_active_time_percent")
-        if seconds is not None:
-            engines.append(EngineTime(label, float(seconds) * 1e6 / calls, float(pct) if pct is not None else 0.0))
-    total = row["total_time"]
-    device_us = float(total) * 1e6 / calls if total is not None else 0.0
+        if seconds is not None and pct is not None:
+            engines.append(EngineTime(label, float(seconds) * 1e6 / calls, float(pct)))
+    device_us = float(row["total_time"]) * 1e6 / calls
     return GraphEngines(name, calls, device_us, engines, source=f"Summary in {folder}")
 
 
@@ -231,6 +255,7 @@ def from_processed(run: Run, root: Path) -> list[str]:
         graphs += found
         if why:
             notes.append(f"no engine breakdown from {why}; open it in Neuron Explorer")
+        notes += [w for w in schema.warnings(folder, ["ExecutionInfo", "ActiveTime", "DmaPacket", "Summary"]) if w not in notes]
     attach(run, graphs, notes)
     said = [f"engine breakdown of {len(graphs)} graph(s) from {root}"] if graphs else []
     return said + ([run.engine_note] if run.engine_note else [])

@@ -135,6 +135,9 @@ class ExplorerLink:
     viewer_pid: int = 0  # the viewer OpLens started (0: it was already serving)
     viewer_log: str = ""
     messages: list[str] = field(default_factory=list)
+    # the output's other system profiles (one per process: each rank), registered beside the first:
+    # {name, url, directory, rank}
+    registered: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -221,9 +224,16 @@ def open_in_explorer(
             return link
     processed = engines.processed_dir(data, display_name)
     before = _stamp(processed)
-    link.upload_command = link.ingest_command = upload
     link.commands.append(upload)
-    output = run_upload(upload, source.base, what.profile, ingest_timeout_s, link.endpoint)
+    try:
+        output = run_upload(upload, source.base, what.profile, ingest_timeout_s, link.endpoint)
+        link.upload_command = link.ingest_command = upload
+    except OpLensError as e:
+        if e.kind == "timeout":
+            raise
+        # `upload` is in trn2 users' scripts, not in the docs: the documented registration is the ingest into the
+        # data path the viewer serves from (get-started.rst "Option A: CLI upload", how-to-analyze-profile-output.rst)
+        output = _documented_ingest(link, tool, what, source.base, ingest_timeout_s, data, e)
     after = _stamp(processed)
     if source.run is not None and (after is None or (reingest and after == before)):
         # The upload processed it where that viewer keeps its profiles, not in OpLens's data path.
@@ -242,7 +252,90 @@ def open_in_explorer(
         state.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(state, ingested)
     link.messages += read_engines(source, data, display_name)
+    link.messages += _other_ranks(source, link, tool, what, ingest_timeout_s, data)
     return link
+
+
+def tool_said(error: OpLensError) -> str:
+    """The line of a failed neuron-explorer command's output that says why (its first error line, else its last)."""
+    lines = [ln.strip() for ln in error.detail.split("output (tail):", 1)[-1].strip().splitlines() if ln.strip()]
+    return next((ln for ln in lines if "error" in ln.lower()), lines[-1] if lines else "")
+
+
+def serving_data_path(link: ExplorerLink, fallback: Path) -> tuple[Path, str]:
+    """The data path of the viewer serving on the link's ports (its `--data-path`, read from its command line where
+    this user can see it; the one OpLens started has OpLens's), and how it was found."""
+    if link.viewer == "started":
+        return fallback, "the viewer OpLens started"
+    for port in (link.api_port, link.ui_port):
+        use = probe(port)
+        argv = use.command.split()
+        if use.explorer and "--data-path" in argv[:-1]:
+            return Path(argv[argv.index("--data-path") + 1]).resolve(), f"the serving viewer's command line (pid {use.pid})"
+    return fallback, "OpLens's own (the serving viewer's --data-path could not be read: it may not list the profile)"
+
+
+def _documented_ingest(link: ExplorerLink, tool: Path, what: IngestTarget, cwd: Path, timeout_s: float, data: Path,
+                       refused: OpLensError) -> str:  # fmt: skip
+    """The documented registration where `upload` failed: `view -d DIR --ingest-only --data-path <the viewer's data
+    path> --display-name N`; where the viewer does not list it then and OpLens started it, the viewer is started
+    again on that data path (it reads its profiles from there, an assumption: docs/trainium-checklist.md)."""
+    viewer_data, how = serving_data_path(link, data)
+    cmd = [str(tool), "view", *what.args, "--data-path", str(viewer_data), "--ingest-only", "--display-name", link.display_name]
+    said = tool_said(refused)
+    link.messages.append(f"neuron-explorer upload failed ({refused.message}" + (f": {said}" if said else "")
+                         + f"): registered through the documented ingest into the viewer's data path {viewer_data} "
+                         f"({how})")  # fmt: skip
+    link.commands.append(cmd)
+    link.upload_command, link.ingest_command = [], cmd
+    try:
+        output = run_ingest(cmd, cwd, what.profile, timeout_s)
+    except OpLensError as e:  # both ways failed: each named
+        raise OpLensError(e.kind, f"{refused.message}; the documented ingest failed too: {e.message}",
+                          f"{refused.detail}\n{e.detail}") from None  # fmt: skip
+    if profile_listed(link.api_port, link.display_name) is False and link.viewer == "started" and link.viewer_pid:
+        for proc in [p for p in _STARTED if p.pid == link.viewer_pid]:
+            _kill_group(proc)
+        log_dir = Path(link.viewer_log).parent if link.viewer_log else data.parent
+        link.viewer_pid, link.viewer_log = start_viewer(tool, link, log_dir, START_TIMEOUT_S, viewer_data)
+        link.messages.append(f"the viewer did not list the ingested profile: started it again on {viewer_data} "
+                             f"(pid {link.viewer_pid})")  # fmt: skip
+    return output
+
+
+def _other_ranks(source: ProfileSource, link: ExplorerLink, tool: Path, opened: IngestTarget, timeout_s: float,
+                 data: Path) -> list[str]:  # fmt: skip
+    """Every other system profile of the output (one per process: one per rank), registered too, each named
+    `<name>-rank<N>` (else by its folder), the same way as the first (upload, else the documented ingest)."""
+    systems = [p for p in source.profiles if p.kind == "system" and str(source.base / p.dir) != opened.directory]
+    said: list[str] = []
+    for p in systems:
+        session = source.base / p.dir
+        if not all((session / name).is_file() for name in SYSTEM_PROFILE):
+            continue
+        suffix = f"rank{p.rank}" if p.rank is not None else Path(p.dir).parent.name or Path(p.dir).name
+        name = f"{link.display_name}-{suffix}"
+        target = IngestTarget(["-d", str(session)], f"profile directory {session}", upload=["--profile-directory", str(session)],
+                              directory=str(session))  # fmt: skip
+        other = dataclasses.replace(link, display_name=name, messages=[], commands=[])
+        try:
+            upload = upload_command(tool, link.endpoint, target, name)
+            other.commands.append(upload)
+            try:
+                run_upload(upload, source.base, target.profile, timeout_s, link.endpoint)
+            except OpLensError as e:
+                if e.kind == "timeout":
+                    raise
+                _documented_ingest(other, tool, target, source.base, timeout_s, data, e)
+                link.viewer_pid, link.viewer_log = other.viewer_pid, other.viewer_log  # where it was started again
+        except OpLensError as e:
+            said.append(f"{name}: not registered ({e.message})")
+            continue
+        link.commands += other.commands
+        url = f"http://localhost:{link.ui_port}/profile/{quote(name, safe='')}"
+        link.registered.append({"name": name, "url": url, "directory": str(session), "rank": p.rank})
+        said.append(f"also registered {session} as {name}: {url}")
+    return said
 
 
 def read_engines(source: ProfileSource, data_path: Path, display_name: str) -> list[str]:
@@ -348,8 +441,8 @@ def ingest_target(source: ProfileSource, pair: str | None, workspace: Path) -> I
         if device_only:
             target.messages.append(f"not a system profile, left out of the directory upload: {', '.join(device_only)}")
         if len(systems) > 1:
-            target.messages.append(f"{len(systems)} system profiles (one per process); uploaded {session}; open another "
-                                   "with oplens explorer <its directory>")  # fmt: skip
+            target.messages.append(f"{len(systems)} system profiles (one per process): {session} opens at the link, "
+                                   "each other one is registered too, named by its rank")  # fmt: skip
         return target
     if not pairs:
         if any(t.form == "session" for t in source.ntffs):

@@ -17,9 +17,10 @@ NEURON = BackendFacts(
     # follows); TorchNeuron's early Kineto session returns no activities (docs/architecture.md, Neuron facts).
     op_table_device_time=True,
     no_device_time_fix=(
-        "a TorchNeuron whose NeuronConfig takes correlate_device_time (OpLens passes it where the installed one "
-        "does; the backend warnings say if not) propagates device time into the op table; the runtime's own "
-        "trace of the executions is in the run's Neuron profile (oplens explorer)"
+        "the documented API (NeuronConfig + NeuronProfiler(config).export_trace, how-to-profile-pytorch) puts the "
+        "device time in the runtime's system trace: keep RUNTIME in --neuron-modes (the default DEVICE,RUNTIME) and "
+        "install neuron-explorer (aws-neuronx-tools) and pyarrow (pip install 'oplens[neuron]') so OpLens ingests it; "
+        "the device_time sources below say what each one found"
     ),
     # the Neuron driver's device files (Trn1/Trn2/Inf2: /dev/neuron0, ...), also inside a container given them
     host_signs=("/dev/neuron[0-9]*",),

@@ -15,16 +15,19 @@ runtime's: same threads, same clock), linked back to the profile's ops by correl
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from oplens.analysis.attribution import COMPILED_REGION
 from oplens.analysis.chrome_trace import read_events
-from oplens.backends.neuron import engines, explorer, systrace
+from oplens.backends.neuron import engines, explorer, schema, systrace
 from oplens.backends.neuron import mapping as fwmap
 from oplens.backends.neuron.artifacts import SYSTEM_PROFILE
 from oplens.backends.neuron.fused import NO_DEBUG_FIX, neff_line_time, region_shares
 from oplens.backends.spec import RuntimeTime
+from oplens.records.atomic import write_json_atomic
 from oplens.records.errors import OpLensError
 from oplens.records.run import SYSTEM_TRACE, Artifacts, SourceRef
 
@@ -34,6 +37,37 @@ DATA_DIR = "neuron_system_trace"
 DISPLAY_NAME = "system_trace"
 TIMING_FLAGS = ("--ignore-dma-trace", "--ignore-event-trace")  # Tilebench's: the tables timing needs, no more
 NO_INSTRUCTIONS = "--ignore-instruction-trace"
+NO_DEVICE_PROFILE = "--ignore-device-profile"  # documented (get-started.rst, "Useful flags": "Skip device-level traces")
+INGEST_RECORD = "ingest.json"  # in DATA_DIR: which ingest step processed the tables, and what the others said
+
+
+@dataclass(frozen=True)
+class IngestStep:
+    """One way of running the system-trace ingest; tried in order until one leaves the processed tables."""
+
+    name: str  # in words, for the run's device_time note
+    flags: tuple[str, ...]
+    documented: bool
+
+
+def ingest_steps(device_profile: bool) -> list[IngestStep]:
+    """The ingest's flags in the order tried. First Tilebench's (`--ignore-instruction-trace --ignore-dma-trace
+    --ignore-event-trace`, seen in one trn2 user's code, documented nowhere: the fastest where the tool takes them);
+    then the documented flags only (get-started.rst: `view -d DIR --ingest-only --display-name N` with
+    `--ignore-device-profile`, and `--data-path` from how-to-analyze-profile-output.rst); then no optional flag at
+    all. Where a compiled region's lines are to be split (`device_profile`), the instruction trace is kept: no
+    `--ignore-instruction-trace`, no `--ignore-device-profile`."""
+    steps = [
+        IngestStep("Tilebench's flags (undocumented)", TIMING_FLAGS if device_profile else (NO_INSTRUCTIONS, *TIMING_FLAGS),
+                   documented=False),
+        IngestStep("the documented flags only", () if device_profile else (NO_DEVICE_PROFILE,), documented=True),
+        IngestStep("no optional flags", (), documented=True),
+    ]  # fmt: skip
+    unique: list[IngestStep] = []
+    for step in steps:
+        if all(step.flags != u.flags for u in unique):
+            unique.append(step)
+    return unique
 
 
 def tables_dir(run_dir: Path) -> Path:
@@ -41,10 +75,47 @@ def tables_dir(run_dir: Path) -> Path:
     return engines.processed_dir(run_dir / DATA_DIR, DISPLAY_NAME)
 
 
-def ingest_command(tool: Path, session: Path, data_path: Path, device_profile: bool) -> list[str]:
-    flags = [*TIMING_FLAGS] if device_profile else [NO_INSTRUCTIONS, *TIMING_FLAGS]
+def ingest_command(tool: Path, session: Path, data_path: Path, device_profile: bool, step: IngestStep | None = None) -> list[str]:
+    flags = list((step or ingest_steps(device_profile)[0]).flags)
     return [str(tool), "view", "-d", str(session), "--ingest-only", "--data-path", str(data_path),
             "--display-name", DISPLAY_NAME, *flags]  # fmt: skip
+
+
+def ingest_system_trace(tool: Path, session: Path, run_dir: Path, device_profile: bool) -> tuple[str, str]:
+    """Process the session's system trace into `tables_dir(run_dir)`, each step of `ingest_steps` in turn until one
+    leaves the tables; the record (which step, what the others said) is kept beside them (INGEST_RECORD) for
+    `oplens analyze`. Returns (what was done in words, "") or ("", why nothing was processed, every step named)."""
+    folder, tried = tables_dir(run_dir), []
+    for step in ingest_steps(device_profile):
+        cmd = ingest_command(tool, session, run_dir / DATA_DIR, device_profile, step)
+        try:
+            explorer.run_ingest(cmd, run_dir, "system trace", explorer.INGEST_TIMEOUT_S)
+        except OpLensError as e:
+            if e.kind == "timeout":  # a slow ingest is slow with any flags: not tried again
+                tried.append(f"{step.name} ({' '.join(step.flags) or 'none'}): {e.message}")
+                break
+            said = explorer.tool_said(e)
+            tried.append(f"{step.name} ({' '.join(step.flags) or 'none'}): {e.message}" + (f": {said}" if said else ""))
+            continue
+        if not folder.is_dir():
+            tried.append(f"{step.name}: neuron-explorer left no processed profile at {folder}, where the docs put it")
+            continue
+        done = f"ingested by neuron-explorer view --ingest-only with {step.name} ({' '.join(step.flags) or 'none'})"
+        if tried:
+            done += " after " + "; ".join(tried)
+        write_json_atomic(run_dir / DATA_DIR / INGEST_RECORD, {"step": step.name, "flags": list(step.flags),
+                                                                "documented": step.documented, "note": done})  # fmt: skip
+        return done, ""
+    return "", "not read: neuron-explorer processed no system trace; tried, in order: " + "; ".join(tried)
+
+
+def ingest_note(run_dir: Path) -> str:
+    """How the run's kept tables were processed (INGEST_RECORD), "" for runs older than the record."""
+    try:
+        data = json.loads((run_dir / DATA_DIR / INGEST_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    return str(data.get("note", "")) if isinstance(data, dict) else ""
 
 
 def runtime_time(
@@ -74,15 +145,12 @@ def runtime_time(
             return nothing(f"not read: {e.message}; {e.detail}")
         if progress is not None:
             progress("ingesting", 0, 1)
-        cmd = ingest_command(tool, session, run_dir / DATA_DIR, device_profile=bool(fused))
-        try:
-            explorer.run_ingest(cmd, run_dir, "system trace", explorer.INGEST_TIMEOUT_S)
-        except OpLensError as e:
-            return nothing(f"not read: {e.message} ({e.detail.splitlines()[0] if e.detail else 'no output'})")
+        _, why = ingest_system_trace(tool, session, run_dir, device_profile=bool(fused))
         if progress is not None:
             progress("ingesting", 1, 1)
-        if not folder.is_dir():
-            return nothing(f"neuron-explorer left no processed profile at {folder}, where the docs put it")
+        if why:
+            return nothing(why)
+    how = ingest_note(run_dir)
     trace = run_dir / art.trace_json if art.trace_json else None
     if trace is None or not trace.is_file():
         return nothing("no framework trace (trace.json) in the run's profile to give the executions to their ops")
@@ -100,17 +168,27 @@ def runtime_time(
         st.problems.append(f"rule mapping: {fm_problem}")
     tables = str(folder.relative_to(run_dir))
     region_lines, split_note = _splits(folder, st, fused)
-    warned = explorer_warnings(folder)
-    if not st.rule:
-        return RuntimeTime(SYSTEM_TRACE, [], 0.0, "; ".join(st.problems) or "no execution placed", tables,
+    warned = explorer_warnings(folder) + schema_warnings(folder)
+    version = schema.of(folder).label
+    if not st.rule:  # no figure (tables ""): a 0 µs total here would be a zero read from what is not there
+        return RuntimeTime(SYSTEM_TRACE, [], 0.0, "; ".join(st.problems) or "no execution placed", "",
                            region_lines, split_note, warned)  # fmt: skip
-    found = (f"{st.executions} execution(s) in {tables}, "
+    found = ((f"{how}; " if how else "") + f"{st.executions} execution(s) in {tables} ({version}), "
              + (f"{st.pcores_per_execution} physical-core rows each merged, " if st.pcores_per_execution > 1 else "")
              + f"given to their ops by rule {st.rule}"
              + (f"; {st.outside_us:.1f} µs outside the profiled iterations left out" if st.outside_us else "")
              + (f" ({'; '.join(st.problems)})" if st.problems else ""))  # fmt: skip
     return RuntimeTime(SYSTEM_TRACE, systrace.device_events(st), st.total_mean_us(), found, tables, region_lines,
                        split_note, warned)  # fmt: skip
+
+
+def schema_warnings(folder: Path) -> list[str]:
+    """The processed system trace's schema warnings (schema.py): a major OpLens does not know, and each column it
+    reads that a table lacks, with the version and the table/column."""
+    try:
+        return schema.warnings(folder, ["SystemProfileEvents", "Flow", "Warning"])
+    except Exception as e:  # a Metadata table that is not the documented Parquet
+        return [f"Neuron Explorer's Metadata table in {folder} does not read ({type(e).__name__}: {e})"]
 
 
 def explorer_warnings(folder: Path) -> list[str]:

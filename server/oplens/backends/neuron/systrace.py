@@ -67,6 +67,7 @@ from typing import Any
 from oplens.analysis import attribution
 from oplens.analysis.attribution import Node, RawEvent
 from oplens.backends.neuron import mapping as fwmap
+from oplens.backends.neuron import schema
 from oplens.backends.neuron.engines import PARQUET_HINT, Columns, parquet_reader, read_table
 
 TABLE = "SystemProfileEvents"
@@ -146,17 +147,20 @@ def read_events(folder: Path) -> tuple[Columns | None, list[str]]:
         ]
     import pyarrow.parquet as pq
 
-    files = sorted(folder.glob(f"{TABLE}.parquet")) + sorted(folder.glob(f"{TABLE}_[0-9]*.parquet"))
+    s = schema.of(folder)
+    name = s.table(TABLE)
+    files = sorted(folder.glob(f"{name}.parquet")) + sorted(folder.glob(f"{name}_[0-9]*.parquet"))
     if not files:
-        return None, [f"{folder}: no {TABLE} table ({TABLE}.parquet): the profile holds no system trace (was RUNTIME mode on?)"]
+        return None, [f"{folder}: no {name} table ({name}.parquet): the profile holds no system trace (was RUNTIME mode on?)"]
     present = set(pq.read_schema(files[0]).names)
-    missing = [c for c in REQUIRED if c not in present]
-    if missing:
-        return None, [f"{folder}: table {TABLE} has no column {', '.join(missing)}: no execution can be timed"]
-    problems = [f"table {TABLE} has no column {c}: {why}" for c, why in (
+    missing = [s.column(TABLE, c) for c in REQUIRED if s.column(TABLE, c) not in present]
+    if missing:  # no figure from a column that is absent: no execution is timed at all
+        return None, [f"{folder}: Neuron Explorer {s.label}: table {name} has no column {', '.join(missing)}: no execution "
+                      "can be timed"]  # fmt: skip
+    problems = [f"{s.label}: table {name} has no column {s.column(TABLE, c)}: {why}" for c, why in (
         ("flow_id", "the per-core rows are merged by overlap, and no execution links to its launch"),
         ("extra_attributes_json", "executions carry no model_id: graphs cannot be told apart"),
-    ) if c not in present]  # fmt: skip
+    ) if s.column(TABLE, c) not in present]  # fmt: skip
     return read_table(folder, TABLE, COLUMNS), problems
 
 
