@@ -116,7 +116,10 @@ for _ in range(12):
 def oplens(cwd: Path, command: str, *argv: str) -> dict[str, Any]:
     proc = oplens_cli(cwd, command, "--backend", "neuron", "--json", "-", *argv, timeout=240,
                       PYTHONPATH=str(STANDINS), STANDIN_DEVICE_WORK_ON_SYNC="1")  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    # The stand-in's device work is a host-side range with no linked device event, and no neuron-explorer is
+    # here to read a system trace: `--backend neuron` with device time from no source exits 5 after its output
+    # (issue 33), which still holds the run and its trace.
+    assert proc.returncode == 5 and "no Self NEURON time from any source" in proc.stderr, proc.stderr
     run: dict[str, Any] = json.loads(proc.stdout)
     return run
 

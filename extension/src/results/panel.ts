@@ -26,6 +26,7 @@ import type { Documents } from '../documents/documents';
 import type { RpcError } from '../problems/problems';
 import { describeRankPartError, rankPartRequest } from '../ranks/rankPart';
 import { parseResultNotification } from '../runs/parseRun';
+import type { ResultsView } from '../runs/resultsView';
 import type { RunStore, StoredRun } from '../runs/runStore';
 import { parseHotFunctions } from '../overview/hotFunctions';
 import { resolveArtifact } from '../server/pathMap';
@@ -56,7 +57,7 @@ interface Part {
 
 const PARTS_KEPT = 16;
 
-export class ResultsPanel implements vscode.Disposable {
+export class ResultsPanel implements vscode.Disposable, ResultsView {
   private panel: vscode.WebviewPanel | undefined;
   private showing: Showing;
   private busyMessage: string | null = null;

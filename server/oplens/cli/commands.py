@@ -269,6 +269,7 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json != "-":
         for run in done:
             render.profile(out, run if args.rank is None else rank_part(run, args.rank), args.view)
+    _require_device_time(done)
     return 0
 
 
@@ -386,7 +387,8 @@ def _require_device_time(runs: list[Run]) -> None:
     the CPU keep exit 0 (the run says what it measured)."""
     for run in runs:
         dt = run.device_time
-        if dt is None or dt.source != NO_SOURCE or run.backend.requested in ("", "auto", "cpu"):
+        named = run.backend.requested
+        if dt is None or dt.source != NO_SOURCE or named not in registry.SPECS or not registry.facts_of(named).on_device:
             continue
         label = run.backend.device_label
         tried = "; ".join(f"{name}: {found}" for name, found in sorted(dt.found.items()))
