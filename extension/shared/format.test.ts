@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseRun } from '../src/runs/parseRun';
 import { jsonFixture } from '../test/fixtures';
-import { deviceLabel, fmtCount, fmtShare, fmtSpeedup, fmtUs } from './format';
+import { deviceLabel, fmtCount, fmtShare, fmtUs } from './format';
 
 interface Expected {
   fmt_us: Record<string, string>;
@@ -50,12 +50,6 @@ describe('small formatters', () => {
     assert.equal(fmtCount(1200), '1,200');
     assert.equal(fmtCount(1.5), '1.5');
     assert.equal(fmtCount(1 / 3), '0.33');
-  });
-
-  it('speed-ups', () => {
-    assert.equal(fmtSpeedup(5.844), '5.84×');
-    assert.equal(fmtSpeedup(12.34), '12.3×');
-    assert.equal(fmtSpeedup(0), '–');
   });
 
   it('device labels are upper-case, DEVICE when unknown', () => {

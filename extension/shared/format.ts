@@ -38,11 +38,6 @@ export function fmtCount(n: number): string {
   return String(Number(n.toFixed(2)));
 }
 
-/** `6.0` → `6.0×`, `0` (no device time) → `–`. */
-export function fmtSpeedup(x: number): string {
-  return Number.isFinite(x) && x > 0 ? `${x >= 10 ? x.toFixed(1) : x.toFixed(2)}×` : '–';
-}
-
 /** The device's column label as torch.profiler writes it: `Self NEURON`, `Self CUDA`, `Self CPU`. */
 export function deviceLabel(label: string | undefined): string {
   const clean = (label ?? '').trim().toUpperCase();

@@ -4,9 +4,9 @@
  * the other does not understand is a compile error, not a silent no-op.
  */
 
-import type { DiffView } from './generated/views';
+import type { ComparePage, DiffView } from './generated/views';
 import type { HotFunctions } from './overview';
-import type { CompareRow, RankInfo, Run } from './run';
+import type { RankInfo, Run } from './run';
 
 // ---- the results panel ----------------------------------------------------------------------
 
@@ -56,7 +56,8 @@ export interface RanksView {
 
 /** What the results panel shows for a comparison. */
 export interface CompareView {
-  rows: CompareRow[];
+  /** The server's page of the comparison (`oplens.views.compare`): every figure and word written. */
+  page: ComparePage;
   /** The file of each variant, by run id, for the header. */
   files: Record<string, string>;
   /** Failed variants, with the reason (the others are still compared). */

@@ -5,7 +5,8 @@
  * study. Meanwhile a notification with Cancel shows the server's progress (each function's stages
  * after its name); Cancel stops the comparison on the server.
  *
- * VS Code glue: imports `vscode`; its model is `parseCompareSummary` (runs/parseRun.ts).
+ * VS Code glue: imports `vscode`; the page is the server's (`oplens.views.compare`), read by
+ * `parseComparePage` (compareAnswer.ts).
  */
 
 import * as vscode from 'vscode';
@@ -16,12 +17,12 @@ import type { Notifier } from '../problems/notify';
 import type { ArgumentMemory } from '../profile/argMemory';
 import { askArguments, type Profiler } from '../profile/profiler';
 import { withRunProgress } from '../progress/notification';
-import { parseCompareSummary } from '../runs/parseRun';
 import type { ResultsView } from '../runs/resultsView';
 import type { RunStore } from '../runs/runStore';
 import type { OpLensServer } from '../server/server';
 import { requestOptions } from '../settings/settings';
 import type { SettingsSource } from '../settings/source';
+import { parseComparePage } from './compareAnswer';
 
 interface Candidate {
   uri: vscode.Uri;
@@ -127,18 +128,18 @@ export class Comparer {
       const request = { targets: chosen.map((c) => ({ uri: c.uri.toString(), qualname: c.fn.qualname, args })), ...options };
       const title = `OpLens: comparing ${chosen.map((c) => c.fn.qualname).join(', ')} on ${options.backend.toUpperCase()}`;
       const result = await withRunProgress(this.server, this.notifier, title, (hook) => this.server.execute(COMPARE_COMMAND, request, undefined, hook));
-      const rows = parseCompareSummary(result);
-      for (const row of rows) {
+      const page = parseComparePage(result);
+      for (const row of page.rows) {
         if (!this.store.has(row.run_id)) {
           await this.profiler.fetchRun(row.run_id);
         }
       }
       const files: Record<string, string> = {};
-      for (const row of rows) {
+      for (const row of page.rows) {
         const entry = this.store.get(row.run_id);
         files[row.run_id] = entry ? vscode.workspace.asRelativePath(vscode.Uri.parse(entry.uri), false) : '';
       }
-      this.panel.showCompare({ rows, files, failed: [] });
+      this.panel.showCompare({ page, files, failed: [] });
     } catch (e) {
       await this.profiler.reportFailure(e, 'the comparison', options.backend, {
         editArguments: () => this.compareFunctions(baseline),

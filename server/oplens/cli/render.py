@@ -27,6 +27,7 @@ from oplens.records.format import (
     outside_sentence,
 )
 from oplens.records.run import HOST_CPU, LineStat, Run
+from oplens.views.compare import ComparePage, compare_page
 
 BAR_WIDTH = 20
 OP_ROWS = 15
@@ -330,31 +331,37 @@ def op_table(run: Run, has_device: bool) -> Table:
     return table
 
 
-def compare(console: Console, runs: list[Run], rows: list[dict[str, Any]]) -> None:
-    label = runs[0].backend.device_label if runs else registry.get(registry.DEFAULT).device_label
-    has_device = bool(runs) and registry.facts_of(runs[0].backend.name).on_device
+def compare(console: Console, runs: list[Run], rows: list[dict[str, Any]] | None = None) -> None:
+    """The comparison of `runs` in the results page's words (`views.compare`); `rows`, `engine.compare`'s
+    summary of them that `--json` writes, are what the page is built from already."""
+    compare_table(console, compare_page(runs))
+
+
+def compare_table(console: Console, page: ComparePage) -> None:
+    """The comparison page (`views.compare.ComparePage`) as a table, the first variant the baseline."""
+    label = page.label
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("Variant")
     table.add_column(f"{label} time", justify="right")
-    if has_device:
+    if page.with_cpu:
         table.add_column("Self CPU", justify="right")
     table.add_column("Operator calls", justify="right")
     table.add_column("Wall (median)", justify="right")
-    table.add_column(f"Speed-up vs {rows[0]['variant']}", justify="right")
-    for row in rows:
+    table.add_column(f"Speed-up vs {page.rows[0].variant}" if page.rows else "Speed-up", justify="right")
+    for row in page.rows:
         table.add_row(
-            escape(row["variant"]),
-            fmt_us(row["self_device_us"]),
-            *([fmt_us(row["self_cpu_us"])] if has_device else []),
-            f"{row['op_calls']:g}",
-            fmt_us(row["wall_median_us"]),
-            f"{row['speedup']:.2f}×",
+            escape(row.variant),
+            row.self_device,
+            *([row.self_cpu] if page.with_cpu else []),
+            row.op_calls,
+            row.wall,
+            row.speedup,
         )
     console.print(f"[bold]Comparison[/] (per iteration, {label})")
     console.print(table)
-    for row in rows:
-        if row["compile_us"] > 0:
-            console.print(f"[dim]{escape(row['variant'])}: compile on first call ~{fmt_us(row['compile_us'])}, not included[/]")
+    for row in page.rows:
+        if row.compile:
+            console.print(f"[dim]{escape(row.variant)}: {escape(row.compile)}[/]")
 
 
 VERDICT_STYLE = {"slower": "red", "faster": "green", "new": "cyan", "removed": "dim", "same": ""}

@@ -46,6 +46,7 @@ from oplens.records.errors import OpLensError
 from oplens.records.job import ProgramSpec, TargetSpec
 from oplens.records.names import COMPARE_COMMAND, PROFILE_COMMAND
 from oplens.records.run import Run
+from oplens.views.compare import compare_page
 
 STAGE_WORDS = {"queued": "queued", "importing": "importing", "warmup": "warm-up", "profile": "iteration",
                "ingesting": "reading the device runtime's trace", "processing": "attributing"}
@@ -72,7 +73,8 @@ def reply(client: ClientState, run: Run) -> dict[str, Any]:
 
 
 async def compare(client: ClientState, arg: Any) -> dict[str, Any]:
-    """Profile each target in turn (every one checked before the first runs); the side-by-side rows."""
+    """Profile each target in turn (every one checked before the first runs): `summary`, the side-by-side
+    rows (`engine.compare`), and `page`, the comparison as the results page shows it (`views.compare.ComparePage`)."""
     targets = arguments.compare_targets(COMPARE_COMMAND, arg)
     if any(t.program is not None for t in targets):
         raise JsonRpcInvalidParams(f"{COMPARE_COMMAND} calls each function with args; it takes no program "
@@ -89,7 +91,7 @@ async def compare(client: ClientState, arg: Any) -> dict[str, Any]:
         tracker.end(ending(e))
         raise
     tracker.end(f"{len(finished)} functions compared")
-    return {"summary": compare_rows(finished)}
+    return {"summary": compare_rows(finished), "page": compare_page(finished).to_dict()}
 
 
 def request(client: ClientState, command: str, a: ProfileArgs) -> ProfileRequest:

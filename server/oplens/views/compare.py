@@ -1,0 +1,74 @@
+"""The comparison page (`oplens compare`, Compare Functions…): each variant's time per iteration, its
+operator calls and its speed-up against the first (the baseline), written once for the results page
+and the CLI; the summary sentence names the fastest variant. The figures themselves are
+`engine.compare`'s."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from oplens.backends import registry
+from oplens.engine.compare import compare_rows
+from oplens.records.format import device_label, fmt_us
+from oplens.records.run import Run
+from oplens.views.cells import fmt_count, fmt_speedup
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    """One variant, its figures written (per iteration)."""
+
+    run_id: str  # a click shows this run
+    variant: str  # the function's qualified name
+    self_device_us: float  # the bar's length, against the largest
+    self_device: str
+    self_cpu: str
+    op_calls: str
+    wall: str  # the median wall time of a call
+    speedup: str  # the baseline's device time over this variant's: `1.00×` for the baseline, `–` without device time
+    compile: str  # `compile on first call ~1.20 s, not included`; '' where nothing compiled
+
+
+@dataclass(frozen=True)
+class ComparePage:
+    """The `page` of an `oplens.compare` answer: the variants side by side, the first the baseline."""
+
+    label: str  # `CPU`, `NEURON`, ...: the time column's label (`DEVICE` where the variants ran on several)
+    with_cpu: bool  # a device apart from the host: each variant's host CPU time is a column too
+    rows: list[CompareRow]
+    summary: str  # the fastest variant against the baseline, in a sentence; '' for one variant
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def compare_page(runs: Sequence[Run]) -> ComparePage:
+    """The page of `runs` compared, in their order (the first is the baseline)."""
+    figures = compare_rows(list(runs))
+    labels = list(dict.fromkeys(device_label(r["device_label"]) for r in figures))
+    label = labels[0] if len(labels) == 1 else "DEVICE"
+    # mixed backends: each row's CPU time is its own, so the column stays
+    with_cpu = not runs or any(registry.facts_of(r.backend.name).on_device for r in runs)
+    rows = [CompareRow(
+        run_id=r["run_id"], variant=r["variant"], self_device_us=r["self_device_us"],
+        self_device=fmt_us(r["self_device_us"]), self_cpu=fmt_us(r["self_cpu_us"]), op_calls=fmt_count(r["op_calls"]),
+        wall=fmt_us(r["wall_median_us"]), speedup="1.00×" if i == 0 else fmt_speedup(r["speedup"]),
+        compile=f"compile on first call ~{fmt_us(r['compile_us'])}, not included" if r["compile_us"] > 0 else "",
+    ) for i, r in enumerate(figures)]  # fmt: skip
+    return ComparePage(label=label, with_cpu=with_cpu, rows=rows, summary=_summary(figures, label))
+
+
+def _summary(figures: list[dict[str, Any]], label: str) -> str:
+    if len(figures) < 2:
+        return ""
+    base = figures[0]
+    best = max(figures[1:], key=lambda r: r["speedup"])  # the first of the fastest
+    if best["speedup"] > 1:
+        calls = "" if best["op_calls"] == 1 else "s"
+        return (f"{best['variant']} takes {fmt_us(best['self_device_us'])} of {label} time per iteration against "
+                f"{fmt_us(base['self_device_us'])} for {base['variant']}: {fmt_speedup(best['speedup'])} faster, in "
+                f"{fmt_count(best['op_calls'])} operator call{calls} instead of {fmt_count(base['op_calls'])}.")  # fmt: skip
+    return f"No variant is faster than {base['variant']} here ({fmt_us(base['self_device_us'])} of {label} time per iteration)."
