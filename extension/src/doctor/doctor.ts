@@ -47,9 +47,14 @@ export function parseDoctorReport(result: unknown): DoctorReport {
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
+/** The output's first line, and the checklist's title. */
+export function reportHeading(report: DoctorReport, where: string): string {
+  return `OpLens: Check Setup · backend ${report.backend} · ${where}`;
+}
+
 /** The output channel's lines: a heading, one line per check (its fix beneath where not ok), the verdict. */
 export function reportLines(report: DoctorReport, where: string): string[] {
-  const lines = [`OpLens: Check Setup · backend ${report.backend} · ${where}`];
+  const lines = [reportHeading(report, where)];
   for (const c of report.checks) {
     lines.push(`  ${MARKS[c.status]} ${c.name.padEnd(NAME_WIDTH)} ${c.detail}`.trimEnd());
     if (c.fix && c.status !== 'ok') {
@@ -60,7 +65,8 @@ export function reportLines(report: DoctorReport, where: string): string[] {
   return lines;
 }
 
-function verdictLine(report: DoctorReport): string {
+/** The output's last line, and the checklist's placeholder. */
+export function verdictLine(report: DoctorReport): string {
   const problems = report.checks.filter((c) => c.status === 'problem');
   const warnings = report.checks.filter((c) => c.status === 'warning');
   if (report.usable) {
