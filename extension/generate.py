@@ -35,7 +35,7 @@ from oplens.lsp import settings
 from oplens.lsp.convert import camel, wire_key
 from oplens.records import errors, run
 from oplens.records.typescript import constant, constants_module, default_of, records_module
-from oplens.views import compare, diff, insights
+from oplens.views import compare, diff, insights, overview
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATED = "extension/shared/generated"
@@ -53,7 +53,8 @@ def views_ts() -> str:
         "What each kind of insight is called where the results page tags it (`oplens.views.insights`); a kind",
         "not named here is written from its name.",
     ], as_const=False)
-    return records_module([diff.DiffPage, compare.ComparePage], generator=GENERATOR, reader_import="../reader", head=head)
+    pages = [diff.DiffPage, compare.ComparePage, overview.OverviewView]
+    return records_module(pages, generator=GENERATOR, reader_import="../reader", head=head)
 
 
 def setting(f: dataclasses.Field[Any], tp: Any) -> dict[str, Any]:

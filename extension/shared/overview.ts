@@ -4,10 +4,11 @@
  * `▶ lines` arguments, in this editor's paths), and the icicle chart of an overview's call tree
  * (`Overview.frames`: the user's frames only) laid out as rectangles.
  *
- * The words (titles, tooltips) are the server's (`server/oplens/lsp/overview_views.py`); the layout is
- * geometry, done here.
+ * The words (titles, tooltips, the results page's every cell: `server/oplens/lsp/overview_views.py`,
+ * `server/oplens/views/overview.py`) are the server's; the layout is geometry, done here.
  */
 
+import type { OverviewView } from './generated/views';
 import type { Overview } from './run';
 
 /** One function of `oplens.hotFunctions`' answer. */
@@ -54,6 +55,8 @@ export interface HotFunctions {
   /** `overview of train_step: CPU 220.21 ms/step over 4 steps`. */
   title: string;
   functions: HotFunction[];
+  /** The results page of the overview, written by the server (`oplens.views.overview`). */
+  page: OverviewView;
 }
 
 /** A file's name, the last part of its path (either separator: a host path may be a Windows one). */
@@ -61,9 +64,10 @@ export function fileName(path: string): string {
   return path.split(/[\\/]/).pop() ?? path;
 }
 
-/** One rectangle of the icicle chart: a node of the call tree, its width its share of its parent's time. */
+/** One rectangle of the icicle chart: a node of the call tree, its width its share of its parent's time
+ * (its words are the server's node of the same index, `OverviewView.nodes`). */
 export interface IcicleCell {
-  /** The node, an index into `Overview.frames`. */
+  /** The node, an index into `Overview.frames` (and `OverviewView.nodes`). */
   node: number;
   /** Its function, an index into `Overview.functions`. */
   fn: number;
@@ -71,7 +75,6 @@ export interface IcicleCell {
   /** Left edge and width, fractions of the chart's width (the whole: every user frame's time). */
   x: number;
   width: number;
-  label: string;
   totalUs: number;
   selfUs: number;
 }
@@ -113,8 +116,7 @@ export function icicle(o: Overview, minWidth = 0.002): Icicle {
       }
       const width = f.total_device_us / totalUs;
       if (width >= minWidth) {
-        const fn = o.functions[f.function];
-        cells.push({ node: id, fn: f.function, depth: level, x: left, width, label: fn?.qualname ?? '?', totalUs: f.total_device_us, selfUs: f.self_device_us });
+        cells.push({ node: id, fn: f.function, depth: level, x: left, width, totalUs: f.total_device_us, selfUs: f.self_device_us });
         depth = Math.max(depth, level + 1);
         place(children.get(id) ?? [], left, level + 1);
       }

@@ -1,70 +1,64 @@
 /**
  * The results page of a program overview: the user's functions (self and total time per step,
  * click: the function; ▶ lines), the icicle chart of their call tree (click a frame: go there;
- * laid out by shared/overview.ts) and the modules.
+ * laid out by shared/overview.ts) and the modules. The server writes the page
+ * (`oplens.views.overview`: every name, figure and sentence); this draws it, the bars' and frames'
+ * sizes from the overview's times.
  */
 
-import { onDevice } from '../shared/backends';
-import { deviceLabel, fmtCount, fmtShare, fmtUs } from '../shared/format';
+import type { OverviewView } from '../shared/generated/views';
 import type { OverviewPage } from '../shared/messages';
-import { fileName, icicle, type HotFunction } from '../shared/overview';
+import { icicle, type HotFunction } from '../shared/overview';
 import type { Overview, Run } from '../shared/run';
 import { activate, append, button, clear, h } from './dom';
 import { app, bar, section, stat, vscode } from './page';
 
 export function showOverview(run: Run, o: Overview, page: OverviewPage): void {
-  const label = deviceLabel(o.device_label);
-  const per = o.per || 'step';
-  const hot = page.hot;
-  const byIndex = new Map<number, HotFunction>((hot?.functions ?? []).map((f) => [f.index, f]));
   clear(app);
-  const partial = run.capture?.partial ? ' (partial)' : '';
-  const stats = h(
-    'div',
-    { class: 'stats' },
-    stat(`${label} time`, fmtUs(o.total_device_us), `per ${per}`),
-    o.total_cpu_us > 0 && onDevice(run) ? stat('CPU time', fmtUs(o.total_cpu_us), `per ${per}`) : null,
-    per === 'step' ? stat('Steps', String(o.steps), 'profiled, each recorded whole') : stat('Window', `${o.window_s} s`, `from ${o.delay_s} s after the start`),
-    stat('Functions', String(byIndex.size || o.functions.length), 'of yours, seen in the window'),
-    o.outside_user_device_us > 0 ? stat('Outside your code', fmtUs(o.outside_user_device_us), `per ${per}: under none of your frames`) : null,
-  );
+  const view = page.hot?.page;
+  const byIndex = new Map<number, HotFunction>((page.hot?.functions ?? []).map((f) => [f.index, f]));
+  const notices = [...run.backend.warnings.map((w) => h('p', { class: 'notice warning' }, w)), o.note ? h('p', { class: 'notice' }, o.note) : null, page.problem ? h('p', { class: 'notice warning' }, page.problem) : null];
+  if (!view) {
+    // the server could not say (page.problem): no page to draw
+    append(app, h('header', {}, h('h1', {}, h('span', { class: 'qualname' }, 'overview'))), ...notices);
+    return;
+  }
+  const label = view.label;
   append(
     app,
     h(
       'header',
       {},
-      h('h1', {}, h('span', { class: 'qualname' }, hot?.title ?? `overview${o.step ? ` of ${o.step.split('::').pop() ?? ''}` : ''}${partial}`), ' ', h('span', { class: `badge device-${label.toLowerCase()}` }, label)),
-      h('div', { class: 'sub muted' }, run.capture ? `${run.capture.program} ${run.capture.argv.join(' ')}` : '', run.created ? ` · ${run.created.replace('T', ' ').replace(/\+0000$/, ' UTC')}` : ''),
-      stats,
+      h('h1', {}, h('span', { class: 'qualname' }, view.title), ' ', h('span', { class: `badge device-${label.toLowerCase()}` }, label)),
+      h('div', { class: 'sub muted' }, view.sub),
+      h('div', { class: 'stats' }, ...view.stats.map((s) => stat(s.label, s.value, s.note))),
     ),
-    ...run.backend.warnings.map((w) => h('p', { class: 'notice warning' }, w)),
-    o.note ? h('p', { class: 'notice' }, o.note) : null,
-    page.problem ? h('p', { class: 'notice warning' }, page.problem) : null,
-    functionsSection(o, label, per, byIndex),
-    icicleSection(o, label, per, byIndex),
-    modulesSection(o, label, per),
+    ...notices,
+    functionsSection(o, view, byIndex),
+    icicleSection(o, view, byIndex),
+    modulesSection(view),
   );
 }
 
-function functionsSection(o: Overview, label: string, per: string, byIndex: Map<number, HotFunction>): HTMLElement {
-  const rows = o.functions.map((f, i) => ({ f, i, hot: byIndex.get(i) })).filter((r) => r.hot !== undefined || byIndex.size === 0);
-  rows.sort((a, b) => b.f.self_device_us - a.f.self_device_us || b.f.total_device_us - a.f.total_device_us);
-  const max = rows.reduce((m, r) => Math.max(m, r.f.self_device_us), 0);
+function functionsSection(o: Overview, view: OverviewView, byIndex: Map<number, HotFunction>): HTMLElement {
+  const { label, per } = view;
+  const max = view.functions.reduce((m, r) => Math.max(m, o.functions[r.index]?.self_device_us ?? 0), 0);
   const body = h('tbody');
-  for (const { f, hot } of rows) {
-    const where = `${fileName(f.file)}:${f.def_line}`;
+  for (const f of view.functions) {
+    const hot = byIndex.get(f.index);
     const lines = hot?.lines ? button('▶ lines', () => vscode.post({ type: 'profileLines', lines: hot.lines as Record<string, unknown> }), { title: `Capture ${f.qualname}'s lines in the same program`, class: 'lines-button' }) : null;
+    const selfUs = o.functions[f.index]?.self_device_us ?? 0;
     const row = h(
       'tr',
-      { class: 'function-row', title: hot?.tooltip ?? '' },
+      { class: 'function-row', title: f.tooltip },
       h('td', {}, h('code', {}, f.qualname)),
-      h('td', { class: 'muted' }, where),
-      h('td', { class: 'num' }, fmtUs(f.self_device_us)),
-      h('td', { class: 'num' }, fmtShare(f.pct_self)),
-      h('td', { class: 'bar-cell' }, bar(max > 0 ? f.self_device_us / max : 0)),
-      h('td', { class: 'num' }, fmtUs(f.total_device_us)),
-      h('td', { class: 'num' }, fmtShare(f.pct_total)),
-      h('td', { class: 'num' }, fmtCount(f.calls)),
+      h('td', { class: 'muted' }, f.where),
+      h('td', { class: 'num' }, f.self_device),
+      h('td', { class: 'num' }, f.self_share),
+      h('td', { class: 'bar-cell' }, bar(max > 0 ? selfUs / max : 0)),
+      h('td', { class: 'num' }, f.total_device),
+      h('td', { class: 'num' }, f.total_share),
+      h('td', { class: 'num' }, f.calls),
       h('td', {}, lines),
     );
     if (hot) {
@@ -96,7 +90,7 @@ function functionsSection(o: Overview, label: string, per: string, byIndex: Map<
   );
 }
 
-function icicleSection(o: Overview, label: string, per: string, byIndex: Map<number, HotFunction>): HTMLElement | null {
+function icicleSection(o: Overview, view: OverviewView, byIndex: Map<number, HotFunction>): HTMLElement | null {
   const chart = icicle(o);
   if (!chart.cells.length) {
     return null;
@@ -105,10 +99,10 @@ function icicleSection(o: Overview, label: string, per: string, byIndex: Map<num
   const box = h('div', { class: 'icicle', role: 'tree', 'aria-label': 'The call tree of your functions' });
   box.style.height = `${chart.depth * rowPx}px`;
   for (const c of chart.cells) {
-    const fn = o.functions[c.fn];
+    const node = view.nodes[c.node];
     const hot = byIndex.get(c.fn);
-    const title = `${c.label}${fn ? ` (${fn.file}:${fn.def_line})` : ''}\ntotal ${fmtUs(c.totalUs)}/${per} (${fmtShare((100 * c.totalUs) / chart.totalUs)}), self ${fmtUs(c.selfUs)}`;
-    const cell = h('div', { class: `icicle-cell lvl-${Math.min(8, Math.max(1, Math.ceil((c.selfUs / Math.max(c.totalUs, 1e-9)) * 8)))}`, role: 'treeitem', title, 'aria-label': title }, c.width > 0.04 ? c.label : '');
+    const title = node?.title ?? '';
+    const cell = h('div', { class: `icicle-cell lvl-${Math.min(8, Math.max(1, Math.ceil((c.selfUs / Math.max(c.totalUs, 1e-9)) * 8)))}`, role: 'treeitem', title, 'aria-label': title }, c.width > 0.04 ? (node?.label ?? '') : '');
     cell.style.left = `${c.x * 100}%`;
     cell.style.width = `${c.width * 100}%`;
     cell.style.top = `${c.depth * rowPx}px`;
@@ -118,29 +112,26 @@ function icicleSection(o: Overview, label: string, per: string, byIndex: Map<num
     }
     box.append(cell);
   }
-  return section(
-    `Call tree of your code · total ${label} per ${per}`,
-    box,
-    h('p', { class: 'muted small' }, `Each frame is one of your functions along one path from the top; its width its total time (${fmtUs(chart.totalUs)} the whole width), its colour how much of it is its own. Click a frame to go there.`),
-  );
+  return section(`Call tree of your code · total ${view.label} per ${view.per}`, box, h('p', { class: 'muted small' }, view.icicle_note));
 }
 
-function modulesSection(o: Overview, label: string, per: string): HTMLElement | null {
-  if (!o.modules.length) {
+function modulesSection(view: OverviewView): HTMLElement | null {
+  if (!view.modules.length) {
     return null;
   }
+  const { label, per } = view;
   const body = h('tbody');
-  for (const m of o.modules.slice(0, 200)) {
+  for (const m of view.modules) {
     body.append(
       h(
         'tr',
         {},
         h('td', {}, h('code', {}, m.path)),
         h('td', { class: 'muted' }, m.type),
-        h('td', { class: 'num' }, fmtUs(m.self_device_us)),
-        h('td', { class: 'num' }, fmtUs(m.total_device_us)),
-        h('td', { class: 'num' }, fmtShare(m.pct_total)),
-        h('td', { class: 'num' }, fmtCount(m.calls)),
+        h('td', { class: 'num' }, m.self_device),
+        h('td', { class: 'num' }, m.total_device),
+        h('td', { class: 'num' }, m.total_share),
+        h('td', { class: 'num' }, m.calls),
       ),
     );
   }

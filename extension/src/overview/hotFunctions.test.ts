@@ -37,6 +37,22 @@ describe('oplens.hotFunctions off the wire', () => {
     assert.equal(parseHotFunctions(null), null);
   });
 
+  it("carries the results page as the server writes it: rows hottest first, one icicle node per frame", () => {
+    const hot = parseHotFunctions(fixture.by_self);
+    assert.ok(hot);
+    assert.deepEqual(
+      hot.page.functions.map((f) => [f.qualname, f.where, f.self_share]),
+      [
+        ['forward', 'model.py:20', '49.0 %'],
+        ['helper', 'model.py:30', '25.5 %'],
+        ['loss_of', 'train.py:5', '17.6 %'],
+        ['step', 'train.py:10', '7.8 %'],
+      ],
+    );
+    assert.equal(hot.page.title, hot.title);
+    assert.equal(hot.page.nodes.length, (parseRun(fixture.run).overview?.frames ?? []).length);
+  });
+
   it('names a missing field', () => {
     assert.throws(() => parseHotFunctions({ functions: [] }), (e: unknown) => e instanceof RunParseError && /run_id/.test(e.message));
     const broken = structuredClone(fixture.by_self) as { functions: Record<string, unknown>[] };
@@ -60,12 +76,16 @@ describe('the Hot Functions view', () => {
   });
 });
 
+// the icicle's words are the server's, one node per frame (oplens.views.overview): a cell is named by its node
+const nodes = parseHotFunctions(fixture.by_self)?.page.nodes ?? [];
+const label = (c: { node: number }): string => nodes[c.node]?.label ?? '';
+
 describe('the icicle chart of the call tree', () => {
   it('puts the step on top, its callees under it by total time, widths in proportion', () => {
     const run = parseRun(fixture.run);
     assert.ok(run.overview);
     const chart = icicle(run.overview);
-    const cells = chart.cells.map((c) => [c.label, c.depth, Number(c.x.toFixed(3)), Number(c.width.toFixed(3))]);
+    const cells = chart.cells.map((c) => [label(c), c.depth, Number(c.x.toFixed(3)), Number(c.width.toFixed(3))]);
     // step 0.51 µs: forward 0.38 (helper 0.13 under it), loss_of 0.09
     assert.deepEqual(cells, [
       ['step', 0, 0, 1],
@@ -81,7 +101,7 @@ describe('the icicle chart of the call tree', () => {
     const run = parseRun(fixture.run);
     assert.ok(run.overview);
     assert.deepEqual(
-      icicle(run.overview, 0.2).cells.map((c) => c.label),
+      icicle(run.overview, 0.2).cells.map(label),
       ['step', 'forward', 'helper'],
     );
     assert.deepEqual(icicle({ ...run.overview, frames: [] }).cells, []);

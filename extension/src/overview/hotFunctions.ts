@@ -1,12 +1,14 @@
 /**
  * The program overview in the editor, its model: the server's `oplens.hotFunctions` answer read off
- * the wire (checked field by field, as result.json is), the Hot Functions view's rows, and the
+ * the wire (checked field by field, as result.json is; its `page`, the results page of the overview as
+ * the server writes it, by the generated reader), the Hot Functions view's rows, and the
  * request that runs an overview (`oplens.overview`: the program with its step function's steps
  * profiled whole).
  *
  * Pure: imports no `vscode`; unit-tested in hotFunctions.test.ts.
  */
 
+import { readOverviewView } from '../../shared/generated/views';
 import { fileName, HOT_SORTS, type HotFunction, type HotFunctions, type HotSort } from '../../shared/overview';
 import { isJson } from '../../shared/reader';
 import { Reader } from '../runs/parseRun';
@@ -45,6 +47,7 @@ export function parseHotFunctions(answer: unknown): HotFunctions | null {
     sort: r.oneOf('sort', HOT_SORTS, 'self'),
     title: r.str('title', ''),
     functions: r.list('functions', hotFunction),
+    page: r.obj('page', readOverviewView),
   };
 }
 

@@ -26,6 +26,7 @@ from oplens.records.format import fmt_share, fmt_us
 from oplens.records.names import HOT_FUNCTIONS_COMMAND, PROFILE_COMMAND
 from oplens.records.overview import FunctionStat, Overview
 from oplens.records.run import Run
+from oplens.views.overview import function_tooltip, overview_page, overview_title, per_word, seen
 
 SORTS = ("self", "total")
 LINES_TITLE = "▶ lines"
@@ -38,11 +39,6 @@ class ProgramArgs:
     program: dict[str, Any]
 
 
-def per_word(o: Overview) -> str:
-    """What the figures are per: `step`, or `window` (a time window's whole length)."""
-    return o.per or "step"
-
-
 def share_title(o: Overview, f: FunctionStat) -> str:
     """`CPU 9.5 % · 20.86 ms/step`, and `· total 20.3 %` where the function's total is more than its self."""
     title = f"{o.device_label} {fmt_share(f.pct_self)} · {fmt_us(f.self_device_us)}/{per_word(o)}"
@@ -51,23 +47,10 @@ def share_title(o: Overview, f: FunctionStat) -> str:
     return title
 
 
-def tooltip(o: Overview, f: FunctionStat) -> str:
-    steps = f"{o.steps} profiled step{'s' if o.steps != 1 else ''}" if per_word(o) == "step" else "the time window"
-    calls = f"{f.calls:g} call{'' if f.calls == 1 else 's'}"
-    return (f"Program overview: self {o.device_label} {fmt_us(f.self_device_us)} ({fmt_share(f.pct_self)}), total "
-            f"{fmt_us(f.total_device_us)} ({fmt_share(f.pct_total)}), {calls} per {per_word(o)}; "
-            f"the mean over {steps}")  # fmt: skip
-
-
 def hot_title(o: Overview, f: FunctionStat, sort: str) -> str:
     """A hot function's line in a list, by the figure it is sorted by: `20.86 ms/step · 9.5 % self`."""
     us, pct = (f.self_device_us, f.pct_self) if sort == "self" else (f.total_device_us, f.pct_total)
     return f"{fmt_us(us)}/{per_word(o)} · {fmt_share(pct)} {sort}"
-
-
-def seen(f: FunctionStat) -> bool:
-    """A function of the user's with a `def` (not a module's top level)."""
-    return not f.qualname.startswith("<") and f.def_line > 0
 
 
 def match(o: Overview, path: str, functions: list[FunctionDef]) -> list[tuple[FunctionDef, FunctionStat]]:
@@ -112,7 +95,8 @@ def code_lenses(run: Run, uri: str, path: str, functions: list[FunctionDef],
 
 
 def hot_functions(run: Run, sort: str, uri_of: Any, program: ProgramArgs | None, limit: int = 0) -> dict[str, Any]:
-    """`oplens.hotFunctions`' answer: the overview's functions by self or total device time (highest first)."""
+    """`oplens.hotFunctions`' answer: the overview's functions by self or total device time (highest first),
+    and `page`, the results page of the overview (`views.overview.OverviewView`: every word written)."""
     o = run.overview
     assert o is not None
     stats = [(i, f) for i, f in enumerate(o.functions) if seen(f)]
@@ -126,24 +110,14 @@ def hot_functions(run: Run, sort: str, uri_of: Any, program: ProgramArgs | None,
             "index": index, "uri": uri, "file": f.file, "qualname": f.qualname, "line": f.def_line,
             "self_device_us": f.self_device_us, "total_device_us": f.total_device_us,
             "pct_self": f.pct_self, "pct_total": f.pct_total, "calls": f.calls,
-            "title": hot_title(o, f, sort), "lens": share_title(o, f), "tooltip": tooltip(o, f),
+            "title": hot_title(o, f, sort), "lens": share_title(o, f), "tooltip": function_tooltip(o, f),
             "lines": lines_arguments(uri, f.qualname, program) if program is not None else None,
         })  # fmt: skip
     return {
         "run_id": run.run_id, "created": run.created, "step": o.step, "per": per_word(o), "steps": o.steps,
         "device_label": o.device_label, "total_device_us": o.total_device_us, "sort": sort,
-        "title": overview_title(run), "functions": entries,
+        "title": overview_title(run), "functions": entries, "page": overview_page(run).to_dict(),
     }  # fmt: skip
-
-
-def overview_title(run: Run) -> str:
-    """`overview of train_step: CPU 220.21 ms/step over 4 steps`: the overview's headline."""
-    o = run.overview
-    assert o is not None
-    what = f"overview of {o.step.rsplit('::', 1)[-1]}" if o.step else "overview of a time window"
-    over = f" over {o.steps} step{'s' if o.steps != 1 else ''}" if per_word(o) == "step" else ""
-    partial = " (partial)" if run.capture is not None and run.capture.partial else ""
-    return f"{what}: {o.device_label} {fmt_us(o.total_device_us)}/{per_word(o)}{over}{partial}"
 
 
 def _same(a: str, b: str) -> bool:

@@ -20,6 +20,7 @@ from oplens.lsp import arguments, overview_views, profiling
 from oplens.lsp.arguments import ProfileArgs
 from oplens.lsp.client import ClientState
 from oplens.records.names import HOT_FUNCTIONS_COMMAND, OVERVIEW_COMMAND
+from oplens.views.overview import overview_title
 
 OVERVIEW_SHAPE = ("{uri, qualname or line (0-based) of the step function, program {program or module, args?, cwd?, "
                   "env?}, skip?, calls?, stop?, backend?, timeoutSeconds?}")  # fmt: skip
@@ -41,7 +42,7 @@ async def overview(client: ClientState, arg: Any) -> dict[str, Any]:
     run = await profiling.run_capture(client, req)
     client.shared.programs[run.run_id] = req.program  # its environment too, which the run does not keep
     o = run.overview
-    return {**profiling.reply(client, run), "title": overview_views.overview_title(run) if o else "",
+    return {**profiling.reply(client, run), "title": overview_title(run) if o else "",
             "functions": len(o.functions) if o else 0}  # fmt: skip
 
 
