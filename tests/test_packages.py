@@ -14,11 +14,14 @@ import subprocess
 import sys
 import sysconfig
 import textwrap
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lsprotocol import types as lsp
+from pytest_lsp import LanguageClient
 
 from conftest import open_doc, oplens_cli, plain, served_client
 
@@ -279,3 +282,83 @@ def test_compare_and_a_line_target_in_a_package_module(tmp_path: Path) -> None:
     run = profiled(oplens_cli(tmp_path, "profile", f"mypkg/model.py:{line}", "--args", "torch.randn(8, 16), Layer(16)",
                               *FAST, "--json", "-"))  # fmt: skip
     assert run["target"]["qualname"] == "block" and run["target"]["module"] == "mypkg.model"
+
+
+# The same through the real language server (the editor's request, `oplens.profile` and `oplens.compare`). The editor
+# starts the server from the workspace's interpreter: for an editable install or an installed library, the temporary
+# environment's, whose packages the profile's worker (the server's own interpreter) imports.
+
+
+@asynccontextmanager
+async def served_from(python: Path, workspace: Path) -> AsyncIterator[LanguageClient]:
+    """`served_client` with `oplens serve` started from `python` (served_client starts it from sys.executable)."""
+    async with AsyncExitStack() as stack:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(sys, "executable", str(python))
+            client = await stack.enter_async_context(served_client(workspace))
+        yield client
+
+
+async def served_profile(client: LanguageClient, workspace: Path, file: Path, qualname: str, args: str) -> dict[str, Any]:
+    """The editor's Profile Function on `qualname` of `file` (opened as the editor opens it): the stored run."""
+    uri = open_doc(client, file)
+    reply = plain(await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="oplens.profile", arguments=[{"uri": uri, "qualname": qualname, "args": args, "warmup": 1, "iters": 3}],
+    )))  # fmt: skip
+    run: dict[str, Any] = json.loads((workspace / ".oplens" / "runs" / reply["run_id"] / "result.json").read_text())
+    return run
+
+
+async def test_the_language_server_profiles_a_src_layout_installed_editable(tmp_path: Path, env: Path) -> None:
+    root = project(tmp_path / "srcproj", "lspsrclib", TINYLIB, src=True)
+    pip_install(env, "-e", str(root))
+    file = root / "src" / "lspsrclib" / "models" / "mlp.py"
+    async with served_from(env, root) as client:
+        run = await served_profile(client, root, file, "MLP.forward", "lspsrclib.MLP(), torch.randn(4, 32)")
+    assert run["target"]["module"] == "lspsrclib.models.mlp"
+    assert_lines(run, file, MLP_LINES)
+
+
+async def test_the_language_server_profiles_a_namespace_package_module(tmp_path: Path) -> None:
+    write(tmp_path / "ns" / "sub", {
+        "helper.py": "def triple(x):\n    return x * 3\n",
+        "mod.py": "from .helper import triple\n\n\ndef g(x):\n    y = triple(x)\n    return y.sum()\n",
+    })  # fmt: skip
+    async with served_client(tmp_path) as client:
+        run = await served_profile(client, tmp_path, tmp_path / "ns" / "sub" / "mod.py", "g", "torch.randn(64)")
+    assert run["target"]["module"] == "ns.sub.mod"
+    assert_lines(run, tmp_path / "ns" / "sub" / "mod.py", {"triple(x)": {"aten::mul"}, "y.sum()": {"aten::sum"}})
+
+
+async def test_the_language_server_profiles_an_installed_library_in_its_site_packages_file(tmp_path: Path, env: Path) -> None:
+    pip_install(env, str(project(tmp_path / "lib-src", "lsptinylib", TINYLIB, src=False)))
+    installed = Path(subprocess.check_output([str(env), "-c", "import lsptinylib.models.mlp as m; print(m.__file__)"],
+                                             text=True).strip())  # fmt: skip
+    # The workspace holds the environment, as a project keeps its .venv beside its code ("Go to Definition" opens the
+    # library's file there). The server profiles workspace files only (lsp/profiling.py _target), so a library in an
+    # environment outside the workspace cannot be profiled from the editor.
+    ws = env.parents[2]
+    assert "site-packages" in installed.parts and installed.is_relative_to(ws)
+    async with served_from(env, ws) as client:
+        run = await served_profile(client, ws, installed, "MLP.forward", "MLP(), torch.randn(4, 32)")
+    assert run["target"]["module"] == "lsptinylib.models.mlp" and run["target"]["file"] == str(installed)
+    assert_lines(run, installed, MLP_LINES)
+
+
+async def test_the_language_server_compares_two_functions_of_a_package_module(tmp_path: Path) -> None:
+    write(tmp_path / "mypkg", MYPKG)
+    write(tmp_path / "mypkg", {"variants.py": "from .layers import act\n\n\ndef a(x):\n    return act(x)\n\n\n"
+                                              "def b(x):\n    return x.clamp_min(0)\n"})  # fmt: skip
+    file = tmp_path / "mypkg" / "variants.py"
+    async with served_client(tmp_path) as client:
+        uri = open_doc(client, file)
+        reply = plain(await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+            command="oplens.compare",
+            arguments=[{"targets": [{"uri": uri, "qualname": q} for q in ("a", "b")], "args": "torch.randn(64)",
+                        "warmup": 1, "iters": 3}],
+        )))  # fmt: skip
+    assert [r["variant"] for r in reply["summary"]] == ["a", "b"]
+    runs = [json.loads((tmp_path / ".oplens" / "runs" / r["run_id"] / "result.json").read_text()) for r in reply["summary"]]
+    assert [r["target"]["module"] for r in runs] == ["mypkg.variants"] * 2
+    assert_lines(runs[0], file, {"return act(x)": {"aten::relu"}})
+    assert_lines(runs[1], file, {"x.clamp_min(0)": {"aten::clamp_min"}})
