@@ -36,6 +36,7 @@ from oplens.lsp.convert import camel, wire_key
 from oplens.records import errors, run
 from oplens.records.typescript import constant, constants_module, default_of, records_module
 from oplens.views import compare, diff, insights, overview
+from oplens.views import run as run_page
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATED = "extension/shared/generated"
@@ -53,7 +54,7 @@ def views_ts() -> str:
         "What each kind of insight is called where the results page tags it (`oplens.views.insights`); a kind",
         "not named here is written from its name.",
     ], as_const=False)
-    pages = [diff.DiffPage, compare.ComparePage, overview.OverviewView]
+    pages = [diff.DiffPage, compare.ComparePage, overview.OverviewView, run_page.RunPage]
     return records_module(pages, generator=GENERATOR, reader_import="../reader", head=head)
 
 

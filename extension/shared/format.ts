@@ -1,6 +1,7 @@
 /**
- * How OpLens writes numbers for people; the same rules as `server/oplens/records/format.py`, so the
- * editor's panel, status bar and the server's hints and lenses read alike.
+ * A time as OpLens writes it (`server/oplens/records/format.py`'s `fmt_us`), for the one page that
+ * writes times the server cannot: the trace viewer's axis and readouts, which change as it zooms.
+ * Every other word the results panel shows is the server's (`oplens.views`).
  */
 
 function grouped(value: number, decimals: number): string {
@@ -20,26 +21,4 @@ export function fmtUs(us: number): string {
     return `${grouped(us / 1000, 2)} ms`;
   }
   return `${grouped(us, 1)} µs`;
-}
-
-/** `46.222` → `46.2 %`. */
-export function fmtShare(pct: number): string {
-  return Number.isFinite(pct) ? `${pct.toFixed(1)} %` : '–';
-}
-
-/** Call counts are means per iteration: `3` → `3`, `1.5` → `1.5`, `0.333…` → `0.33`. */
-export function fmtCount(n: number): string {
-  if (!Number.isFinite(n)) {
-    return '–';
-  }
-  if (Number.isInteger(n)) {
-    return grouped(n, 0);
-  }
-  return String(Number(n.toFixed(2)));
-}
-
-/** The device's column label as torch.profiler writes it: `Self NEURON`, `Self CUDA`, `Self CPU`. */
-export function deviceLabel(label: string | undefined): string {
-  const clean = (label ?? '').trim().toUpperCase();
-  return clean || 'DEVICE';
 }

@@ -4,7 +4,7 @@
  * the other does not understand is a compile error, not a silent no-op.
  */
 
-import type { ComparePage, DiffView } from './generated/views';
+import type { ComparePage, DiffView, RunPage } from './generated/views';
 import type { HotFunctions } from './overview';
 import type { RankInfo, Run } from './run';
 
@@ -12,10 +12,14 @@ import type { RankInfo, Run } from './run';
 
 /** What the results panel shows for one run. */
 export interface RunView {
-  /** The run, each line's ops cut to its top few (src/results/runView.ts). */
+  /** The run, each line's ops cut to its top few (src/results/runView.ts): the bars', sorting's and chart's numbers. */
   run: Run;
-  /** For each op name, the profiled line where it spends the most time (row clicks jump there). */
-  opLines: Record<string, number>;
+  /**
+   * The server's page of the run (`oplens.runPage`, `oplens.views.run`): every figure, cell and sentence
+   * written; absent for a program overview, and where the server could not answer (`pageProblem`).
+   */
+  page?: RunPage;
+  pageProblem?: string;
   /** The profiled file as this editor names it (after path mappings). */
   uri: string;
   /** The file relative to the workspace, for the header. */

@@ -28,6 +28,7 @@ export const RANK_PART_COMMAND = 'oplens.rankPart';
 export const OVERVIEW_COMMAND = 'oplens.overview';
 export const HOT_FUNCTIONS_COMMAND = 'oplens.hotFunctions';
 export const BACKENDS_COMMAND = 'oplens.backends';
+export const RUN_PAGE_COMMAND = 'oplens.runPage';
 
 // server → client notifications
 /** The qualname of a `%%oplens` cell's run: the notebook cell itself, profiled as one function. */
@@ -74,6 +75,7 @@ export const SERVER_COMMANDS: readonly string[] = [
   OVERVIEW_COMMAND,
   HOT_FUNCTIONS_COMMAND,
   BACKENDS_COMMAND,
+  RUN_PAGE_COMMAND,
   ...BACKEND_COMMANDS.map((c) => c.lspCommand),
 ];
 

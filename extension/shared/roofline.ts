@@ -57,8 +57,6 @@ export function fmtRooflinePct(pct: number): string {
   return pct >= 10 ? `${pct.toFixed(0)} %` : `${pct.toFixed(1)} %`;
 }
 
-const ABOVE_SHORT: Record<string, string> = { memory: 'in cache', compute: 'above peak' };
-
 /**
  * What a line that beats a ceiling is (`LineStat.above_ceiling`), as `format.fmt_above` says it
  * (checked through format.expected.json): `above the memory roofline: its data stays in cache`,
@@ -72,26 +70,6 @@ export function fmtAbove(above: string, dtype = ''): string {
     return `above the ${dtype || 'float32'} ceiling: another dtype or engine`;
   }
   return '';
-}
-
-/**
- * The bound cell, as `format.fmt_bound_cell`: `memory 12 %`; a line above a ceiling `memory, in cache` /
- * `compute, above peak` (never a % over 100); '' where the run had no ceilings.
- */
-export function fmtBoundCell(bound: string, rooflinePct: number | null, above = ''): string {
-  if (!bound) {
-    return '';
-  }
-  const short = ABOVE_SHORT[above];
-  if (short !== undefined) {
-    return `${bound}, ${short}`;
-  }
-  return rooflinePct === null ? bound : `${bound} ${fmtRooflinePct(rooflinePct)}`;
-}
-
-/** The bound as a short word for a table cell: `memory 12 %`, `memory, in cache`, ...; '' where the run had no ceilings. */
-export function boundCell(l: Pick<LineStat, 'bound' | 'roofline_pct'> & Partial<Pick<LineStat, 'above_ceiling'>>): string {
-  return fmtBoundCell(l.bound, l.roofline_pct, l.above_ceiling ?? '');
 }
 
 /**
@@ -114,19 +92,6 @@ export function boundPhrase(
     parts.push(`floor ${fmtUs(l.floor_us)}${l.headroom_us !== null ? `, ${fmtUs(l.headroom_us)} to win` : ''}`);
   }
   return parts.join(' · ');
-}
-
-/** The memory cell: `16.0 MiB / 20.0 MiB` (allocated / peak); '' where the line allocated nothing and saw no peak. */
-export function memoryCell(l: Pick<LineStat, 'alloc_bytes' | 'peak_bytes'>): string {
-  if (!l.alloc_bytes && !l.peak_bytes) {
-    return '';
-  }
-  return `${l.alloc_bytes ? fmtBytes(l.alloc_bytes) : '–'} / ${fmtBytes(l.peak_bytes)}`;
-}
-
-/** The memory cell's tooltip: `host memory in one call: allocated …, freed …, peak …`. */
-export function memoryTitle(l: Pick<LineStat, 'alloc_bytes' | 'freed_bytes' | 'peak_bytes'>, memory: string): string {
-  return `${memory || 'host'} memory in one call: allocated ${fmtBytes(l.alloc_bytes)}, freed ${fmtBytes(l.freed_bytes)}, peak ${fmtBytes(l.peak_bytes)}`;
 }
 
 // ---- the chart ------------------------------------------------------------------------------------

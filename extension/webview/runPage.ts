@@ -6,12 +6,8 @@
  * Long tables are windowed (virtual.ts) so a function with hundreds of lines and thousands of ops stays fast.
  */
 
-import { onDevice } from '../shared/backends';
-import { deviceLabel, fmtCount, fmtShare, fmtUs } from '../shared/format';
-import { INSIGHT_LABELS } from '../shared/generated/views';
+import { INSIGHT_LABELS, type LineRow, type OpRow, type RunPage } from '../shared/generated/views';
 import type { ResultsPageState, RunView } from '../shared/messages';
-import { fmtUsRange, stragglers } from '../shared/ranks';
-import { boundCell, boundPhrase, fmtBytes, memoryCell, memoryTitle } from '../shared/roofline';
 import type { LineStat, OpStat, Run } from '../shared/run';
 import { diffSection, tabs } from './diffPage';
 import { activate, append, button, clear, h } from './dom';
@@ -30,10 +26,14 @@ export function showRun(view: RunView): void {
     showOverview(run, run.overview, view.overview);
     return;
   }
-  const label = deviceLabel(run.backend.device_label);
-  const useDevice = run.totals.self_device_us > 0;
+  const { page } = view;
   clear(app);
-  append(app, header(view, label), tabs(view));
+  if (!page) {
+    // the server did not write the page (it could not read the run): say so, with what the panel knows
+    append(app, h('header', {}, h('h1', {}, h('span', { class: 'qualname' }, run.target.qualname))), h('p', { class: 'notice warning' }, view.pageProblem ?? 'No page for this run.'));
+    return;
+  }
+  append(app, header(view, page), tabs(view));
   if (state.tab === 'diff') {
     append(app, diffSection(view));
     return;
@@ -43,39 +43,21 @@ export function showRun(view: RunView): void {
     view.stale
       ? h('p', { class: 'notice' }, 'This function changed since it was profiled: the lines below are those of the profiled version. Profile it again to refresh.')
       : null,
-    ...run.backend.warnings.map((w) => h('p', { class: 'notice warning' }, w)),
+    ...page.warnings.map((w) => h('p', { class: 'notice warning' }, w)),
     insights(run),
-    lines(view, label, useDevice),
+    lines(view, page),
     rooflineSection(view),
-    allRanks(view) ? ranksStrip(view, label) : null,
-    ops(run, label, view.opLines),
-    artifacts(run),
+    allRanks(view) ? ranksStrip(view, page.label) : null,
+    ops(run, page),
+    artifacts(run, page),
   );
 }
 
-function header(view: RunView, label: string): HTMLElement {
+function header(view: RunView, page: RunPage): HTMLElement {
   const { run } = view;
-  const t = run.totals;
-  const created = run.created ? run.created.replace('T', ' ').replace(/\+0000$/, ' UTC') : '';
-  const where = `${view.fileLabel}:${run.target.def_line || run.target.first_line}`;
-  const backendBits = [run.backend.device_name, run.backend.torch_version ? `torch ${run.backend.torch_version}` : ''].filter(Boolean).join(' · ');
-  const merged = allRanks(view);
-  const per = merged ? 'per iteration, mean over ranks' : 'per iteration';
-  const stats = h(
-    'div',
-    { class: 'stats' },
-    stat(`Self ${label}`, fmtUs(t.self_device_us), per),
-    onDevice(run) ? stat('Self CPU', fmtUs(t.self_cpu_us), per) : null,
-    merged && t.ranks
-      ? stat('Ranks', String(t.ranks.per_rank.length), `${fmtUsRange(t.ranks.min, t.ranks.max)}${t.ranks.max > t.ranks.min && t.ranks.slowest >= 0 ? ` · slowest rank ${t.ranks.slowest}` : ''}`)
-      : null,
-    t.collective_us > 0 ? stat('In collectives', fmtUs(t.collective_us), merged ? 'per iteration, mean over ranks' : 'per iteration') : null,
-    stat('Operator calls', fmtCount(t.op_calls), 'per iteration'),
-    stat('Wall', fmtUs(t.wall_us.median), `median; ${fmtUs(t.wall_us.min)} – ${fmtUs(t.wall_us.max)}`),
-    run.compile.compile_us > 0 ? stat('First call', fmtUs(run.compile.first_call_us), `${fmtUs(run.compile.compile_us)} compiling`) : null,
-    t.floor_us !== null && t.headroom_us !== null ? stat('At the roofline', fmtUs(t.floor_us), `${fmtUs(t.headroom_us)} to win, per call`) : null,
-    t.memory && t.peak_bytes > 0 ? stat('Peak memory', fmtBytes(t.peak_bytes), `${t.memory}, in one call`) : null,
-  );
+  const label = page.label;
+  const where = `${view.fileLabel}:${page.where_line}`;
+  const stats = h('div', { class: 'stats' }, ...page.stats.map((s) => stat(s.label, s.value, s.note)));
   const actions = h(
     'div',
     { class: 'actions' },
@@ -84,38 +66,30 @@ function header(view: RunView, label: string): HTMLElement {
     button('Compare with…', () => vscode.post({ type: 'compareWith', runId: run.run_id })),
     button('Profile again', () => vscode.post({ type: 'rerun', runId: run.run_id })),
   );
-  const shownRank = view.ranks?.shown ?? null;
   const title = h(
     'h1',
     {},
     h('span', { class: 'qualname' }, run.target.qualname),
     ' ',
     h('span', { class: `badge device-${label.toLowerCase()}` }, label),
-    view.ranks ? h('span', { class: 'badge ranks-badge' }, shownRank === null ? `${view.ranks.ranks.length} ranks` : `rank ${shownRank}`) : null,
+    page.ranks_badge ? h('span', { class: 'badge ranks-badge' }, page.ranks_badge) : null,
   );
   const goto = h('a', { class: 'where', title: 'Go to the function' }, where);
-  activate(goto, () => vscode.post({ type: 'revealLine', runId: run.run_id, line: run.target.def_line || run.target.first_line }));
+  activate(goto, () => vscode.post({ type: 'revealLine', runId: run.run_id, line: page.where_line }));
   const sub = h(
     'div',
     { class: 'sub' },
     goto,
-    backendBits ? ` · ${backendBits}` : '',
-    run.capture
-      ? ` · ${run.capture.calls_profiled} calls of ${run.capture.calls_seen} in ${run.capture.program}, ${run.capture.calls_skipped} skipped` +
-        (run.capture.partial ? ` · partial: ${run.capture.reason}` : '')
-      : ` · ${run.config.iters} iterations after ${run.config.warmup} warm-up`,
-    run.config.args ? h('span', {}, ' · args ', h('code', {}, run.config.args)) : '',
-    created ? ` · ${created}` : '',
+    page.sub ? ` · ${page.sub}` : '',
+    page.args ? h('span', {}, ' · args ', h('code', {}, page.args)) : '',
+    page.created ? ` · ${page.created}` : '',
   );
-  const note = run.backend.note ? h('p', { class: 'muted' }, run.backend.note) : null;
-  const unattributed = t.unattributed_device_us > 0 ? h('p', { class: 'muted' }, `${fmtUs(t.unattributed_device_us)} of device time had no launching op and is in no line.`) : null;
+  const note = page.note ? h('p', { class: 'muted' }, page.note) : null;
+  const unattributed = page.unattributed ? h('p', { class: 'muted' }, page.unattributed) : null;
   // a notebook statement's own work around the function's calls (its arguments, -f's caller): not the function's
-  const outside =
-    t.outside_device_us > 0.01 * t.self_device_us
-      ? h('p', { class: 'muted' }, `The statement's own work around ${run.target.qualname}'s calls, ${fmtUs(t.outside_device_us)} per iteration, is not the function's: in no line and no total.`)
-      : null;
+  const outside = page.outside ? h('p', { class: 'muted' }, page.outside) : null;
   // stalled calls left out of every figure above, in the server's words (analysis/outliers.py)
-  const stalled = t.outliers && t.outliers.note ? h('p', { class: 'notice warning' }, t.outliers.note) : null;
+  const stalled = page.stalled ? h('p', { class: 'notice warning' }, page.stalled) : null;
   return h('header', {}, title, sub, rankSelector(view), note, stats, stalled, unattributed, outside, actions);
 }
 
@@ -143,16 +117,16 @@ function insights(run: Run): HTMLElement | null {
   return section('Insights', list);
 }
 
-function lines(view: RunView, label: string, useDevice: boolean): HTMLElement {
+function lines(view: RunView, page: RunPage): HTMLElement {
   const { run } = view;
-  const value = (l: LineStat): number => (useDevice ? l.self_device_us : l.self_cpu_us);
-  const share = (l: LineStat): number => (useDevice ? l.pct_device : l.pct_cpu);
+  const value = (l: LineStat): number => (page.use_device ? l.self_device_us : l.self_cpu_us);
   const max = run.lines.reduce((m, l) => Math.max(m, value(l)), 0);
-  const ordered = [...run.lines].sort((a, b) => (state.lineOrder === 'source' ? a.line - b.line : value(b) - value(a)));
-  const slow = stragglers(run.insights);
+  // each line with its cells (the page's rows are the run's lines, in the same order)
+  const rows = run.lines.map((stat, i) => ({ stat, cells: page.lines[i] as LineRow }));
+  const ordered = rows.sort((a, b) => (state.lineOrder === 'source' ? a.stat.line - b.stat.line : value(b.stat) - value(a.stat)));
   // The memory and bound columns, where the run recorded them (older runs, and runs without ceilings, have none).
-  const withMemory = run.totals.memory !== '';
-  const withBound = run.lines.some((l) => l.bound !== '');
+  const withMemory = page.with_memory;
+  const withBound = page.with_bound;
   const extra = `${withMemory ? ' with-memory' : ''}${withBound ? ' with-bound' : ''}`;
 
   const scroller = h('div', { class: 'scroller lines-scroller' });
@@ -165,23 +139,18 @@ function lines(view: RunView, label: string, useDevice: boolean): HTMLElement {
     count: ordered.length,
     spacer: () => h('div'),
     render: (i) => {
-      const l = ordered[i] as LineStat;
+      const { stat: l, cells: c } = ordered[i] as { stat: LineStat; cells: LineRow };
       const row = h(
         'div',
-        { class: `chart-row${l.noisy ? ' noisy' : ''}`, role: 'listitem', title: lineTooltip(l, label, onDevice(run), slow.get(l.line)) },
+        { class: `chart-row${l.noisy ? ' noisy' : ''}`, role: 'listitem', title: c.tooltip },
         h('span', { class: 'lineno' }, String(l.line)),
-        h(
-          'code',
-          { class: 'code' },
-          slow.has(l.line) ? h('span', { class: 'rank-mark' }, `⚠ rank ${slow.get(l.line)} `) : null,
-          (view.source[l.line] ?? '').trim(),
-        ),
+        h('code', { class: 'code' }, c.mark ? h('span', { class: 'rank-mark' }, c.mark) : null, (view.source[l.line] ?? '').trim()),
         bar(max > 0 ? value(l) / max : 0),
-        h('span', { class: 'num' }, fmtUs(value(l))),
-        h('span', { class: 'num share' }, fmtShare(share(l))),
-        h('span', { class: 'num ops' }, `${fmtCount(l.op_calls)} op${l.op_calls === 1 ? '' : 's'}`),
-        withMemory ? h('span', { class: 'num memory', title: memoryTitle(l, run.totals.memory) }, memoryCell(l)) : null,
-        withBound ? h('span', { class: `bound bound-${l.bound || 'none'}`, title: boundPhrase(l) }, boundCell(l)) : null,
+        h('span', { class: 'num' }, c.time),
+        h('span', { class: 'num share' }, c.share),
+        h('span', { class: 'num ops' }, c.ops),
+        withMemory ? h('span', { class: 'num memory', title: c.memory_title }, c.memory) : null,
+        withBound ? h('span', { class: `bound bound-${l.bound || 'none'}`, title: c.bound_title }, c.bound) : null,
       );
       activate(row, () => vscode.post({ type: 'revealLine', runId: run.run_id, line: l.line }));
       return row;
@@ -198,7 +167,6 @@ function lines(view: RunView, label: string, useDevice: boolean): HTMLElement {
       }, { 'aria-pressed': String(state.lineOrder === o) }),
     ),
   );
-  const what = useDevice ? `Self ${label}` : 'Self CPU (no device time in this run)';
   const head =
     withMemory || withBound
       ? h(
@@ -207,44 +175,20 @@ function lines(view: RunView, label: string, useDevice: boolean): HTMLElement {
           h('span', { class: 'lineno' }, 'line'),
           h('span', {}, 'source'),
           h('span', {}),
-          h('span', { class: 'num' }, `Self ${useDevice ? label : 'CPU'}`),
+          h('span', { class: 'num' }, page.time_head),
           h('span', { class: 'num' }, 'share'),
           h('span', { class: 'num' }, 'ops'),
-          withMemory ? h('span', { class: 'num', title: `${run.totals.memory} memory in one call: allocated by the line's ops / the most allocated while it ran` }, 'alloc / peak') : null,
+          withMemory ? h('span', { class: 'num', title: page.memory_head_title }, 'alloc / peak') : null,
           withBound ? h('span', { title: 'What bounds the line, and how close it gets to the roofline' }, 'bound · roofline') : null,
         )
       : null;
-  return section(`Lines · ${what} per iteration${allRanks(view) ? ', mean over ranks' : ''}`, order, head, scroller);
+  return section(page.lines_title, order, head, scroller);
 }
 
 
-function lineTooltip(l: LineStat, label: string, withCpu: boolean, straggler?: number): string {
-  const parts = [`line ${l.line}: Self ${label} ${fmtUs(l.self_device_us)} (${fmtShare(l.pct_device)})`];
-  if (withCpu) {
-    parts.push(`Self CPU ${fmtUs(l.self_cpu_us)} (${fmtShare(l.pct_cpu)})`);
-  }
-  parts.push(`median ${fmtUs(l.device_spread.median)}, min ${fmtUs(l.device_spread.min)}, max ${fmtUs(l.device_spread.max)}${l.noisy ? ' — noisy' : ''}`);
-  const r = l.ranks;
-  if (r) {
-    const slowest = r.max > r.min && r.slowest >= 0 ? `, slowest rank ${r.slowest}` : '';
-    parts.push(`across ${r.per_rank.length} ranks: median ${fmtUs(r.median)}, ${fmtUsRange(r.min, r.max)}${slowest}${straggler !== undefined ? ` — ⚠ rank ${straggler} is the straggler` : ''}`);
-  }
-  if (l.collective_us > 0) {
-    parts.push(`in collectives ${fmtUs(l.collective_us)}`);
-  }
-  const bound = boundPhrase(l);
-  if (bound) {
-    parts.push(bound);
-  }
-  const top = l.ops.slice(0, 5).map((o) => `${o.name} ×${fmtCount(o.calls)} ${fmtUs(o.self_device_us)}`);
-  if (top.length) {
-    parts.push(...top);
-  }
-  return parts.join('\n');
-}
-
-function ops(run: Run, label: string, opLines: Record<string, number>): HTMLElement {
-  const deviceIsCpu = !onDevice(run);
+function ops(run: Run, page: RunPage): HTMLElement {
+  const label = page.label;
+  const deviceIsCpu = !page.with_cpu;
   const columns: { key: OpKey; title: string; numeric: boolean }[] = [
     { key: 'name', title: 'Name', numeric: false },
     { key: 'calls', title: 'Calls', numeric: true },
@@ -279,9 +223,10 @@ function ops(run: Run, label: string, opLines: Record<string, number>): HTMLElem
 
   const fill = (): void => {
     const needle = state.filter.trim().toLowerCase();
-    const rows = run.ops.filter((o) => !needle || o.name.toLowerCase().includes(needle));
+    // each op with its cells (the page's rows are the run's ops, in the same order)
+    const rows = run.ops.map((stat, i) => ({ stat, cells: page.ops[i] as OpRow })).filter(({ stat: o }) => !needle || o.name.toLowerCase().includes(needle));
     const { key, desc } = state.opSort;
-    rows.sort((a, b) => {
+    rows.sort(({ stat: a }, { stat: b }) => {
       const cmp = key === 'name' ? a.name.localeCompare(b.name) : (a[key] as number) - (b[key] as number);
       return desc ? -cmp : cmp;
     });
@@ -292,7 +237,10 @@ function ops(run: Run, label: string, opLines: Record<string, number>): HTMLElem
       rowHeight: ROW_HEIGHT,
       count: rows.length,
       spacer: () => h('tr', {}, h('td', { colspan: columns.length })),
-      render: (i) => opRow(rows[i] as OpStat, deviceIsCpu, max, opLines, run.run_id),
+      render: (i) => {
+        const { stat, cells } = rows[i] as { stat: OpStat; cells: OpRow };
+        return opRow(stat, cells, deviceIsCpu, max, run.run_id);
+      },
     });
     count.textContent = needle ? `${rows.length} of ${run.ops.length}` : `${run.ops.length}`;
   };
@@ -310,8 +258,8 @@ function ops(run: Run, label: string, opLines: Record<string, number>): HTMLElem
   return section('Operators (key_averages, per iteration)', h('div', { class: 'table-tools' }, filter, count), scroller);
 }
 
-function opRow(o: OpStat, deviceIsCpu: boolean, max: number, opLines: Record<string, number>, runId: string): HTMLElement {
-  const pctCell = h('td', { class: 'num pct' }, bar(max > 0 ? o.self_device_us / max : 0), h('span', {}, fmtShare(o.pct)));
+function opRow(o: OpStat, c: OpRow, deviceIsCpu: boolean, max: number, runId: string): HTMLElement {
+  const pctCell = h('td', { class: 'num pct' }, bar(max > 0 ? o.self_device_us / max : 0), h('span', {}, c.share));
   const row = h(
     'tr',
     {},
@@ -319,62 +267,36 @@ function opRow(o: OpStat, deviceIsCpu: boolean, max: number, opLines: Record<str
       'td',
       { class: 'name', title: o.name },
       h('code', {}, o.name),
-      o.category ? h('span', { class: `tag category category-${o.category}`, title: o.category === 'collective' ? 'a collective op: time spent with the other ranks, waiting for the slowest as much as moving data' : o.category }, o.category) : null,
+      o.category ? h('span', { class: `tag category category-${o.category}`, title: c.category_title }, o.category) : null,
     ),
-    h('td', { class: 'num' }, fmtCount(o.calls)),
-    deviceIsCpu ? null : h('td', { class: 'num' }, fmtUs(o.self_cpu_us)),
-    h('td', { class: 'num' }, fmtUs(o.self_device_us)),
+    h('td', { class: 'num' }, c.calls),
+    deviceIsCpu ? null : h('td', { class: 'num' }, c.self_cpu),
+    h('td', { class: 'num' }, c.self_device),
     pctCell,
   );
-  const line = opLines[o.name];
-  const r = o.ranks;
-  const across = r ? `; across ${r.per_rank.length} ranks ${fmtUsRange(r.min, r.max)}${r.max > r.min && r.slowest >= 0 ? `, slowest rank ${r.slowest}` : ''}` : '';
-  if (line !== undefined) {
-    row.title = `${o.name}${o.category ? ` (${o.category})` : ''}: mostly on line ${line} (click to go there)${across}`;
+  if (c.title) {
+    row.title = c.title;
+  }
+  const line = c.line;
+  if (line !== null) {
     activate(row, () => vscode.post({ type: 'revealLine', runId, line }));
-  } else if (across || o.category) {
-    row.title = `${o.name}${o.category ? ` (${o.category})` : ''}${across}`;
   }
   return row;
 }
 
-function artifacts(run: Run): HTMLElement {
-  const a = run.artifacts;
-  const items: HTMLElement[] = [];
-  const add = (label: string, path: string, note?: string): void => {
-    if (!path) {
-      return;
+function artifacts(run: Run, page: RunPage): HTMLElement {
+  const items = page.artifacts.map((a) => {
+    if (!a.path) {
+      return h('li', { class: 'muted' }, a.note);
     }
-    const link = h('a', { class: 'artifact', title: path }, path);
-    activate(link, () => vscode.post({ type: 'openArtifact', runId: run.run_id, path }));
-    items.push(h('li', {}, h('span', { class: 'artifact-label' }, label), link, note ? h('span', { class: 'muted' }, ` ${note}`) : null));
-  };
-  add('Framework trace', a.trace_json, '(Chrome trace)');
-  add('Device profile', a.device_profile_dir, a.neff_ntff_pairs.length ? `(${a.neff_ntff_pairs.length} NEFF/NTFF pair${a.neff_ntff_pairs.length === 1 ? '' : 's'})` : undefined);
-  if (a.profile_output_dir !== a.device_profile_dir) {
-    add('Profile output', a.profile_output_dir, '(what Neuron Explorer ingests)');
-  }
-  for (const p of a.neff_ntff_pairs.slice(0, 8)) {
-    add(`NEFF ${p.hash}`, p.neff);
-    add(`NTFF ${p.hash}`, p.ntff, p.ntff_bytes === 0 ? '(empty: this NeuronCore ran nothing)' : `(${(p.ntff_bytes / 2 ** 20).toFixed(1)} MiB)`);
-  }
-  if (a.neff_ntff_pairs.length > 8) {
-    items.push(h('li', { class: 'muted' }, `… ${a.neff_ntff_pairs.length - 8} more pairs`));
-  }
-  add('Worker log', a.worker_log, '(your function’s stdout and stderr)');
-  for (const f of a.system_trace_files.slice(0, 10)) {
-    add('System trace', f);
-  }
-  for (const f of a.files.slice(0, 20)) {
-    add('File', f);
-  }
-  const timings = Object.entries(run.timings_ms)
-    .map(([k, v]) => `${k.replace(/_ms$/, '')} ${v >= 1000 ? `${(v / 1000).toFixed(1)} s` : `${v.toFixed(0)} ms`}`)
-    .join(' · ');
+    const link = h('a', { class: 'artifact', title: a.path }, a.path);
+    activate(link, () => vscode.post({ type: 'openArtifact', runId: run.run_id, path: a.path }));
+    return h('li', {}, h('span', { class: 'artifact-label' }, a.label), link, a.note ? h('span', { class: 'muted' }, ` ${a.note}`) : null);
+  });
   return section(
     'Run',
     h('p', { class: 'muted' }, `${run.run_id} · ${run.run_dir}`),
     items.length ? h('ul', { class: 'artifacts' }, ...items) : h('p', { class: 'muted' }, 'No artifacts.'),
-    timings ? h('p', { class: 'muted' }, `Worker time: ${timings}`) : null,
+    page.timings ? h('p', { class: 'muted' }, page.timings) : null,
   );
 }

@@ -11,13 +11,13 @@
  * The page is not kept alive while hidden: when it comes back it says `ready` and gets the current
  * view again, so a hidden panel costs no memory for a large run.
  *
- * VS Code glue: imports `vscode`; its models are runView.ts, diff/diffAnswer.ts (the server's diff page) and ranks/rankPart.ts.
+ * VS Code glue: imports `vscode`; its models are runView.ts, runPageAnswer.ts (the server's run page), diff/diffAnswer.ts (the server's diff page) and ranks/rankPart.ts.
  */
 
 import * as vscode from 'vscode';
 import { offers } from '../../shared/backends';
 import type { CompareView, FromResultsPanel, OverviewPage, ResultsPageState, RunView, ToResultsPanel } from '../../shared/messages';
-import { DIFF_COMMAND, HOT_FUNCTIONS_COMMAND, OPEN_EXPLORER_COMMAND, RANK_PART_COMMAND, RESULTS_VIEW_TYPE } from '../../shared/names';
+import { DIFF_COMMAND, HOT_FUNCTIONS_COMMAND, OPEN_EXPLORER_COMMAND, RANK_PART_COMMAND, RESULTS_VIEW_TYPE, RUN_PAGE_COMMAND } from '../../shared/names';
 import { isMerged } from '../../shared/ranks';
 import type { Run } from '../../shared/run';
 import { parseDiffPage } from '../diff/diffAnswer';
@@ -32,7 +32,8 @@ import { parseHotFunctions } from '../overview/hotFunctions';
 import { resolveArtifact } from '../server/pathMap';
 import type { OpLensServer } from '../server/server';
 import { webviewHtml, webviewOptions } from './html';
-import { hottestLineOfOps, trimmedForView } from './runView';
+import { parseRunPage } from './runPageAnswer';
+import { trimmedForView } from './runView';
 
 /** What the panel's buttons do (wired in extension.ts). */
 export interface ResultsActions {
@@ -332,7 +333,7 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
     }
     return {
       run: trimmedForView(run),
-      opLines: hottestLineOfOps(run),
+      ...(run.overview ? {} : await this.runPage(entry.run.run_id, shown)),
       uri: entry.uri,
       fileLabel: vscode.workspace.asRelativePath(vscode.Uri.parse(entry.uri), false),
       source,
@@ -344,6 +345,16 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
       ...(merged ? { ranks: { runId: entry.run.run_id, shown, ranks: entry.run.ranks, ...(problem ? { problem } : {}) } } : {}),
       ...(run.overview ? { overview: await this.overviewPage(run.run_id) } : {}),
     };
+  }
+
+  /** The server's page of the run `runId` (or of rank `rank`'s own run in it); why not, where it cannot say. */
+  private async runPage(runId: string, rank: number | null): Promise<Pick<RunView, 'page' | 'pageProblem'>> {
+    try {
+      return { page: parseRunPage(await this.server.execute(RUN_PAGE_COMMAND, rank === null ? { run_id: runId } : { run_id: runId, rank })) };
+    } catch (e) {
+      this.log.warn(`results panel: run page ${runId}: ${(e as Error).message}`);
+      return { pageProblem: `The server could not write this run's page: ${(e as Error).message}` };
+    }
   }
 
   /** A program overview's functions as the server lists them for this editor (its files mapped, `▶ lines`' arguments). */

@@ -30,6 +30,7 @@ from oplens.lsp.client import ClientState
 from oplens.lsp.convert import wire
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.names import MERGE_COMMAND, RANK_PART_COMMAND
+from oplens.records.run import Run
 
 
 async def merge(client: ClientState, arg: Any) -> dict[str, Any]:
@@ -82,22 +83,34 @@ def rank_part(client: ClientState, arg: Any) -> dict[str, Any]:
     """`oplens.rankPart {run_id, rank}`: `{uri, run}`, `run` rank `rank`'s own run (a run of its own:
     its `run_dir` its directory on the host, its id `<run_id>/ranks/<R>`). Sent as no notification."""
     a = arguments.parse(RANK_PART_COMMAND, arg, RankPartArgs, RANK_PART_SHAPE)
-    merged = client.shared.results.by_id(a.run_id)
-    if merged is None:
-        raise JsonRpcInvalidParams(f"no run {a.run_id!r}; give {{run_id}} of a run in the runs directory")
+    part = part_of(client, stored(client, a.run_id), a.rank)
+    return {"uri": client.uri(part.target.file), "run": part.to_dict()}
+
+
+def stored(client: ClientState, run_id: str) -> Run:
+    """The stored run `run_id`, or invalid params."""
+    run = client.shared.results.by_id(run_id)
+    if run is None:
+        raise JsonRpcInvalidParams(f"no run {run_id!r}; give {{run_id}} of a run in the runs directory")
+    return run
+
+
+def part_of(client: ClientState, merged: Run, rank: int) -> Run:
+    """Rank `rank`'s own run within the distributed run `merged`, read on the host (its id `<run_id>/ranks/<R>`),
+    or the request's error."""
     here = client.shared.results.root / merged.run_id
     if "/" not in merged.run_id and (here / runs.RESULT).is_file():  # where it is now (the runs root may have moved)
         merged = copy.copy(merged)
         merged.run_dir = str(here)
-    info = next((i for i in merged.ranks if i.rank == a.rank), None)
+    info = next((i for i in merged.ranks if i.rank == rank), None)
     try:
         if info is not None and info.failed:
-            raise bad_input(f"rank {a.rank} has no part: {info.failed}", "its own run was not stored")
+            raise bad_input(f"rank {rank} has no part: {info.failed}", "its own run was not stored")
         if info is not None and not info.part:
-            raise bad_input(f"rank {a.rank} has no part in run {merged.run_id}")
-        part = read_rank_part(merged, a.rank)  # no such rank: its message lists the ranks
+            raise bad_input(f"rank {rank} has no part in run {merged.run_id}")
+        part = read_rank_part(merged, rank)  # no such rank: its message lists the ranks
     except OpLensError as e:
         raise client.request_error(e) from None
     if not part.run_id or part.run_id == merged.run_id:
-        part.run_id = f"{merged.run_id}/{info.part if info is not None else f'ranks/{a.rank}'}"
-    return {"uri": client.uri(part.target.file), "run": part.to_dict()}
+        part.run_id = f"{merged.run_id}/{info.part if info is not None else f'ranks/{rank}'}"
+    return part

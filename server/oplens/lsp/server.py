@@ -35,6 +35,7 @@ from oplens.lsp import (
     host_backends,
     merging,
     overviews,
+    pages,
     profiling,
     protocol,
     results,
@@ -139,6 +140,10 @@ def make_server(
     @ls.command(names.HOT_FUNCTIONS_COMMAND)
     def hot_functions(*args: Any) -> dict[str, Any] | None:
         return overviews.hot_functions(client, only(names.HOT_FUNCTIONS_COMMAND, args))
+
+    @ls.command(names.RUN_PAGE_COMMAND)
+    def results_page(*args: Any) -> dict[str, Any]:
+        return pages.page(client, only(names.RUN_PAGE_COMMAND, args))
 
     @ls.command(names.RANK_PART_COMMAND)
     def rank_part(*args: Any) -> dict[str, Any]:

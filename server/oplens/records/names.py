@@ -23,6 +23,7 @@ RANK_PART_COMMAND = "oplens.rankPart"  # one rank's own run within a distributed
 OVERVIEW_COMMAND = "oplens.overview"  # a program overview (`oplens run --step`): the step's time per user function
 HOT_FUNCTIONS_COMMAND = "oplens.hotFunctions"  # the latest overview's functions, by self or total device time
 BACKENDS_COMMAND = "oplens.backends"  # the backends of the server's host: auto's choice, each one's presence
+RUN_PAGE_COMMAND = "oplens.runPage"  # a run's results page as the server writes it (oplens.views.run), or one rank's
 
 # The qualname of a `%%oplens` cell's run: the notebook cell itself, profiled as one function
 CELL_QUALNAME = "<cell>"

@@ -1,0 +1,35 @@
+"""`oplens.runPage {run_id, rank?}`: a stored run's results page as the server writes it
+(`oplens.views.run`), for a client that draws it (the VS Code results panel); with `rank`, the page of
+that rank's own run within the distributed run `run_id` (its part, read as `oplens.rankPart` reads it).
+Answers `{page}` and announces nothing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from oplens.lsp import arguments, merging
+from oplens.lsp.client import ClientState
+from oplens.lsp.convert import wire
+from oplens.records.names import RUN_PAGE_COMMAND
+from oplens.views.run import is_merged, run_page
+
+
+@dataclass
+class RunPageArgs:
+    run_id: str = wire("run_id")
+    rank: int | None = None  # None: the run itself (a distributed run: all ranks, merged)
+
+
+RUN_PAGE_SHAPE = "{run_id, rank?}"
+
+
+def page(client: ClientState, arg: Any) -> dict[str, Any]:
+    """`{page}`: the results page of run `run_id`, or of rank `rank`'s own run in it."""
+    a = arguments.parse(RUN_PAGE_COMMAND, arg, RunPageArgs, RUN_PAGE_SHAPE)
+    run = merging.stored(client, a.run_id)
+    ranks = len(run.ranks) if is_merged(run) else 0
+    if a.rank is None:
+        return {"page": run_page(run, ranks=ranks).to_dict()}
+    part = merging.part_of(client, run, a.rank)
+    return {"page": run_page(part, merged=False, ranks=ranks, rank=a.rank).to_dict()}

@@ -1,0 +1,336 @@
+"""The results page of one run: its header (where and how it ran, its figures, what they leave out), each
+profiled line's cells (time, share, op calls, memory, bound, the bar's tooltip), each operator's cells and
+its artifacts, every word written here once. The webview draws it (`webview/runPage.ts`): bars, order,
+sorting and the filter from the run's numbers, the words from this page. The figures are the run's.
+
+A distributed run's page is the merged run's (all ranks: its figures are means over the ranks) or one
+rank's own run (its part), as `oplens.runPage {run_id, rank}` asks."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from oplens.backends import registry
+from oplens.records.format import (
+    device_label,
+    fmt_above,
+    fmt_bound_cell,
+    fmt_bytes,
+    fmt_roofline_pct,
+    fmt_share,
+    fmt_us,
+    fmt_us_range,
+    outliers_sentence,
+)
+from oplens.records.run import Artifacts, Insight, LineStat, OpStat, Run
+from oplens.records.spread import RankSpread
+from oplens.views.cells import fmt_count
+
+OPS_IN_TOOLTIP = 5  # a line's bar tooltip lists its largest ops
+PAIRS_LISTED = 8  # NEFF/NTFF pairs the artifacts list
+COLLECTIVE_TITLE = "a collective op: time spent with the other ranks, waiting for the slowest as much as moving data"
+
+
+@dataclass(frozen=True)
+class RunStat:
+    """One figure of the header: `Self NEURON`, `1.16 ms`, `per iteration`."""
+
+    label: str
+    value: str
+    note: str
+
+
+@dataclass(frozen=True)
+class LineRow:
+    """One profiled line's cells (`Run.lines`, in the same order)."""
+
+    line: int
+    time: str  # self time per iteration: the device's, or the CPU's where the run has no device time
+    share: str
+    ops: str  # `3 ops`
+    mark: str  # `⚠ rank 1 `: the line's straggler; '' for none
+    memory: str  # `16.0 MiB / 20.0 MiB` (allocated / peak); '' where the line allocated nothing and saw no peak
+    memory_title: str
+    bound: str  # `memory 12 %`, `memory, in cache`; '' where the run had no ceilings
+    bound_title: str  # `memory-bound · 12 % of the roofline · floor 2.09 ms, 14.89 ms to win`
+    tooltip: str  # the bar's: its times, spread, ranks, bound and largest ops, a line each
+
+
+@dataclass(frozen=True)
+class OpRow:
+    """One operator's cells (`Run.ops`, in the same order)."""
+
+    calls: str
+    self_cpu: str
+    self_device: str
+    share: str
+    category_title: str  # the category tag's tooltip; '' without a category
+    line: int | None  # the profiled line where it spends the most time (a click goes there); null: none
+    title: str  # the row's tooltip; '' where there is nothing to say beyond its name
+
+
+@dataclass(frozen=True)
+class ArtifactRow:
+    """A file the run left: what it is, its path, a note; with no path, a note alone (`… 3 more pairs`)."""
+
+    label: str
+    path: str
+    note: str
+
+
+@dataclass(frozen=True)
+class RunPage:
+    """The `page` of an `oplens.runPage` answer: one run's results page, every word and figure written."""
+
+    run_id: str
+    label: str  # `CPU`, `NEURON`, ...: the device time's label
+    with_cpu: bool  # a device apart from the host: the host's CPU time is a figure and a column too
+    use_device: bool  # the lines' figures are device time (else the CPU's: the run has no device time)
+    merged: bool  # all ranks of a distributed run: the figures are means over the ranks
+    ranks_badge: str  # `4 ranks`, `rank 1`; '' for a single process
+    where_line: int  # the function's `def` line (the header's link)
+    sub: str  # how it ran: the backend's device and torch, the capture or the iterations
+    args: str  # the arguments it ran with ('' for none)
+    created: str  # `2026-12-01 10:30:00 UTC`
+    note: str  # the backend's note (why auto chose it)
+    warnings: list[str]  # the backend's warnings, one notice each
+    stats: list[RunStat]
+    stalled: str  # the calls left out of every figure as stalled, in a sentence; '' for none
+    unattributed: str  # device time in no line, in a sentence; ''
+    outside: str  # a notebook statement's own work around the calls, in a sentence; ''
+    lines_title: str  # `Lines · Self CPU per iteration`
+    time_head: str  # the lines' time column: `Self NEURON`
+    with_memory: bool
+    memory_head_title: str
+    with_bound: bool
+    lines: list[LineRow]
+    ops: list[OpRow]
+    artifacts: list[ArtifactRow]
+    timings: str  # `Worker time: import 120 ms · profile 1.2 s`; ''
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def is_merged(run: Run) -> bool:
+    """A merged run of several ranks (a rank's own part, or a single process, is not)."""
+    return bool(run.ranks) and (run.totals.ranks is not None or any(ln.ranks is not None for ln in run.lines))
+
+
+def stragglers(insights: list[Insight]) -> dict[int, int]:
+    """The straggler of each line (`straggler` insights name it): line → rank."""
+    found: dict[int, int] = {}
+    for i in insights:
+        if i.kind == "straggler" and i.rank is not None:
+            found.setdefault(i.line, i.rank)
+    return found
+
+
+def bound_phrase(ln: LineStat) -> str:
+    """`memory-bound · 12 % of the roofline · floor 2.09 ms, 14.89 ms to win`: a line's bound as its
+    tooltip says it; a line above a ceiling says which instead of a %; '' without ceilings."""
+    if not ln.bound:
+        return ""
+    parts = ["bound unknown" if ln.bound == "unknown" else f"{ln.bound}-bound"]
+    if ln.above_ceiling:
+        parts.append(fmt_above(ln.above_ceiling, ln.dtype))
+    elif ln.roofline_pct is not None:
+        parts.append(f"{fmt_roofline_pct(ln.roofline_pct)} of the roofline")
+    if ln.floor_us is not None:
+        win = f", {fmt_us(ln.headroom_us)} to win" if ln.headroom_us is not None else ""
+        parts.append(f"floor {fmt_us(ln.floor_us)}{win}")
+    return " · ".join(parts)
+
+
+def memory_cell(ln: LineStat) -> str:
+    """`16.0 MiB / 32.0 MiB` (allocated / peak); '' where the line allocated nothing and saw no peak."""
+    if not ln.alloc_bytes and not ln.peak_bytes:
+        return ""
+    return f"{fmt_bytes(ln.alloc_bytes) if ln.alloc_bytes else '–'} / {fmt_bytes(ln.peak_bytes)}"
+
+
+def memory_title(ln: LineStat, memory: str) -> str:
+    """`device memory in one call: allocated 16.0 MiB, freed 0 B, peak 32.0 MiB`."""
+    return (f"{memory or 'host'} memory in one call: allocated {fmt_bytes(ln.alloc_bytes)}, freed {fmt_bytes(ln.freed_bytes)}, "
+            f"peak {fmt_bytes(ln.peak_bytes)}")  # fmt: skip
+
+
+def across_ranks(r: RankSpread) -> str:
+    """`9.01–27.04 ms, slowest rank 1`: a figure's spread over the ranks."""
+    slowest = f", slowest rank {r.slowest}" if r.max > r.min and r.slowest >= 0 else ""
+    return f"{fmt_us_range(r.min, r.max)}{slowest}"
+
+
+def hottest_line_of_ops(run: Run) -> dict[str, int]:
+    """For each op name, the profiled line where it spends the most (device, else CPU) time."""
+    best: dict[str, tuple[int, float]] = {}
+    for ln in run.lines:
+        for o in ln.ops:
+            us = o.self_device_us or o.self_cpu_us
+            if o.name not in best or us > best[o.name][1]:
+                best[o.name] = (ln.line, us)
+    return {name: line for name, (line, _) in best.items()}
+
+
+def run_page(run: Run, merged: bool | None = None, ranks: int = 0, rank: int | None = None) -> RunPage:
+    """The page of `run`. `merged`: its figures are means over ranks (default: the run is a merged one);
+    `ranks`: the distributed run's ranks (0: a single process), `rank` the one whose own run `run` is."""
+    merged = is_merged(run) if merged is None else merged
+    label = device_label(run.backend.device_label)
+    with_cpu = registry.facts_of(run.backend.name).on_device
+    use_device = run.totals.self_device_us > 0
+    t = run.totals
+    slow = stragglers(run.insights)
+    with_memory = t.memory != ""
+    what = f"Self {label}" if use_device else "Self CPU (no device time in this run)"
+    created = run.created.replace("T", " ", 1)
+    created = f"{created[:-5]} UTC" if created.endswith("+0000") else created
+    ops_lines = hottest_line_of_ops(run)
+    return RunPage(
+        run_id=run.run_id,
+        label=label,
+        with_cpu=with_cpu,
+        use_device=use_device,
+        merged=merged,
+        ranks_badge="" if not ranks else f"rank {rank}" if rank is not None else f"{ranks} ranks",
+        where_line=run.target.def_line or run.target.first_line,
+        sub=_sub(run),
+        args=run.config.args,
+        created=created,
+        note=run.backend.note,
+        warnings=list(run.backend.warnings),
+        stats=_stats(run, label, with_cpu, merged),
+        stalled=outliers_sentence(run),
+        unattributed=f"{fmt_us(t.unattributed_device_us)} of device time had no launching op and is in no line."
+        if t.unattributed_device_us > 0 else "",
+        outside=f"The statement's own work around {run.target.qualname}'s calls, {fmt_us(t.outside_device_us)} per "
+                "iteration, is not the function's: in no line and no total."
+        if t.outside_device_us > 0.01 * t.self_device_us else "",
+        lines_title=f"Lines · {what} per iteration{', mean over ranks' if merged else ''}",
+        time_head=f"Self {label if use_device else 'CPU'}",
+        with_memory=with_memory,
+        memory_head_title=f"{t.memory} memory in one call: allocated by the line's ops / the most allocated while it ran",
+        with_bound=any(ln.bound != "" for ln in run.lines),
+        lines=[_line_row(run, ln, label, with_cpu, use_device, slow.get(ln.line)) for ln in run.lines],
+        ops=[_op_row(o, ops_lines.get(o.name)) for o in run.ops],
+        artifacts=_artifacts(run.artifacts),
+        timings=_timings(run.timings_ms),
+    )  # fmt: skip
+
+
+def _sub(run: Run) -> str:
+    b = run.backend
+    bits = " · ".join(x for x in (b.device_name, f"torch {b.torch_version}" if b.torch_version else "") if x)
+    c = run.capture
+    if c is not None:
+        how = f"{c.calls_profiled} calls of {c.calls_seen} in {c.program}, {c.calls_skipped} skipped"
+        how += f" · partial: {c.reason}" if c.partial else ""
+    else:
+        how = f"{run.config.iters} iterations after {run.config.warmup} warm-up"
+    return " · ".join(x for x in (bits, how) if x)
+
+
+def _stats(run: Run, label: str, with_cpu: bool, merged: bool) -> list[RunStat]:
+    t = run.totals
+    per = "per iteration, mean over ranks" if merged else "per iteration"
+    found = [RunStat(f"Self {label}", fmt_us(t.self_device_us), per)]
+    if with_cpu:
+        found.append(RunStat("Self CPU", fmt_us(t.self_cpu_us), per))
+    if merged and t.ranks is not None:
+        slowest = f" · slowest rank {t.ranks.slowest}" if t.ranks.max > t.ranks.min and t.ranks.slowest >= 0 else ""
+        found.append(RunStat("Ranks", str(len(t.ranks.per_rank)), f"{fmt_us_range(t.ranks.min, t.ranks.max)}{slowest}"))
+    if t.collective_us > 0:
+        found.append(RunStat("In collectives", fmt_us(t.collective_us), per))
+    found.append(RunStat("Operator calls", fmt_count(t.op_calls), "per iteration"))
+    found.append(RunStat("Wall", fmt_us(t.wall_us.median), f"median; {fmt_us(t.wall_us.min)} – {fmt_us(t.wall_us.max)}"))
+    if run.compile.compile_us > 0:
+        found.append(RunStat("First call", fmt_us(run.compile.first_call_us), f"{fmt_us(run.compile.compile_us)} compiling"))
+    if t.floor_us is not None and t.headroom_us is not None:
+        found.append(RunStat("At the roofline", fmt_us(t.floor_us), f"{fmt_us(t.headroom_us)} to win, per call"))
+    if t.memory and t.peak_bytes > 0:
+        found.append(RunStat("Peak memory", fmt_bytes(t.peak_bytes), f"{t.memory}, in one call"))
+    return found
+
+
+def _line_row(run: Run, ln: LineStat, label: str, with_cpu: bool, use_device: bool, straggler: int | None) -> LineRow:
+    return LineRow(
+        line=ln.line,
+        time=fmt_us(ln.self_device_us if use_device else ln.self_cpu_us),
+        share=fmt_share(ln.pct_device if use_device else ln.pct_cpu),
+        ops=f"{fmt_count(ln.op_calls)} op{'' if ln.op_calls == 1 else 's'}",
+        mark=f"⚠ rank {straggler} " if straggler is not None else "",
+        memory=memory_cell(ln),
+        memory_title=memory_title(ln, run.totals.memory),
+        bound=fmt_bound_cell(ln.bound, ln.roofline_pct, ln.above_ceiling),
+        bound_title=bound_phrase(ln),
+        tooltip=_line_tooltip(ln, label, with_cpu, straggler),
+    )
+
+
+def _line_tooltip(ln: LineStat, label: str, with_cpu: bool, straggler: int | None) -> str:
+    parts = [f"line {ln.line}: Self {label} {fmt_us(ln.self_device_us)} ({fmt_share(ln.pct_device)})"]
+    if with_cpu:
+        parts.append(f"Self CPU {fmt_us(ln.self_cpu_us)} ({fmt_share(ln.pct_cpu)})")
+    s = ln.device_spread
+    parts.append(f"median {fmt_us(s.median)}, min {fmt_us(s.min)}, max {fmt_us(s.max)}{' — noisy' if ln.noisy else ''}")
+    if ln.ranks is not None:
+        blame = f" — ⚠ rank {straggler} is the straggler" if straggler is not None else ""
+        parts.append(f"across {len(ln.ranks.per_rank)} ranks: median {fmt_us(ln.ranks.median)}, {across_ranks(ln.ranks)}{blame}")
+    if ln.collective_us > 0:
+        parts.append(f"in collectives {fmt_us(ln.collective_us)}")
+    if bound := bound_phrase(ln):
+        parts.append(bound)
+    top = sorted(ln.ops, key=lambda o: (-o.self_device_us, -o.self_cpu_us))[:OPS_IN_TOOLTIP]
+    parts.extend(f"{o.name} ×{fmt_count(o.calls)} {fmt_us(o.self_device_us)}" for o in top)
+    return "\n".join(parts)
+
+
+def _op_row(o: OpStat, line: int | None) -> OpRow:
+    category = f" ({o.category})" if o.category else ""
+    across = f"; across {len(o.ranks.per_rank)} ranks {across_ranks(o.ranks)}" if o.ranks is not None else ""
+    if line is not None:
+        title = f"{o.name}{category}: mostly on line {line} (click to go there){across}"
+    elif across or o.category:
+        title = f"{o.name}{category}{across}"
+    else:
+        title = ""
+    return OpRow(
+        calls=fmt_count(o.calls), self_cpu=fmt_us(o.self_cpu_us), self_device=fmt_us(o.self_device_us), share=fmt_share(o.pct),
+        category_title=(COLLECTIVE_TITLE if o.category == "collective" else o.category), line=line, title=title,
+    )  # fmt: skip
+
+
+def _artifacts(a: Artifacts) -> list[ArtifactRow]:
+    found: list[ArtifactRow] = []
+
+    def add(label: str, path: str, note: str = "") -> None:
+        if path:
+            found.append(ArtifactRow(label, path, note))
+
+    pairs = a.neff_ntff_pairs
+    add("Framework trace", a.trace_json, "(Chrome trace)")
+    add("Device profile", a.device_profile_dir, f"({len(pairs)} NEFF/NTFF pair{'' if len(pairs) == 1 else 's'})" if pairs else "")
+    if a.profile_output_dir != a.device_profile_dir:
+        add("Profile output", a.profile_output_dir, "(what Neuron Explorer ingests)")
+    for p in pairs[:PAIRS_LISTED]:
+        add(f"NEFF {p.hash}", p.neff)
+        size = "(empty: this NeuronCore ran nothing)" if p.ntff_bytes == 0 else f"({p.ntff_bytes / 2**20:.1f} MiB)"
+        add(f"NTFF {p.hash}", p.ntff, size)
+    if len(pairs) > PAIRS_LISTED:
+        found.append(ArtifactRow("", "", f"… {len(pairs) - PAIRS_LISTED} more pairs"))
+    add("Worker log", a.worker_log, "(your function’s stdout and stderr)")
+    for f in a.system_trace_files[:10]:
+        add("System trace", f)
+    for f in a.files[:20]:
+        add("File", f)
+    return found
+
+
+def _timings(timings_ms: dict[str, float]) -> str:
+    def took(ms: float) -> str:
+        return f"{ms / 1000:.1f} s" if ms >= 1000 else f"{ms:.0f} ms"
+
+    parts = [f"{k.removesuffix('_ms')} {took(v)}" for k, v in timings_ms.items()]
+    return f"Worker time: {' · '.join(parts)}" if parts else ""
