@@ -16,7 +16,6 @@ import pytest
 from rich.console import Console
 
 from oplens.cli import render
-from oplens.engine.compare import compare_rows
 from oplens.records.run import Run
 from oplens.views.cells import fmt_count, fmt_speedup
 from oplens.views.compare import ComparePage, compare_page
@@ -95,7 +94,7 @@ def test_the_page_is_the_answers_page_and_the_cli_writes_its_words(naive: Json) 
     assert page.to_dict()["rows"][1]["speedup"] == "5.84×"
     assert ComparePage(**{**page.to_dict(), "rows": page.rows}) == page
     out = io.StringIO()
-    render.compare(Console(file=out, width=200, color_system=None), runs, compare_rows(runs))
+    render.compare_table(Console(file=out, width=200, color_system=None), page)
     text = out.getvalue()
     assert "Comparison (per iteration, CPU)" in text and "Speed-up vs rmsnorm_naive" in text
     for row in page.rows:

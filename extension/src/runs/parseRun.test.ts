@@ -4,7 +4,6 @@ import { readRun as readRunRecord } from '../../shared/generated/run';
 import { Reader } from '../../shared/reader';
 import { jsonFixture } from '../../test/fixtures';
 import {
-  parseCompareSummary,
   parseProfileResponse,
   parseResultNotification,
   parseRun,
@@ -138,18 +137,6 @@ describe('server messages', () => {
       qualname: 'f',
       title: 'CPU 1.0 µs',
     });
-  });
-
-  it('oplens.compare summary, as the case study', () => {
-    const rows = parseCompareSummary({
-      summary: [
-        { variant: 'rmsnorm_naive', run_id: 'a', device_label: 'NEURON', self_device_us: 2355, self_cpu_us: 125, op_calls: 6, speedup: 1 },
-        { variant: 'rmsnorm_fused', run_id: 'b', device_label: 'NEURON', self_device_us: 403, self_cpu_us: 48, op_calls: 1, speedup: 5.84 },
-      ],
-    });
-    assert.equal(rows.length, 2);
-    assert.equal(rows[1]?.speedup, 5.84);
-    assert.throws(() => parseCompareSummary({}), /summary is missing/);
   });
 });
 

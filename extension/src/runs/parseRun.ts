@@ -6,14 +6,14 @@
  * keys ignored (a newer server's extra fields), and a missing or mistyped required field an error
  * naming the field (`RunParseError`), never a half-built record that fails later in the heat gutter
  * or the panel. Written here by hand: the schema check, and the answers the server writes as plain
- * dicts rather than records (`oplens.compare`'s summary, `oplens.profile`'s answer).
+ * dicts rather than records (`oplens.profile`'s answer; `oplens.compare`'s is read as its page, compare/compareAnswer.ts).
  *
  * Pure: imports no `vscode`; unit-tested in parseRun.test.ts.
  */
 
 import { readRun as readRunRecord } from '../../shared/generated/run';
 import { Reader, RunParseError } from '../../shared/reader';
-import { RUN_SCHEMA, type CompareRow, type Run } from '../../shared/run';
+import { RUN_SCHEMA, type Run } from '../../shared/run';
 
 // diff/parseDiff.ts and doctor/doctor.ts read their answers with the same reader
 export { Reader, RunParseError };
@@ -43,23 +43,6 @@ export function readRun(r: Reader): Run {
 export function parseResultNotification(params: unknown): { uri: string; run: Run; reveal: boolean } {
   const r = Reader.of(params, 'params');
   return { uri: r.str('uri'), run: r.obj('run', readRun), reveal: r.bool('reveal', false) };
-}
-
-/** The `oplens.compare` response's summary rows. */
-export function parseCompareSummary(result: unknown): CompareRow[] {
-  return Reader.of(result, 'compare result').list(
-    'summary',
-    (r) => ({
-      variant: r.str('variant'),
-      run_id: r.str('run_id'),
-      device_label: r.str('device_label', 'DEVICE'),
-      self_device_us: r.num('self_device_us'),
-      self_cpu_us: r.num('self_cpu_us', 0),
-      op_calls: r.num('op_calls', 0),
-      speedup: r.num('speedup', 0),
-    }),
-    false,
-  );
 }
 
 /** The `oplens.profile` response: `{run_id, uri, qualname, title}`. */

@@ -37,6 +37,7 @@ from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAUL
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.job import ProgramSpec, TargetSpec
 from oplens.records.run import NO_SOURCE, Run
+from oplens.views.compare import compare_page
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -376,7 +377,7 @@ def _compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     summary = compare_rows(runs)
     _emit_json(args.json, {"runs": [r.to_dict() for r in runs], "summary": summary})
     if args.json != "-":
-        render.compare(out, runs, summary)
+        render.compare_table(out, compare_page(runs))
     _require_device_time(runs)
     return 0
 

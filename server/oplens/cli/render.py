@@ -27,7 +27,7 @@ from oplens.records.format import (
     outside_sentence,
 )
 from oplens.records.run import HOST_CPU, LineStat, Run
-from oplens.views.compare import ComparePage, compare_page
+from oplens.views.compare import ComparePage
 
 BAR_WIDTH = 20
 OP_ROWS = 15
@@ -329,12 +329,6 @@ def op_table(run: Run, has_device: bool) -> Table:
     if len(run.ops) > OP_ROWS:
         table.add_row(f"[dim]… {len(run.ops) - OP_ROWS} more (see --json)[/]", "", "", *([""] if has_device else []), "")
     return table
-
-
-def compare(console: Console, runs: list[Run], rows: list[dict[str, Any]] | None = None) -> None:
-    """The comparison of `runs` in the results page's words (`views.compare`); `rows`, `engine.compare`'s
-    summary of them that `--json` writes, are what the page is built from already."""
-    compare_table(console, compare_page(runs))
 
 
 def compare_table(console: Console, page: ComparePage) -> None:
