@@ -202,9 +202,11 @@ def test_without_framework_debug_info_the_region_says_how_to_get_the_split(tmp_p
     run = profile_compiled(tmp_path)
     (line,) = [s for s in run["lines"] if s["line"] == 19]
     (region,) = line["compiled"]
-    assert region["split"] == [] and "NEURON_FRAMEWORK_DEBUG=1 before the first compile" in region["split_note"]
+    note = region["split_note"]
+    assert region["split"] == [] and "--neuron-debug-info" in note and "before the first compile" in note, note
+    assert "XLA_IR_DEBUG=1 and XLA_HLO_DEBUG=1" in note and "NEURON_FRAMEWORK_DEBUG=1 for older releases" in note
     text = oplens_cli(tmp_path, "analyze", run["run_id"], PYTHONPATH=str(STANDINS))
-    assert text.returncode == 0 and "NEURON_FRAMEWORK_DEBUG=1" in text.stdout
+    assert text.returncode == 0 and "--neuron-debug-info" in " ".join(text.stdout.split())
 
 
 def test_the_compiled_split_is_printed_by_the_cli(tmp_path: Path) -> None:

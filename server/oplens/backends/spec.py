@@ -167,6 +167,12 @@ class BackendSpec(Generic[OptionsT]):
         """How this backend's flags are named, for a message: `--neuron-*`."""
         return ""
 
+    def worker_environment(self, options: OptionsT, run_dir: Path, env: Mapping[str, str]) -> dict[str, str]:
+        """Variables the worker of a run must have from its start, before `import torch` (which may load the
+        vendor's module by itself, reading them then), from this backend's options; `env`: what the worker would
+        inherit. The parent sets them when it starts the worker (`engine/process.py`). Default: none."""
+        return {}
+
     def run_warnings(self, run: Run, options: OptionsT, run_dir: Path, log_text: str, env: Mapping[str, str]) -> list[str]:
         """The traps a finished run of this backend fell into, each naming the fix."""
         return []

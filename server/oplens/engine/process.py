@@ -15,9 +15,11 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
+from oplens.backends import registry
 from oplens.records import job as messages
 from oplens.records.errors import OpLensError
 from oplens.records.job import Job
@@ -48,6 +50,7 @@ class WorkerProcess:
         the log. `launcher` (torchrun's options): the capture runs in every rank that
         `torch.distributed.run` starts, each writing its messages to `ranks_dir/rank-<R>.jsonl`."""
         log_dir.mkdir(parents=True, exist_ok=True)
+        self.env = dict(env or {})  # what it was started with, beyond the parent's own environment
         self.log = log_dir / f"worker-{uuid.uuid4().hex[:8]}.log"
         read_fd, write_fd = os.pipe()
         if launcher is not None and job_file is not None and ranks_dir is not None:
@@ -149,6 +152,21 @@ class WorkerProcess:
         except OSError:
             return ""
         return "\n".join(text.splitlines()[-lines:])
+
+
+def run_environment(backend_options: Mapping[str, Any], run_dir: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What the worker of a run starts with, beyond `base` (default: this process's environment), for the backends
+    the run may end on (`BackendSpec.worker_environment`: what a vendor module reads when `import torch` loads it)."""
+    env = dict(os.environ if base is None else base)
+    extra: dict[str, str] = {}
+    for name, options in backend_options.items():
+        extra.update(registry.get(name).worker_environment(options, run_dir, {**env, **extra}))
+    return extra
+
+
+def fits(worker: WorkerProcess, wanted: Mapping[str, str]) -> bool:
+    """Whether a worker started ahead (torch imported) was started with the variables a run needs there."""
+    return all(worker.env.get(k) == v for k, v in wanted.items())
 
 
 def _copy(fd: int, stream: int, log: Path, lock: threading.Lock, echo: Echo) -> None:

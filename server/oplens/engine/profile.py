@@ -15,7 +15,7 @@ from typing import Any
 
 from oplens.backends import registry
 from oplens.engine import request, runs
-from oplens.engine.process import ProgressFn, WorkerProcess, run_job
+from oplens.engine.process import ProgressFn, WorkerProcess, fits, run_environment, run_job
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
 from oplens.engine.targets import resolve
 from oplens.records.errors import bad_input
@@ -81,8 +81,15 @@ def profile(
             timeout_s=req.timeout_s,
             profiler_warmup=req.profiler_warmup,
         )
+        # What a vendor module reads when `import torch` loads it is set as the worker starts (Neuron: its NEFF cache
+        # and compile-time debug info): a warm worker started without it is not used, a fresh one is.
+        env = run_environment(req.backend_options, staged)
+        if worker is not None and worker.alive() and not fits(worker, env):
+            worker.kill()
+            worker.log.unlink(missing_ok=True)
+            worker = None
         if worker is None or not worker.alive():
-            worker = WorkerProcess(staging.root / ".staging", cwd=workspace)
+            worker = WorkerProcess(staging.root / ".staging", cwd=workspace, env=env)
         staging.log = worker.log  # the user's output: a failure keeps it in .failed/
         run = run_job(worker, job, req.timeout_s, progress, cancel)
         staging.store(staged, run, runs.keep_log(worker.log, staged / runs.WORKER_LOG))

@@ -15,6 +15,7 @@ gets an `OpLensError` naming what happened:
 from __future__ import annotations
 
 import dataclasses
+import os
 import queue
 import re
 import shutil
@@ -30,7 +31,7 @@ from oplens.analysis.ranks import merge as merge_parts
 from oplens.backends import registry
 from oplens.engine import request, runs
 from oplens.engine.merge import combine_artifacts
-from oplens.engine.process import Echo, ProgressFn, WorkerProcess, signal_name
+from oplens.engine.process import Echo, ProgressFn, WorkerProcess, run_environment, signal_name
 from oplens.engine.request import DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S
 from oplens.engine.targets import FunctionDef, resolve
 from oplens.records import job as messages
@@ -178,7 +179,8 @@ def run_program(
             job.ranks_dir = str(ranks_dir)
         job_file = staged[0].with_name(f"{staged[0].name}.job.json")
         write_json_atomic(job_file, dataclasses.asdict(job))
-        worker = WorkerProcess(staging.root / ".staging", cwd=Path(program.cwd), env=program.env, job_file=job_file,
+        env = {**program.env, **run_environment(req.backend_options, staged[0], {**os.environ, **program.env})}
+        worker = WorkerProcess(staging.root / ".staging", cwd=Path(program.cwd), env=env, job_file=job_file,
                                stdin=stdin, echo=echo, launcher=launcher(req.launcher), ranks_dir=ranks_dir)  # fmt: skip
         staging.log = worker.log  # the program's output: each run keeps a copy, a failure without runs keeps it
         try:

@@ -29,10 +29,14 @@ def columns(prof: Any, per_op_device_time: bool = False, inputs: bool = False) -
     Kineto event for its input shapes (a profile with `record_shapes`; the timed calls record none)."""
     results = prof.profiler.kineto_results
     kineto = results.events()
+    if not kineto:
+        return _empty()
+    k = type(kineto[0])  # torch._C._autograd._KinetoEvent
+    if getattr(prof, "with_stack", False):  # Python frames (a Neuron run's, for Explorer's `file(line)` names): no ops
+        kineto = [e for e, frame in zip(kineto, map(k.is_python_function, kineto), strict=True) if not frame]
     n = len(kineto)
     if not n:
         return _empty()
-    k = type(kineto[0])  # torch._C._autograd._KinetoEvent
 
     def column(accessor: Callable[[Any], Any], dtype: Any) -> Any:
         return np.fromiter(map(accessor, kineto), dtype, n)
@@ -124,7 +128,7 @@ def from_function_events(prof: Any) -> list[RawEvent]:
     FunctionEvents have their times in µs from the profile's start: relative, as is all that
     attribution compares. torch drops a dispatch duplicate (a same-named only child) from the table:
     its time is its parent's there, as attribution would count it anyway."""
-    fes = list(prof.events())
+    fes = [fe for fe in prof.events() if not getattr(fe, "is_python_function", False)]  # frames (with_stack): no ops
     cpu = DeviceType.CPU
     op_ids = {fe.id for fe in fes if fe.device_type == cpu}
     out: list[RawEvent] = []

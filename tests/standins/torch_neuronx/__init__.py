@@ -55,8 +55,19 @@ def _synchronize(device: Any = None) -> None:
     _synced += 1
 
 
-# What the worker set before importing us (it must be there before anything compiles).
-record("import", neff_cache_env=os.environ.get("TORCH_NEURONX_NEFF_CACHE_DIR"))
+# What the environment held when we were imported. TorchNeuron is loaded by `import torch` itself where it is installed
+# (PyTorch's autoload: the `torch.backends` entry points, imported at the end of torch's own import; see
+# tests/standins/autoload/), and the NEFF cache variable must be there by then: "Set neff_cache_dir in NeuronConfig (or
+# the TORCH_NEURONX_NEFF_CACHE_DIR environment variable) before running your profiling script"
+# (tools/neuron-explorer/how-to-profile-workload.rst). `autoloaded`: imported from inside `import torch`.
+def _autoloaded() -> bool:
+    import traceback
+
+    return any(f.name == "_import_device_backends" for f in traceback.extract_stack())
+
+
+record("import", neff_cache_env=os.environ.get("TORCH_NEURONX_NEFF_CACHE_DIR"), autoloaded=_autoloaded(),
+       debug_env={v: os.environ[v] for v in ("XLA_IR_DEBUG", "XLA_HLO_DEBUG", "NEURON_FRAMEWORK_DEBUG") if v in os.environ})
 
 _device = types.ModuleType("torch.neuron")
 _device.is_available = lambda: _cores() > 0  # type: ignore[attr-defined]
@@ -72,6 +83,12 @@ torch._register_device_module("neuron", _device)
 # the CPU), so torch.accelerator, which torch.compile's Dynamo asks for the current stream at trace time
 # (torch/_dynamo/variables/streams.py), reports none rather than a device torch cannot reach.
 torch.accelerator.is_available = lambda: False  # type: ignore[assignment]
+
+
+
+def _autoload() -> None:
+    """The `torch.backends` entry point (tests/standins/autoload/): importing this package is all it does."""
+
 
 if os.environ.get("STANDIN_TENSORS") == "device":  # tensors the backend moves to neuron:0 (see python_device.py)
     from torch_neuronx import python_device as _python_device

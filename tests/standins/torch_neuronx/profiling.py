@@ -262,11 +262,25 @@ def _executions(trace_json: Path) -> list[dict[str, Any]] | None:
     return out
 
 
+def _debug_info() -> bool:
+    """Whether the compile embeds framework debug info. The pages disagree on the variable: NEURON_FRAMEWORK_DEBUG=1
+    ("Enables HLO-level stack trace capture. Required for the Source Code Viewer to map hardware instructions to
+    Python model code", environment-variables.rst of 2.31), or XLA_IR_DEBUG=1 with XLA_HLO_DEBUG=1 ("To enable
+    tracking of the stack trace information, you set these environment variables before compiling your NEFF",
+    how-to-link-view-source-code.rst; Neuron 2.33's environment-variables.rst: "Compile time. NKI_DEBUG_INFO,
+    XLA_IR_DEBUG, and XLA_HLO_DEBUG change what the compiler writes into the NEFF"). The stand-in takes either;
+    STANDIN_DEBUG_VARS=xla: only the 2.33 pair, =framework: only the older one (a release that reads one kind)."""
+    which = os.environ.get("STANDIN_DEBUG_VARS", "")
+    xla = os.environ.get("XLA_IR_DEBUG") == "1" and os.environ.get("XLA_HLO_DEBUG") == "1"
+    framework = os.environ.get("NEURON_FRAMEWORK_DEBUG") == "1"
+    return {"xla": xla, "framework": framework}.get(which, xla or framework)
+
+
 def _neff_bytes() -> bytes:
-    """A NEFF: opaque bytes, with the stand-in's debug info (JSON after the magic) where compiled with
-    NEURON_FRAMEWORK_DEBUG=1 ("Enables HLO-level stack trace capture", environment-variables.rst)."""
+    """A NEFF: opaque bytes, with the stand-in's debug info (JSON after the magic) where compiled with the debug
+    info (`_debug_info`)."""
     frames = os.environ.get("STANDIN_NEFF_FRAMES", "")
-    if not frames or os.environ.get("NEURON_FRAMEWORK_DEBUG") != "1":
+    if not frames or not _debug_info():
         return b"NEFF" * 64
     import json
 

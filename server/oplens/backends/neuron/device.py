@@ -37,15 +37,8 @@ import torch
 from torch.profiler import ProfilerActivity
 
 from oplens.backends.device import Backend
-from oplens.backends.neuron import api, install
-from oplens.backends.neuron.artifacts import (
-    COLLECT_FROM_ENV,
-    COLLECT_SINCE_ENV,
-    DEFAULT_NEFF_CACHE,
-    NEFF_CACHE_DIR,
-    PROFILE_DIR,
-    find_artifacts,
-)
+from oplens.backends.neuron import api, environment, install
+from oplens.backends.neuron.artifacts import COLLECT_FROM_ENV, COLLECT_SINCE_ENV, DEFAULT_NEFF_CACHE, PROFILE_DIR, find_artifacts
 from oplens.backends.neuron.facts import NEURON
 from oplens.backends.neuron.options import DEFAULT_MODES, DEFAULT_NEFF_CACHE_ENV, NEFF_CACHE_ENV, NeuronOptions
 from oplens.records.errors import bad_input
@@ -165,19 +158,19 @@ class NeuronBackend(Backend[NeuronOptions]):
 
     @classmethod
     def environment(cls, options: Any) -> dict[str, str]:
-        """`TORCH_NEURONX_NEFF_CACHE_DIR`, which the docs ask for "before running your profiling script", i.e.
-        before anything compiles (NeuronConfig alone cannot do it): the user's `--neff-cache-dir`; else a cache
-        the user exported (left alone); else the run's own `neuron_profile/neff_cache/` (the worker names the run
-        in `OPLENS_RUN_DIR`). Without a cache dir the runtime writes no NEFF into the profile, and TorchNeuron
-        keeps its NEFFs in `/tmp/neff_cache`: the run also records which caches to copy this run's NEFFs from
-        afterwards (`artifacts.collect_neffs`), with its start."""
-        return _neff_cache_environment(getattr(options, "neff_cache_dir", None), os.environ)
+        """The run's NEFF bookkeeping, set by the worker at the job: which caches to copy this run's NEFFs from
+        afterwards (`artifacts.collect_neffs`), with its start. `TORCH_NEURONX_NEFF_CACHE_DIR` and the debug info
+        are set by the parent as it starts the worker, before `import torch` loads TorchNeuron (`environment.py`);
+        a worker started without them (a notebook's kernel, an older parent) gets them here, after the import,
+        and the run says so (`details["environment"]["set_after_import"]`)."""
+        return _neff_cache_environment(options if isinstance(options, NeuronOptions) else NeuronOptions(), os.environ)
 
     def configure(self, run_dir: Path) -> None:
         """NeuronConfig and NeuronProfiler before the warm-up, in the documented order (`precache_node_info`
         populates per-NEFF metadata during the warm-up iterations). The early generation has nothing to set
         before: its capture starts with the profiler (`profiler_options`)."""
         generation = self.generation()
+        self.details["environment"] = environment.recorded(os.environ, self.options)
         if generation.name == api.EARLY:
             self.warnings.append(f"{generation.line} (detected: {generation.evidence})")
             self._configured = {}
@@ -188,11 +181,18 @@ class NeuronBackend(Backend[NeuronOptions]):
         self._configured = {"experimental_config": config, "on_trace_ready": NeuronProfiler(config).export_trace}
 
     def profiler_options(self, run_dir: Path) -> dict[str, Any]:
+        """NeuronConfig's (`experimental_config`, `on_trace_ready`), and `with_stack=True` unless the user turned it
+        off: "When capturing profiles through the native PyTorch profiling API, using `with_stack=True` will record
+        source information in the framework events" (overview-system-profiles.rst; how-to-profile-workload.rst lists
+        it among the arguments supported with NeuronConfig), so Explorer names them `file(line): function`. It costs
+        host time per op; OpLens's line attribution does not read it (docs/trainium.md)."""
         if self._configured is None:
             self.configure(run_dir)
+        stack = {"with_stack": True} if self.options.with_stack is not False else {}
+        self.details["with_stack"] = bool(stack)
         if self.generation().name == api.EARLY:
-            return {"on_trace_ready": self._start_early(run_dir)}
-        return dict(self._configured or {})
+            return {"on_trace_ready": self._start_early(run_dir), **stack}
+        return {**(self._configured or {}), **stack}
 
     def writes_own_trace(self) -> bool:
         # NeuronProfiler.export_trace writes trace.json into the profile directory; under the early API,
@@ -255,18 +255,27 @@ class NeuronBackend(Backend[NeuronOptions]):
             return "NeuronCore"
 
 
-def _neff_cache_environment(given: str | None, env: Mapping[str, str]) -> dict[str, str]:
+def _neff_cache_environment(options: NeuronOptions, env: Mapping[str, str]) -> dict[str, str]:
     """The NEFF cache variables for one run (`NeuronBackend.environment`); `env` is the worker's environment."""
     sources = [env.get(DEFAULT_NEFF_CACHE_ENV) or DEFAULT_NEFF_CACHE]  # TorchNeuron's fallback cache
+    ours = {v for v in env.get(environment.SET_BEFORE_IMPORT_ENV, "").split(",") if v}
     out: dict[str, str] = {}
-    if given:
-        out[NEFF_CACHE_ENV] = given
+    late: dict[str, str] = {}
+    if NEFF_CACHE_ENV in ours:
+        pass  # set by the parent before import torch: the user's --neff-cache-dir or the run's own cache
+    elif options.neff_cache_dir:
+        late[NEFF_CACHE_ENV] = options.neff_cache_dir
     elif env.get(NEFF_CACHE_ENV):
         sources.append(env[NEFF_CACHE_ENV])  # the user's own cache: kept, and this run's NEFFs copied from it
     elif env.get(RUN_DIR_ENV) and importlib.util.find_spec("torch_neuronx") is not None:  # auto on a CPU/GPU host: none
-        cache = Path(env[RUN_DIR_ENV]) / PROFILE_DIR / NEFF_CACHE_DIR
+        cache = environment.own_neff_cache(Path(env[RUN_DIR_ENV]))
         cache.mkdir(parents=True, exist_ok=True)
-        out[NEFF_CACHE_ENV] = str(cache)
+        late[NEFF_CACHE_ENV] = str(cache)
+    if environment.debug_asked(options, env):
+        late.update({v: "1" for v in environment.DEBUG_VARS if env.get(v) != "1"})
+    if late:
+        out.update(late)
+        out[environment.SET_AFTER_IMPORT_ENV] = ",".join(late)
     out[COLLECT_FROM_ENV] = os.pathsep.join(sources)
     out[COLLECT_SINCE_ENV] = str(time.time_ns())
     return out

@@ -10,7 +10,9 @@ this is the root frame"), `StackFrameFileLocation {id, file_name_id, function_na
 execution_start_ts, execution_end_ts}` says which NEFF ran when. The stack frames are there only where the
 graph was compiled with framework debug info: `NEURON_FRAMEWORK_DEBUG` "Enables HLO-level stack trace
 capture. Required for the Source Code Viewer to map hardware instructions to Python model code"
-(`environment-variables.rst`), set "BEFORE compilation" (`how-to-profile-workload.rst`).
+(`environment-variables.rst`), set "BEFORE compilation" (`how-to-profile-workload.rst`); Neuron 2.33 names
+`XLA_IR_DEBUG` and `XLA_HLO_DEBUG` for it (`how-to-link-view-source-code.rst`). OpLens sets all three where the
+user asks (`environment.py`).
 
 Each instruction's time goes to the user's lines its stacks name: per stack id, the innermost frame in a
 file of the lines the graph fused (Dynamo's record, worker/compiled.py), else the innermost frame outside
@@ -27,10 +29,12 @@ from typing import Any
 from oplens.backends.neuron.engines import Columns, device_profiles, read_table
 from oplens.records.run import SourceRef
 
-DEBUG_ENV = "NEURON_FRAMEWORK_DEBUG"
-NO_DEBUG_FIX = (f"set {DEBUG_ENV}=1 before the first compile (the docs: \"Required for the Source Code Viewer to map "
-                "hardware instructions to Python model code\") and let it compile again (a NEFF from the cache keeps "
-                "its old debug info: clear the run's NEFF cache or give a fresh --neff-cache-dir)")  # fmt: skip
+DEBUG_ENV = "NEURON_FRAMEWORK_DEBUG"  # the older pages' name; 2.33's are XLA_IR_DEBUG and XLA_HLO_DEBUG (environment.py)
+NO_DEBUG_FIX = ("profile with --neuron-debug-info (OpLens sets XLA_IR_DEBUG=1 and XLA_HLO_DEBUG=1, as Neuron 2.33 names "
+                f"them, and {DEBUG_ENV}=1 for older releases, before the first compile; the docs: \"Required for the "
+                "Source Code Viewer to map hardware instructions to Python model code\") and let it compile again (a "
+                "NEFF from the cache keeps its old debug info: clear the run's NEFF cache or give a fresh "
+                "--neff-cache-dir)")  # fmt: skip
 Line = tuple[str, int, str]  # (file, line, function)
 
 

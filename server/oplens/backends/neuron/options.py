@@ -34,6 +34,11 @@ class NeuronOptions:
     neff_cache_dir: str | None = None  # absolute; None: the run's own (<run>/neuron_profile/neff_cache, device.py)
     precache_node_info: bool | None = None  # None: NeuronConfig's default (True: metadata during the warm-up)
     device_index: int = 0
+    # Not NeuronConfig's: the compile-time debug info (XLA_IR_DEBUG, XLA_HLO_DEBUG, NEURON_FRAMEWORK_DEBUG) for the
+    # compiled-region split (None: where the user exported one of them, environment.py), and torch.profiler's
+    # with_stack for the profile Explorer opens (None: on, `file(line)` names on the framework events).
+    debug_info: bool | None = None
+    with_stack: bool | None = None
 
     def given(self) -> dict[str, Any]:
         """The NeuronConfig arguments the user set (besides modes)."""
@@ -112,6 +117,12 @@ def parse(raw: Mapping[str, Any], base: Path | None = None) -> NeuronOptions:
         if not isinstance(precache, bool):
             raise bad_input(f"precache_node_info must be true or false (got {precache!r})")
         opts.precache_node_info = precache
+    for key in ("debug_info", "with_stack"):
+        flag = given.get(key)
+        if flag is not None:
+            if not isinstance(flag, bool):
+                raise bad_input(f"{key} must be true or false (got {flag!r})")
+            setattr(opts, key, flag)
     index = given.get("device_index")
     if index is not None:
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:

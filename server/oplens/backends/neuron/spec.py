@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from oplens.backends.neuron import checks, commands, doctor, engines, explorer, runtime, venvs
+from oplens.backends.neuron import checks, commands, doctor, engines, environment, explorer, runtime, venvs
 from oplens.backends.neuron.facts import NEURON
 from oplens.backends.neuron.options import DEFAULT_MAX_EVENTS_PER_NC, MODES, NeuronOptions, parse
 from oplens.backends.spec import BackendSpec, DoctorContext, InterpreterAdvice, RuntimeTime
@@ -42,6 +42,13 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
                        help="where the compiled NEFFs are kept and copied into the profile (set before any compile)")  # fmt: skip
         n.add_argument("--neuron-precache-node-info", action=argparse.BooleanOptionalAction, default=None,
                        help="NeuronConfig's precache_node_info: NEFF metadata during the warm-up (default: on)")  # fmt: skip
+        n.add_argument("--neuron-debug-info", action=argparse.BooleanOptionalAction, default=None,
+                       help="compile with source locations (XLA_IR_DEBUG=1, XLA_HLO_DEBUG=1, and NEURON_FRAMEWORK_DEBUG=1 "
+                            "for older releases): a compiled region's device time split over its lines (default: "
+                            "where you exported one of them)")  # fmt: skip
+        n.add_argument("--neuron-with-stack", action=argparse.BooleanOptionalAction, default=None,
+                       help="torch.profiler's with_stack, so that Neuron Explorer names framework events file(line) "
+                            "(default: on)")  # fmt: skip
 
     def cli_options(self, args: argparse.Namespace) -> dict[str, Any]:
         given = {
@@ -50,11 +57,16 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
             "max_events_per_nc": args.neuron_max_events,
             "neff_cache_dir": args.neff_cache_dir,
             "precache_node_info": args.neuron_precache_node_info,
+            "debug_info": args.neuron_debug_info,
+            "with_stack": args.neuron_with_stack,
         }
         return {k: v for k, v in given.items() if v is not None}
 
     def cli_flags(self) -> str:
         return "--neuron-*/--neff-cache-dir"
+
+    def worker_environment(self, options: NeuronOptions, run_dir: Path, env: Mapping[str, str]) -> dict[str, str]:
+        return environment.before_import(options, run_dir, env)
 
     def run_warnings(
         self, run: Run, options: NeuronOptions, run_dir: Path, log_text: str, env: Mapping[str, str]

@@ -1,0 +1,83 @@
+"""What a Neuron run's worker must have in its environment from its start, before `import torch` (no torch here).
+
+`import torch` loads TorchNeuron by itself: torch discovers out-of-tree device backends through the entry points of
+the `torch.backends` group and imports them at the end of its own import (PyTorch's "Autoload Mechanism",
+docs.pytorch.org accelerator/autoload; `torch._import_device_backends`), and TorchNeuron "registers Trainium as a
+standard PyTorch device, so a model written in standard PyTorch runs on it by setting the device to `neuron`"
+(Neuron 2.33, torch/about-pytorch-neuron.rst). What TorchNeuron reads when it loads must therefore be in the
+worker's environment when the process starts, not set by the worker after its (warm) `import torch`:
+
+- `TORCH_NEURONX_NEFF_CACHE_DIR`: "Set `neff_cache_dir` in NeuronConfig (or the `TORCH_NEURONX_NEFF_CACHE_DIR`
+  environment variable) **before running your profiling script** to automatically include all relevant NEFFs in
+  the profiler output directory" (tools/neuron-explorer/how-to-profile-workload.rst, "Ensuring NEFFs are in your
+  output directory"). The user's `--neff-cache-dir`; else a cache the user exported (left alone); else the run's own
+  `neuron_profile/neff_cache/`, where TorchNeuron is installed.
+- The compile-time debug info, where the user asks for the compiled-region split (`--neuron-debug-info`, or one of
+  these exported as 1): `XLA_IR_DEBUG=1` and `XLA_HLO_DEBUG=1`, which the 2.33 pages name ("Compile time.
+  `NKI_DEBUG_INFO`, `XLA_IR_DEBUG`, and `XLA_HLO_DEBUG` change what the compiler writes into the NEFF",
+  environment-variables.rst; "To enable tracking of the stack trace information, you set these environment variables
+  before compiling your NEFF", how-to-link-view-source-code.rst), and `NEURON_FRAMEWORK_DEBUG=1`, which older pages
+  name for the same ("Enables HLO-level stack trace capture. Required for the Source Code Viewer to map hardware
+  instructions to Python model code", environment-variables.rst of 2.31): the pages disagree, so all three.
+
+The parent sets these when it starts the worker of a run (`NeuronSpec.worker_environment`), and lists the ones it
+set in `OPLENS_NEURON_SET`, so the worker records in the run which were set, and when (`recorded`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Mapping
+from pathlib import Path
+
+from oplens.backends.neuron.artifacts import NEFF_CACHE_DIR, PROFILE_DIR
+from oplens.backends.neuron.options import NEFF_CACHE_ENV, NeuronOptions
+
+DEBUG_VARS = ("XLA_IR_DEBUG", "XLA_HLO_DEBUG", "NEURON_FRAMEWORK_DEBUG")  # 2.33's two first, the older page's last
+SET_BEFORE_IMPORT_ENV = "OPLENS_NEURON_SET"  # comma-separated: what the parent set at the worker's start
+SET_AFTER_IMPORT_ENV = "OPLENS_NEURON_SET_LATE"  # what the worker had to set itself, after import torch
+
+
+def debug_asked(options: NeuronOptions, env: Mapping[str, str], ours: tuple[str, ...] = ()) -> str:
+    """How the user asked for the compiled-region split ("" where not): the option, or a variable exported as 1
+    (`ours`: those OpLens set, not the user)."""
+    if options.debug_info is False:
+        return ""
+    if options.debug_info:
+        return "--neuron-debug-info"
+    exported = [v for v in DEBUG_VARS if env.get(v) == "1" and v not in ours]
+    return f"{exported[0]}=1 in the environment" if exported else ""
+
+
+def own_neff_cache(run_dir: Path) -> Path:
+    return run_dir / PROFILE_DIR / NEFF_CACHE_DIR
+
+
+def before_import(options: NeuronOptions, run_dir: Path, env: Mapping[str, str]) -> dict[str, str]:
+    """The variables a Neuron run's worker starts with (`env`: the environment it would inherit); {} where none."""
+    out: dict[str, str] = {}
+    if options.neff_cache_dir:
+        out[NEFF_CACHE_ENV] = options.neff_cache_dir
+    elif not env.get(NEFF_CACHE_ENV) and importlib.util.find_spec("torch_neuronx") is not None:
+        cache = own_neff_cache(run_dir)  # without a cache dir the runtime writes no NEFF into the profile
+        cache.mkdir(parents=True, exist_ok=True)
+        out[NEFF_CACHE_ENV] = str(cache)
+    if debug_asked(options, env):
+        out.update({v: "1" for v in DEBUG_VARS if env.get(v) != "1"})
+    if out:
+        out[SET_BEFORE_IMPORT_ENV] = ",".join(out)
+    return out
+
+
+def recorded(env: Mapping[str, str], options: NeuronOptions) -> dict[str, object]:
+    """What the run records (`backend.details["environment"]`): each variable OpLens set and when, and the debug
+    variables in effect for the compile."""
+    early = [v for v in env.get(SET_BEFORE_IMPORT_ENV, "").split(",") if v]
+    late = [v for v in env.get(SET_AFTER_IMPORT_ENV, "").split(",") if v]
+    return {
+        "set_before_import": {v: env.get(v, "") for v in early},
+        "set_after_import": {v: env.get(v, "") for v in late},
+        "debug_info": {v: env[v] for v in DEBUG_VARS if v in env},
+        "debug_info_asked_by": debug_asked(options, env, (*early, *late)),
+        NEFF_CACHE_ENV: env.get(NEFF_CACHE_ENV, ""),
+    }

@@ -1,0 +1,167 @@
+"""Issue 33, part 6: the NEFF cache and the compile-time debug info as documented, against STAND-INS of torch_neuronx
+and neuron-explorer (tests/standins/), each test saying so in its name ("stand_in").
+
+- `TORCH_NEURONX_NEFF_CACHE_DIR` "before running your profiling script" (how-to-profile-workload.rst): `import torch`
+  loads TorchNeuron by itself (PyTorch's autoload of `torch.backends` entry points; tests/standins/autoload/ gives the
+  stand-in one), so the parent puts the variable into the worker's environment when it starts it; the stand-in records
+  what it saw when it was imported, and whether that import was torch's autoload.
+- The debug info: `XLA_IR_DEBUG=1`, `XLA_HLO_DEBUG=1` (Neuron 2.33, environment-variables.rst and
+  how-to-link-view-source-code.rst) and `NEURON_FRAMEWORK_DEBUG=1` (older pages) where the user asks for the
+  compiled-region split (`--neuron-debug-info`, or one of them exported); the run records which were set, and when.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import NAIVE_KNOWN, NAIVE_PER_LINE, NAIVE_TARGET, STANDINS, oplens_cli, write_stand_in_explorer
+from oplens.backends.neuron import environment
+from oplens.backends.neuron.options import NEFF_CACHE_ENV, NeuronOptions
+from oplens.backends.spec import NoOptions
+from oplens.engine.process import WorkerProcess, fits, run_environment
+
+FAST = ["--warmup", "1", "--iters", "3"]
+AUTOLOAD = STANDINS / "autoload"  # the stand-in's `torch.backends` entry point: `import torch` imports it
+
+
+def profile(tmp_path: Path, *extra: str, target: str = "rmsnorm.py::rmsnorm_naive", **env: str) -> dict[str, Any]:
+    path = f"{write_stand_in_explorer(tmp_path / 'bin').parent}{os.pathsep}{os.environ['PATH']}"
+    env = {"PYTHONPATH": f"{AUTOLOAD}{os.pathsep}{STANDINS}", "STANDIN_EXEC_US": NAIVE_KNOWN, "PATH": path,
+           "STANDIN_API": "documented", "STANDIN_RECORD": str(tmp_path / "calls.jsonl"), **env}  # fmt: skip
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "rmsnorm.py").write_text(NAIVE_TARGET)
+    proc = oplens_cli(tmp_path, "profile", target, "--backend", "neuron", *FAST, "--json", "-", *extra, timeout=240, **env)
+    assert proc.returncode == 0, proc.stderr
+    run: dict[str, Any] = json.loads(proc.stdout)
+    return run
+
+
+def imports(tmp_path: Path) -> list[dict[str, Any]]:
+    lines = (tmp_path / "calls.jsonl").read_text(encoding="utf-8").splitlines()
+    return [e for e in map(json.loads, lines) if e["event"] == "import"]
+
+
+def test_the_stand_in_torch_neuronx_sees_the_run_s_neff_cache_when_import_torch_loads_it(tmp_path: Path) -> None:
+    """The run's own NEFF cache is in the worker's environment from its start: the stand-in, autoloaded by the
+    worker's `import torch` (before any job arrives), saw it; the run records it as set before the import."""
+    run = profile(tmp_path)
+    (first, *_) = imports(tmp_path)
+    own = Path(run["run_dir"]) / "neuron_profile" / "neff_cache"
+    assert first["autoloaded"] is True  # imported by `import torch` itself, as an installed TorchNeuron is
+    # the run is built in .staging/<run-id>/ and moved into place: the staged run's own cache
+    assert first["neff_cache_env"] and Path(first["neff_cache_env"]).parts[-4:] == (".staging", *own.parts[-3:]), first
+    recorded = run["backend"]["details"]["environment"]
+    assert recorded["set_before_import"] == {NEFF_CACHE_ENV: first["neff_cache_env"]}
+    assert recorded["set_after_import"] == {}
+    assert per_line(run) == pytest.approx(NAIVE_PER_LINE, rel=0.01)
+    assert run["artifacts"]["neffs"], "the NEFFs written to the run's own cache are in the profile"
+
+
+def test_a_given_neff_cache_dir_is_there_at_the_stand_in_s_import(tmp_path: Path) -> None:
+    cache = tmp_path / "neffs"
+    run = profile(tmp_path, "--neff-cache-dir", str(cache))
+    (first, *_) = imports(tmp_path)
+    assert first["autoloaded"] is True and first["neff_cache_env"] == str(cache.resolve())
+    assert run["backend"]["details"]["environment"]["set_before_import"] == {NEFF_CACHE_ENV: str(cache.resolve())}
+
+
+def test_a_neff_cache_the_user_exported_is_left_alone() -> None:
+    env = {NEFF_CACHE_ENV: "/shared/neffs"}
+    assert environment.before_import(NeuronOptions(), Path("/nowhere"), env) == {}
+
+
+def test_a_warm_worker_started_without_the_run_s_variables_is_not_used(tmp_path: Path) -> None:
+    """A worker started ahead (the language server's warm one) has imported torch already: where a run needs
+    variables there, `profile` starts a fresh worker (`fits`); where it needs none (no TorchNeuron here) the warm one
+    is used."""
+    assert run_environment({"cpu": NoOptions()}, tmp_path) == {}
+    wanted = environment.before_import(NeuronOptions(debug_info=True), tmp_path, {})
+    assert {"XLA_IR_DEBUG", "XLA_HLO_DEBUG", "NEURON_FRAMEWORK_DEBUG"} <= set(wanted)
+    warm = WorkerProcess.__new__(WorkerProcess)
+    warm.env = {}
+    assert fits(warm, {}) and not fits(warm, wanted)
+    warm.env = dict(wanted)
+    assert fits(warm, wanted)
+
+
+# --------------------------------------------------------------------------- (a) the debug info for the split
+
+COMPILED = """\
+import torch
+
+X, W, EPS = torch.randn(1, 8, 16), torch.ones(16), 1e-6
+
+
+def naive(x, w, eps):
+    x_sq = x * x
+    mean_sq = x_sq.mean(dim=-1, keepdim=True)
+    denom = mean_sq + eps
+    inv_rms = torch.rsqrt(denom)
+    normed = x * inv_rms
+    return normed * w
+
+
+compiled = torch.compile(naive, backend="eager", fullgraph=True)
+
+
+def rmsnorm_compiled():
+    return compiled(X, W, EPS)
+"""
+
+
+def profile_compiled(tmp_path: Path, *extra: str, **env: str) -> dict[str, Any]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "c.py").write_text(COMPILED)
+    f = str(tmp_path / "c.py")
+    frames = f"{f}:naive:7=0.2;{f}:naive:8+{f}:naive:9=0.3;{f}:naive:10=0.1;{f}:naive:11=0.2;{f}:naive:12=0.2"
+    return profile(tmp_path, *extra, target="c.py::rmsnorm_compiled", STANDIN_EXEC_US="Torch-Compiled Region*=50",
+                   STANDIN_NEFF_FRAMES=frames, **env)  # fmt: skip
+
+
+def split(run: dict[str, Any]) -> dict[int, float]:
+    (line,) = [s for s in run["lines"] if s["line"] == 19]
+    (region,) = line["compiled"]
+    return {s["line"]: s["self_device_us"] for s in region["split"]}
+
+
+def test_neuron_debug_info_sets_the_2_33_variables_and_the_stand_in_compiles_the_split(tmp_path: Path) -> None:
+    """--neuron-debug-info: XLA_IR_DEBUG=1 and XLA_HLO_DEBUG=1 (and NEURON_FRAMEWORK_DEBUG=1) are in the worker's
+    environment from its start; a stand-in TorchNeuron that reads only the 2.33 pair (STANDIN_DEBUG_VARS=xla) embeds
+    the debug info, and the compiled region's device time is split over its lines; the run records what was set."""
+    run = profile_compiled(tmp_path, "--neuron-debug-info", STANDIN_DEBUG_VARS="xla")
+    assert split(run) == pytest.approx({7: 10.0, 8: 7.5, 9: 7.5, 10: 5.0, 11: 10.0, 12: 10.0}, rel=0.01)
+    recorded = run["backend"]["details"]["environment"]
+    assert recorded["debug_info"] == {"XLA_IR_DEBUG": "1", "XLA_HLO_DEBUG": "1", "NEURON_FRAMEWORK_DEBUG": "1"}
+    assert set(recorded["set_before_import"]) >= {"XLA_IR_DEBUG", "XLA_HLO_DEBUG", "NEURON_FRAMEWORK_DEBUG"}
+    assert recorded["debug_info_asked_by"] == "--neuron-debug-info"
+    (first, *_) = imports(tmp_path)
+    assert first["debug_env"] == {"XLA_IR_DEBUG": "1", "XLA_HLO_DEBUG": "1", "NEURON_FRAMEWORK_DEBUG": "1"}
+
+
+def test_an_exported_neuron_framework_debug_asks_for_the_split_and_adds_the_2_33_pair_on_a_stand_in(tmp_path: Path) -> None:
+    """A user of an older page exports NEURON_FRAMEWORK_DEBUG=1: OpLens adds XLA_IR_DEBUG and XLA_HLO_DEBUG, so a
+    2.33 TorchNeuron (the stand-in reading only those) compiles with the debug info too."""
+    run = profile_compiled(tmp_path, NEURON_FRAMEWORK_DEBUG="1", STANDIN_DEBUG_VARS="xla")
+    assert split(run)
+    recorded = run["backend"]["details"]["environment"]
+    assert recorded["debug_info_asked_by"] == "NEURON_FRAMEWORK_DEBUG=1 in the environment"
+    assert set(recorded["set_before_import"]) == {"XLA_IR_DEBUG", "XLA_HLO_DEBUG", NEFF_CACHE_ENV}
+
+
+def test_without_asking_no_debug_variable_is_set_and_the_stand_in_region_says_how(tmp_path: Path) -> None:
+    run = profile_compiled(tmp_path)
+    assert split(run) == {}
+    (line,) = [s for s in run["lines"] if s["line"] == 19]
+    note = line["compiled"][0]["split_note"]
+    assert "--neuron-debug-info" in note and "XLA_IR_DEBUG=1 and XLA_HLO_DEBUG=1" in note, note
+    recorded = run["backend"]["details"]["environment"]
+    assert recorded["debug_info"] == {} and recorded["debug_info_asked_by"] == ""
+
+
+def per_line(run: dict[str, Any]) -> dict[int, float]:
+    return {s["line"]: s["self_device_us"] for s in run["lines"] if s["self_device_us"]}
