@@ -16,6 +16,7 @@ import os
 import socket
 import subprocess
 import sys
+import tarfile
 import time
 import urllib.error
 import urllib.request
@@ -174,7 +175,7 @@ def test_starts_the_viewer_and_uploads_the_session_directory_with_stand_in_explo
     session = session_of(run)
     assert Path(session, "ntrace.pb").is_file() and link.profile_directory == session
     assert upload == ["upload", "--endpoint", f"http://localhost:{api}", "--profile-directory", session,
-                      "--name", run.run_id, "--overwrite", "--wait"]  # fmt: skip
+                      "--name", run.run_id, "--overwrite", "--wait", "--source-code", str(tmp_path.resolve())]  # fmt: skip
     # the viewer processed it into OpLens's data path: no second ingest
     assert (Path(data) / "profiles" / "global" / f"{run.run_id}@latest").is_dir() and ingest_calls(stand_in_explorer) == []
     assert link.data_path == data and link.commands == [[link.upload_command[0], *serve], link.upload_command]
@@ -224,8 +225,8 @@ def test_a_viewer_started_elsewhere_gets_the_profile_uploaded_with_stand_in_expl
     # it processed the upload in its own data path: OpLens ingests into its own for the engine tables it reads
     (ingest,) = ingest_calls(stand_in_explorer)
     data = link.data_path
-    assert ingest == ["view", "-d", str(Path(run.run_dir) / PROFILE_DIR), "--data-path", data, "--ingest-only",
-                      "--display-name", run.run_id]  # fmt: skip
+    assert ingest == ["view", "-d", str(Path(run.run_dir) / PROFILE_DIR), "--framework-source-root", str(tmp_path.resolve()),
+                      "--data-path", data, "--ingest-only", "--display-name", run.run_id]  # fmt: skip
     assert link.commands == [link.upload_command, link.ingest_command] and link.ingest_command[1:] == ingest
     assert any(f"processed the upload outside {data}" in m for m in link.messages)
     assert (Path(data) / "profiles" / "global" / f"{run.run_id}@latest").is_dir()
@@ -248,7 +249,7 @@ def test_a_device_only_profile_opens_by_its_neff_ntff_pair_with_stand_in_explore
     neff, ntff = str(profile / "neff_111001.neff"), str(profile / "111001_instid_0_vnc_0.ntff")
     (upload,) = upload_calls(stand_in_explorer)  # Individual Files: a directory upload needs a system profile
     assert upload == ["upload", "--endpoint", f"http://localhost:{ports[1]}", "--neff", neff, "--ntff", ntff,
-                      "--name", run.run_id, "--overwrite", "--wait"]  # fmt: skip
+                      "--name", run.run_id, "--overwrite", "--wait", "--source-code", str(tmp_path.resolve())]  # fmt: skip
     assert (link.upload_files, link.profile_directory) == ([neff, ntff], "") and opens(link)
     assert ingest_calls(stand_in_explorer) == []
     assert link.profile == "NEFF/NTFF pair 111001" and link.display_name == run.run_id
@@ -508,7 +509,7 @@ def test_oplens_explorer_against_a_running_viewer_uploads_and_its_url_opens_the_
     assert printed == f"http://localhost:{ui}/profile/{run.run_id}" and "viewer already serving" in proc.stdout
     (upload,) = upload_calls(stand_in_explorer)
     assert upload == ["upload", "--endpoint", f"http://localhost:{api}", "--profile-directory", session_of(run),
-                      "--name", run.run_id, "--overwrite", "--wait"]  # fmt: skip
+                      "--name", run.run_id, "--overwrite", "--wait", "--source-code", str(tmp_path.resolve())]  # fmt: skip
     assert status(printed) == 200 and status(api_url(api, run.run_id)) == 200
     assert len(stand_in_explorer.serving_pids()) == 1  # the viewer already serving, no other
 
@@ -522,3 +523,76 @@ def test_oplens_explorer_exit_codes(tmp_path: Path, ports: tuple[int, int]) -> N
     assert missing.returncode == 5 and "neuron-explorer is not installed here" in " ".join(missing.stderr.split())
     unknown = _cli(tmp_path, "explorer", "nope")
     assert unknown.returncode == 2 and "is neither a run directory nor a run id" in " ".join(unknown.stderr.split())
+
+
+# --------------------------------------------------------------------------- issue 33, part 7: the source with the profile
+
+
+def test_the_upload_registers_the_workspace_s_sources_with_stand_in_explorer(
+    stand_in_explorer: StandIn, ports: tuple[int, int], tmp_path: Path
+) -> None:
+    """`upload --source-code <workspace>` (the vendor's notes: "upload a source archive alongside the profile"): the
+    stand-in viewer keeps the sources as `source_folder.tar.gz` beside the processed profile, as those notes say."""
+    (tmp_path / "model.py").write_text("x = 1\n")
+    run = make_run(tmp_path / "runs")
+    link = open_run(run, tmp_path, *ports, start_timeout_s=20)
+    (upload,) = upload_calls(stand_in_explorer)
+    assert upload[-2:] == ["--source-code", str(tmp_path.resolve())] and link.source_root == str(tmp_path.resolve())
+    assert link.sources == {"--source-code": "accepted"}
+    archive = Path(link.data_path) / "profiles" / "global" / f"{run.run_id}@latest" / "source_folder.tar.gz"
+    with tarfile.open(archive) as tar:
+        assert "model.py" in tar.getnames()
+
+
+def test_a_tool_that_refuses_source_code_uploads_again_without_it_with_stand_in_explorer(
+    stand_in_explorer: StandIn, ports: tuple[int, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STANDIN_EXPLORER_REFUSE_FLAGS", "--source-code")
+    run = make_run(tmp_path / "runs")
+    link = open_run(run, tmp_path, *ports, start_timeout_s=20)
+    first, second = upload_calls(stand_in_explorer)
+    assert "--source-code" in first and "--source-code" not in second and second == first[:-2]
+    assert link.upload_command[1:] == second and opens(link)
+    assert link.sources["--source-code"].startswith("refused (Error: unknown flag: --source-code)")
+    assert any("refused --source-code" in m and "without it" in m for m in link.messages)
+    assert ingest_calls(stand_in_explorer) == []  # the upload worked: no documented ingest
+
+
+def test_the_documented_ingest_passes_the_source_root_and_drops_it_where_refused_with_stand_in_explorer(
+    stand_in_explorer: StandIn, ports: tuple[int, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The upload fails: the documented `view -d ... --ingest-only --framework-source-root <workspace>`
+    (how-to-link-view-source-code.rst); a release that refuses the flag with -d is asked again without it."""
+    monkeypatch.setenv("STANDIN_EXPLORER_FAIL_UPLOAD", "1")
+    run = make_run(tmp_path / "runs")
+    link = open_run(run, tmp_path, *ports, start_timeout_s=20)
+    (ingest,) = ingest_calls(stand_in_explorer)
+    assert ingest[ingest.index("--framework-source-root") + 1] == str(tmp_path.resolve())
+    assert link.sources == {"--framework-source-root": "accepted"} and opens(link)
+    monkeypatch.setenv("STANDIN_EXPLORER_REFUSE_FLAGS", "--framework-source-root")
+    again = open_run(run, tmp_path, *ports, start_timeout_s=20, reingest=True)
+    refused, plain = ingest_calls(stand_in_explorer)[1:]
+    assert "--framework-source-root" in refused and "--framework-source-root" not in plain
+    assert again.ingest_command[1:] == plain and again.sources["--framework-source-root"].startswith("refused")
+
+
+def test_explorer_dry_run_prints_the_fallback_chain_with_stand_in_explorer(
+    stand_in_explorer: StandIn, ports: tuple[int, int], tmp_path: Path
+) -> None:
+    """`oplens explorer --dry-run`: the registration it would try, in order: upload (with the sources, then without),
+    the documented `view --ingest-only`, then starting the viewer again on that data path; nothing runs."""
+    run = make_run(tmp_path / ".oplens" / "runs")
+    env = {"PATH": os.environ["PATH"], "STANDIN_EXPLORER_RECORD": str(stand_in_explorer.record)}
+    argv = ("explorer", run.run_id, "--ui-port", str(ports[0]), "--api-port", str(ports[1]), "--dry-run")
+    text = _cli(tmp_path, *argv, **env)
+    assert text.returncode == 0, text.stderr
+    steps = ["start a viewer", "upload", "upload without the source", "view --ingest-only (documented)",
+             "view --ingest-only without the source", "start the viewer again on that data path"]  # fmt: skip
+    lines = [next(ln.strip() for ln in text.stdout.splitlines() if ln.strip().startswith(f"{k}. {step} ("))
+             for k, step in enumerate(steps, 1)]  # fmt: skip
+    chain = [ln.split("): ", 1)[1] for ln in lines]  # each step's command
+    assert "tried in order" in text.stdout and "--source-code" in chain[1] and "--source-code" not in chain[2]
+    assert "--framework-source-root" in chain[3] and "--framework-source-root" not in chain[4]
+    plan = json.loads(_cli(tmp_path, *argv, "--json", "-", **env).stdout)
+    assert [f["step"] for f in plan["fallbacks"]] == steps and plan["source_root"] == str(tmp_path.resolve())
+    assert stand_in_explorer.argvs() == []  # nothing ran

@@ -58,7 +58,7 @@ def test_the_expected_output_of_a_pytorch_capture(tmp_path: Path) -> None:
     assert Path(data).is_absolute() and viewer[1:] == ["view", "--data-path", data]
     assert upload[1:] == ["upload", "--endpoint", "http://localhost:3002", "--profile-directory",
                           str(out.resolve() / "i-0abc_pid_101/20260101T000000"), "--name", "profile_output",
-                          "--overwrite", "--wait"]  # fmt: skip
+                          "--overwrite", "--wait", "--source-code", str(tmp_path.resolve())]  # fmt: skip
     assert p["url"] == "http://localhost:3001/profile/profile_output"
     assert p["tunnel"].startswith("ssh -L 3001:localhost:3001 -L 3002:localhost:3002 ")
     assert not Path(data).exists()  # a dry run creates nothing

@@ -9,7 +9,7 @@ The tests write this file out as an executable named `neuron-explorer` (with a s
                                  (with --data-path, the processed profile lands in <data-path>/profiles/global/<name>@latest/)
                                                          check the inputs, print the profile's link
   neuron-explorer upload --endpoint URL (--profile-directory DIR | --neff F --ntff F) --name N [--namespace NS]
-                         [--uploader U] [--overwrite] [--wait]
+                         [--uploader U] [--overwrite] [--wait] [--source-code PATH]
                                  register a profile with the viewer whose API is URL; the viewer processes it into
                                  <data-path>/profiles/<NS>/<N>@latest/ (the same tables as the ingest), --wait until done
 
@@ -45,6 +45,9 @@ Environment (set by the test):
                                  row links to the hardware execution and to the framework op's row)
   STANDIN_SYSTRACE_CLOCK_NS=N    the runtime's and hardware rows N ns off the framework's clock
   STANDIN_SYSTRACE_DROP=COLUMN   SystemProfileEvents written without COLUMN
+  STANDIN_EXPLORER_REFUSE_FLAGS=--x,--y
+                                 a release that knows neither flag: any command line naming one exits 1 with
+                                 "Error: unknown flag: --x" (e.g. --source-code, --framework-source-root)
   STANDIN_EXPLORER_DOCUMENTED_ONLY=1
                                  only the documented verbs and flags (see DOCUMENTED_VIEW_FLAGS): no `upload`, no
                                  --ignore-instruction/dma/event-trace, no --api-port
@@ -143,6 +146,7 @@ class Registry:
             return 409, {"error": why}
         entry = {"name": name, "namespace": namespace, "uploader": str(body.get("uploader") or ""), "status": "PROCESSING",
                  "profile_directory": directory or "", "neff": neff or "", "ntff": ntff or "",
+                 "source_code": str(body.get("source_code") or ""),
                  "url": f"http://localhost:{self.ui_port}/profile/{quote(name, safe='')}", "log": ""}  # fmt: skip
         self.put(entry)
         threading.Thread(target=self.process, args=(dict(entry),), daemon=True).start()
@@ -169,6 +173,8 @@ class Registry:
                 shutil.rmtree(target)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.move(str(staging / "profiles" / "global" / f"{name}@latest"), str(target))
+            if entry.get("source_code"):
+                source_archive(Path(entry["source_code"]), target)
             entry.update(status="PROCESSED", path=str(target))
         else:
             entry["status"] = "FAILED"
@@ -176,6 +182,21 @@ class Registry:
         entry["log"] = out.getvalue()
         self.put(entry)
         record(processed=name, namespace=namespace, status=entry["status"])
+
+
+def source_archive(source: Path, processed: Path) -> None:
+    """`upload --source-code <path>`: the sources are kept beside the processed profile, as the vendor's notes describe
+    it ("upload a source archive alongside the profile (CLI `neuron-explorer upload --source-code <path>`). The archive
+    is stored as `source_folder.tar.gz` next to the parquet outputs and served by the `/fs/*` API"; "User upload |
+    `source_folder.tar.gz` (gzipped tar of `.py` files)", aws-neuron/neuron-agentic-development,
+    skills/neuron-explorer-profile-schema/SKILL.md). The stand-in archives a directory's `.py` files (a file: itself)."""
+    import tarfile
+
+    files = sorted(source.rglob("*.py")) if source.is_dir() else [source]
+    with tarfile.open(processed / "source_folder.tar.gz", "w:gz") as tar:
+        for f in files:
+            if ".oplens" not in f.parts:
+                tar.add(f, arcname=str(f.relative_to(source)) if source.is_dir() else f.name)
 
 
 class Page(http.server.BaseHTTPRequestHandler):
@@ -303,8 +324,12 @@ def upload(argv: list[str]) -> int:
     if os.environ.get("STANDIN_EXPLORER_FAIL_UPLOAD") == "1":
         print("Error: Failed to upload NTFF (HTTP 400)", file=sys.stderr)
         return 1
+    source = option(argv, "--source-code")
+    if source is not None and not Path(source).exists():
+        print(f"Error: --source-code {source}: no such file or directory", file=sys.stderr)
+        return 1
     body.update(name=name, namespace=namespace, uploader=option(argv, "--uploader", os.environ.get("USER", "")),
-                overwrite="--overwrite" in argv)  # fmt: skip
+                overwrite="--overwrite" in argv, source_code=str(Path(source).resolve()) if source else "")  # fmt: skip
     base = endpoint.rstrip("/")
     request = urllib.request.Request(f"{base}/api/v1/profiles", json.dumps(body).encode(), method="POST",
                                      headers={"Content-Type": "application/json"})  # fmt: skip
@@ -587,6 +612,10 @@ def main(argv: list[str]) -> int:
         print(f"neuron-explorer {os.environ.get('STANDIN_EXPLORER_VERSION', '2.31.0')} (stand-in)")
         return 0
     documented_only = os.environ.get("STANDIN_EXPLORER_DOCUMENTED_ONLY") == "1"
+    refused = [f for f in os.environ.get("STANDIN_EXPLORER_REFUSE_FLAGS", "").split(",") if f and f in argv]
+    if refused:  # a release without that flag: refused as a Go (cobra) CLI refuses one
+        print(f"Error: unknown flag: {refused[0]}", file=sys.stderr)
+        return 1
     if documented_only and argv[:1] == ["upload"]:
         print('Error: unknown command "upload" for "neuron-explorer"\nRun \'neuron-explorer --help\' for usage.',
               file=sys.stderr)  # fmt: skip

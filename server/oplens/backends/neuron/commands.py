@@ -68,6 +68,12 @@ def describe_plan(link: explorer.ExplorerLink) -> list[str]:
         rank = f", rank {p['rank']}" if p["rank"] is not None else ""
         lines.append(f"  {p['kind']} profile {p['dir']}{rank}: {len(p['neff'])} NEFF, {len(p['ntff'])} NTFF")
     lines += ["  would run: " + " ".join(cmd) for cmd in link.commands]
+    if link.fallbacks:
+        lines.append("  the registration, tried in order (each step where the one before fails):")
+        for k, f in enumerate(link.fallbacks, 1):
+            lines.append(f"    {k}. {f['step']} ({f['when']}): {' '.join(f['command'])}")
+    if link.source_root:
+        lines.append(f"  sources: {link.source_root} (for Explorer's Source Code Viewer)")
     lines += [f"  {m}" for m in link.messages]
     lines.append(f"tunnel: {link.tunnel}")
     return lines
@@ -84,6 +90,9 @@ def describe(link: explorer.ExplorerLink) -> list[str]:
         lines.append(f"  viewer started (pid {link.viewer_pid}); it keeps running, log: {link.viewer_log}")
     else:
         lines.append(f"  viewer already serving on ports {link.ui_port} (UI) and {link.api_port} (API)")
+    if link.sources:
+        said = "; ".join(f"{flag} {what}" for flag, what in link.sources.items())
+        lines.append(f"  sources {link.source_root}: {said}")
     lines += [f"  {m}" for m in link.messages if not m.startswith("started neuron-explorer")]
     lines += [
         "On your own machine, forward both ports (without the API port the page loads empty):",

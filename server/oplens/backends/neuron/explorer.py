@@ -17,6 +17,15 @@ and the API the UI calls (3002); both must be forwarded or the page loads empty.
    engine tables OpLens reads (`read_engines`);
 5. returns the profile URL and the tunnel command (`ExplorerLink`).
 
+The workspace's sources go with the profile, so Explorer's Source Code Viewer opens the user's lines: `upload
+--source-code <workspace>` ("To obtain the actual source code in Explorer, upload a source archive alongside the
+profile (CLI `neuron-explorer upload --source-code <path>`) ... Without it, the UI shows the `file:line` reference
+text only": the vendor's own notes, aws-neuron/neuron-agentic-development, skills/neuron-explorer-profile-schema;
+not in the docs) and `view ... --framework-source-root <workspace>` ("use the `--framework-source-root` flag to pass
+the path to framework source files", how-to-link-view-source-code.rst, shown there with `-n/-s`). A tool that refuses
+either flag (its output names it) is asked again without it, as the ingest's flags fall back (`runtime.py`), and the
+link says so (`sources`).
+
 Parent side, no torch: the CLI (`oplens explorer RUN`) and the language server call
 `open_in_explorer`.
 """
@@ -24,6 +33,7 @@ Parent side, no torch: the CLI (`oplens explorer RUN`) and the language server c
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -35,6 +45,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,6 +149,12 @@ class ExplorerLink:
     # the output's other system profiles (one per process: each rank), registered beside the first:
     # {name, url, directory, rank}
     registered: list[dict[str, Any]] = field(default_factory=list)
+    source_root: str = ""  # the workspace whose sources are registered with the profile
+    # each source flag OpLens passed, and what became of it: "accepted", or "refused (<what the tool said>): ran again
+    # without it"
+    sources: dict[str, str] = field(default_factory=dict)
+    # `--dry-run`: the registration tried in order, each step with when it runs ({step, when, command})
+    fallbacks: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -146,7 +163,8 @@ class ExplorerLink:
         """What `--dry-run --json` prints."""
         return {"profiles": self.profiles, "commands": self.commands, "data_path": self.data_path,
                 "endpoint": self.endpoint, "profile_directory": self.profile_directory, "upload_files": self.upload_files,
-                "url": self.url, "tunnel": self.tunnel, "display_name": self.display_name, "messages": self.messages}  # fmt: skip
+                "url": self.url, "tunnel": self.tunnel, "display_name": self.display_name, "messages": self.messages,
+                "fallbacks": self.fallbacks, "source_root": self.source_root}  # fmt: skip
 
 
 def default_data_path(runs_root: Path) -> Path:
@@ -194,12 +212,14 @@ def open_in_explorer(
         endpoint=f"http://localhost:{api_port}",
         profile_directory=what.directory,
         upload_files=list(what.files),
+        source_root=what.source_root,
     )
     upload = upload_command(tool, link.endpoint, what, display_name)
     ingest = [str(tool), "view", *what.args, "--data-path", str(data), "--ingest-only", "--display-name", display_name]
     viewer = viewer_command(tool, ui_port, api_port, data)
     if dry_run:
         link.commands = [viewer, upload] + ([ingest] if source.run is not None else [])
+        link.fallbacks = fallback_chain(link, tool, what, viewer, upload, data)
         link.messages.append("dry run: nothing was started; the viewer command runs only where none serves on the ports")
         if source.run is not None:
             link.messages.append(f"the --ingest-only runs only where the upload leaves no processed profile in {data} "
@@ -226,7 +246,8 @@ def open_in_explorer(
     before = _stamp(processed)
     link.commands.append(upload)
     try:
-        output = run_upload(upload, source.base, what.profile, ingest_timeout_s, link.endpoint)
+        output, upload = _with_sources(link, upload, lambda cmd: run_upload(cmd, source.base, what.profile, ingest_timeout_s,
+                                                                            link.endpoint))  # fmt: skip
         link.upload_command = link.ingest_command = upload
     except OpLensError as e:
         if e.kind == "timeout":
@@ -239,9 +260,10 @@ def open_in_explorer(
         # The upload processed it where that viewer keeps its profiles, not in OpLens's data path.
         link.messages.append(f"the viewer on port {api_port} processed the upload outside {data}: ingested it there too, "
                              "for the engine breakdown")  # fmt: skip
-        link.ingest_command = ingest
         link.commands.append(ingest)
-        output += "\n" + run_ingest(ingest, source.base, what.profile, ingest_timeout_s)
+        more, link.ingest_command = _with_sources(link, ingest, lambda cmd: run_ingest(cmd, source.base, what.profile,
+                                                                                       ingest_timeout_s))  # fmt: skip
+        output += "\n" + more
     link.messages += log_warnings(output, NeuronOptions())
     printed = re.search(r"https?://\S+/profile/\S+", output)
     if printed and printed.group(0).rstrip(".") != link.url:
@@ -289,7 +311,7 @@ def _documented_ingest(link: ExplorerLink, tool: Path, what: IngestTarget, cwd: 
     link.commands.append(cmd)
     link.upload_command, link.ingest_command = [], cmd
     try:
-        output = run_ingest(cmd, cwd, what.profile, timeout_s)
+        output, link.ingest_command = _with_sources(link, cmd, lambda c: run_ingest(c, cwd, what.profile, timeout_s))
     except OpLensError as e:  # both ways failed: each named
         raise OpLensError(e.kind, f"{refused.message}; the documented ingest failed too: {e.message}",
                           f"{refused.detail}\n{e.detail}") from None  # fmt: skip
@@ -315,14 +337,16 @@ def _other_ranks(source: ProfileSource, link: ExplorerLink, tool: Path, opened: 
             continue
         suffix = f"rank{p.rank}" if p.rank is not None else Path(p.dir).parent.name or Path(p.dir).name
         name = f"{link.display_name}-{suffix}"
-        target = IngestTarget(["-d", str(session)], f"profile directory {session}", upload=["--profile-directory", str(session)],
-                              directory=str(session))  # fmt: skip
+        target = IngestTarget(["-d", str(session), *_source_args(opened.source_root)], f"profile directory {session}",
+                              upload=["--profile-directory", str(session)], directory=str(session),
+                              source_root=opened.source_root)  # fmt: skip
         other = dataclasses.replace(link, display_name=name, messages=[], commands=[])
         try:
             upload = upload_command(tool, link.endpoint, target, name)
             other.commands.append(upload)
             try:
-                run_upload(upload, source.base, target.profile, timeout_s, link.endpoint)
+                _with_sources(other, upload, functools.partial(_upload, cwd=source.base, profile=target.profile,
+                                                               timeout_s=timeout_s, endpoint=link.endpoint))  # fmt: skip
             except OpLensError as e:
                 if e.kind == "timeout":
                     raise
@@ -405,13 +429,71 @@ class IngestTarget:
     upload: list[str] = field(default_factory=list)  # `--profile-directory SESSION`, or `--neff NEFF --ntff NTFF`
     directory: str = ""  # the system profile's session directory (what `--profile-directory` names)
     files: list[str] = field(default_factory=list)  # the pair's NEFF and NTFF
+    source_root: str = ""  # the workspace: its sources go with the profile (`--source-code`, `--framework-source-root`)
+
+
+SOURCE_CODE = "--source-code"  # upload's (the vendor's notes, not the docs)
+SOURCE_ROOT = "--framework-source-root"  # view's (how-to-link-view-source-code.rst)
+
+
+def _source_args(root: str) -> list[str]:
+    return [SOURCE_ROOT, root] if root else []
+
+
+def _with_sources(link: ExplorerLink, cmd: list[str], run: Callable[[list[str]], str]) -> tuple[str, list[str]]:
+    """Run a registration (`upload`, `view --ingest-only`) with the workspace's sources; where the tool refuses the
+    source flag (its output names it, as a CLI names an unknown flag), run it again without, and say so. The output
+    and the command that ran."""
+    try:
+        output = run(cmd)
+    except OpLensError as e:
+        said = e.detail.split("output (tail):", 1)[1] if "output (tail):" in e.detail else ""
+        flag = next((f for f in (SOURCE_CODE, SOURCE_ROOT) if f in cmd and f in said), None)
+        if e.kind == "timeout" or flag is None:
+            raise
+        i = cmd.index(flag)
+        retry = cmd[:i] + cmd[i + 2 :]
+        link.sources[flag] = f"refused ({tool_said(e)}): ran again without it"
+        link.messages.append(f"this neuron-explorer refused {flag} ({tool_said(e)}): ran `{' '.join(cmd[1:3])}` again "
+                             "without it; Explorer shows the file(line) references without the source text")  # fmt: skip
+        link.commands.append(retry)
+        return run(retry), retry
+    for flag in (SOURCE_CODE, SOURCE_ROOT):
+        if flag in cmd:
+            link.sources.setdefault(flag, "accepted")
+    return output, cmd
+
+
+def fallback_chain(link: ExplorerLink, tool: Path, what: IngestTarget, viewer: list[str], upload: list[str],
+                   data: Path) -> list[dict[str, Any]]:  # fmt: skip
+    """The registration as `open_in_explorer` tries it, in order (what `--dry-run` shows)."""
+    ingest = [str(tool), "view", *what.args, "--data-path", "<the serving viewer's --data-path, else " f"{data}>",
+              "--ingest-only", "--display-name", link.display_name]  # fmt: skip
+    chain: list[dict[str, Any]] = [
+        {"step": "start a viewer", "when": f"nothing serves on ports {link.ui_port}/{link.api_port}", "command": viewer},
+        {"step": "upload", "when": "first (in trn2 users' scripts, not in the docs)", "command": upload},
+    ]
+    if SOURCE_CODE in upload:
+        i = upload.index(SOURCE_CODE)
+        chain.append({"step": "upload without the source", "when": f"the tool refuses {SOURCE_CODE}",
+                      "command": upload[:i] + upload[i + 2 :]})  # fmt: skip
+    chain.append({"step": "view --ingest-only (documented)", "when": "the upload fails (no `upload` in this tool)",
+                  "command": ingest})  # fmt: skip
+    if SOURCE_ROOT in ingest:
+        i = ingest.index(SOURCE_ROOT)
+        chain.append({"step": "view --ingest-only without the source", "when": f"the tool refuses {SOURCE_ROOT}",
+                      "command": ingest[:i] + ingest[i + 2 :]})  # fmt: skip
+    chain.append({"step": "start the viewer again on that data path", "when": "the viewer OpLens started does not list "
+                  "the ingested profile (a viewer you started is left alone)", "command": viewer})  # fmt: skip
+    return chain
 
 
 def upload_command(tool: Path, endpoint: str, what: IngestTarget, name: str) -> list[str]:
     """`neuron-explorer upload`, as trn2 users register a profile with the viewer serving (its API, `--endpoint`):
     `--profile-directory <dirname of ntrace.pb>` for a system profile, `--neff --ntff` for a device-only one;
     `--overwrite`: a profile uploaded again replaces the one of that name; `--wait`: returns once processed."""
-    return [str(tool), "upload", "--endpoint", endpoint, *what.upload, "--name", name, "--overwrite", "--wait"]
+    source = [SOURCE_CODE, what.source_root] if what.source_root else []
+    return [str(tool), "upload", "--endpoint", endpoint, *what.upload, "--name", name, "--overwrite", "--wait", *source]
 
 
 def ingest_target(source: ProfileSource, pair: str | None, workspace: Path) -> IngestTarget:
@@ -435,8 +517,10 @@ def ingest_target(source: ProfileSource, pair: str | None, workspace: Path) -> I
         if not source.root.is_dir():
             raise bad_input(f"the profile directory {source.root} is gone", "profile again")
         session = _session(source, systems)
-        target = IngestTarget(["-d", str(source.root)], f"profile directory {source.root}",
-                              upload=["--profile-directory", str(session)], directory=str(session))  # fmt: skip
+        root = str(workspace.resolve())
+        target = IngestTarget(["-d", str(source.root), *_source_args(root)], f"profile directory {source.root}",
+                              upload=["--profile-directory", str(session)], directory=str(session),
+                              source_root=root)  # fmt: skip
         device_only = [p.dir for p in source.profiles if p.kind != "system"]
         if device_only:
             target.messages.append(f"not a system profile, left out of the directory upload: {', '.join(device_only)}")
@@ -482,10 +566,10 @@ def _pair_target(pair: NeffNtffPair, base: Path, workspace: Path) -> IngestTarge
     for path in (neff, ntff):
         if not path.is_file():
             raise bad_input(f"{path} is gone", "profile again")
-    # --framework-source-root is documented with -n/-s (not with -d)
-    args = ["-n", str(neff), "-s", str(ntff), "--framework-source-root", str(workspace.resolve())]
+    root = str(workspace.resolve())
+    args = ["-n", str(neff), "-s", str(ntff), *_source_args(root)]  # as how-to-link-view-source-code.rst shows it
     return IngestTarget(args, f"NEFF/NTFF pair {pair.hash}", pair.hash, upload=["--neff", str(neff), "--ntff", str(ntff)],
-                        files=[str(neff), str(ntff)])  # fmt: skip
+                        files=[str(neff), str(ntff)], source_root=root)  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- the viewer
@@ -720,6 +804,10 @@ def run_ingest(cmd: list[str], run_dir: Path, profile: str, timeout_s: float) ->
             "command: " + " ".join(cmd) + "\noutput (tail):\n" + _last_lines(output),
         )
     return output
+
+
+def _upload(cmd: list[str], *, cwd: Path, profile: str, timeout_s: float, endpoint: str) -> str:
+    return run_upload(cmd, cwd, profile, timeout_s, endpoint)
 
 
 def run_upload(cmd: list[str], cwd: Path, profile: str, timeout_s: float, endpoint: str) -> str:
