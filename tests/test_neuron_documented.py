@@ -176,3 +176,30 @@ def test_stand_in_explorer_without_upload_registers_every_rank_by_the_documented
                 assert page.status == 200
     finally:
         stop_group(viewer.pid)
+
+
+# --------------------------------------------------------------------------- the doctor on the documented surface
+
+
+def test_doctor_is_ok_with_no_false_warning_on_the_documented_only_stand_ins(tmp_path: Path) -> None:
+    """`oplens doctor --backend neuron` on a host whose TorchNeuron offers only the documented NeuronConfig (no
+    correlate_device_time) and whose neuron-explorer knows only the documented verbs and flags: every check is ok
+    (nothing the stand-ins' surface lacks is a warning), the tiny profile's Self NEURON comes from the system trace,
+    and the doctor exits 0."""
+    from test_doctor import PROBE_EXEC, calibrated
+
+    known = ",".join(f"{k}={v:g}" for k, v in PROBE_EXEC.items())
+    path = f"{write_stand_in_explorer(tmp_path / 'bin').parent}{os.pathsep}{os.environ['PATH']}"
+    env = {"PYTHONPATH": str(STANDINS), "PATH": path, "STANDIN_TENSORS": "device", "OPLENS_CACHE_DIR": calibrated(tmp_path),
+           "STANDIN_EXEC_US": known, **DOCUMENTED}  # fmt: skip
+    proc = oplens_cli(tmp_path, "doctor", "--backend", "neuron", "--json", "-", timeout=300, **env)
+    report = json.loads(proc.stdout)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert proc.returncode == 0, (proc.stderr, checks)
+    # the viewer ports are this machine's (another test's viewer may hold them): every other check is ok
+    flagged = {n: (c["status"], c["detail"]) for n, c in checks.items()
+               if c["status"] != "ok" and not n.startswith("viewer ports")}  # fmt: skip
+    assert flagged == {}, flagged
+    assert {"NeuronConfig", "tiny profile", "device time sources", "neuron-explorer"} <= set(checks)
+    total = sum(PROBE_EXEC.values())
+    assert f"system_trace (used): {total:.1f} µs per iteration" in checks["device time sources"]["detail"]
