@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import functools
+import sys
 import threading
 import uuid
 from dataclasses import dataclass
@@ -129,16 +130,28 @@ def capture_request(client: ClientState, command: str, a: ProfileArgs, p: Progra
 
 
 def _target(client: ClientState, command: str, a: ProfileArgs) -> TargetSpec:
-    """`a`'s function, in a file of the workspace."""
+    """`a`'s function, in a file of the workspace or of a package installed in this interpreter."""
     shared = client.shared
     path = Path(client.host_path(a.uri)).resolve()
-    if not path.is_relative_to(shared.workspace):
-        raise JsonRpcInvalidParams(f"{path} is outside the workspace {shared.workspace}; OpLens profiles only workspace files")
+    if not path.is_relative_to(shared.workspace) and not _installed(path):
+        raise JsonRpcInvalidParams(
+            f"{path} is outside the workspace {shared.workspace} and every import root of this interpreter "
+            f"({sys.executable}); OpLens profiles the workspace's files and the files of packages installed in the "
+            "interpreter it runs on (select the environment that has the package: Python: Select Interpreter)"
+        )
     if a.qualname:
         return TargetSpec(str(path), qualname=a.qualname)
     if a.line is not None and a.line >= 0:
         return TargetSpec(str(path), line=a.line + 1)  # LSP lines are 0-based
     raise JsonRpcInvalidParams(f"{command}: give the function as qualname (e.g. 'Block.forward') or line (0-based)")
+
+
+def _installed(path: Path) -> bool:
+    """`path` is under one of this interpreter's import roots (site-packages, an editable install's folder), where
+    "Go to Definition" opens a library's model file: the worker, started from the same interpreter, imports it
+    from there as the program does."""
+    roots = (Path(p).resolve() for p in sys.path if p and Path(p).is_dir())
+    return any(path.is_relative_to(root) for root in roots if root != Path(root.anchor))
 
 
 def _checked(client: ClientState, command: str, options: Options) -> dict[str, Any]:
