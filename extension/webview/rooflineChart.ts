@@ -1,17 +1,19 @@
 /**
- * The run page's roofline chart: hand-written SVG of what shared/roofline.ts lays out (log-log, the
- * device's ceilings, one dot per line), with a readout of the dot pointed at.
+ * The run page's roofline chart: hand-written SVG of the server's chart (the page's `roofline`,
+ * `oplens.views.roofline`: every word) as shared/roofline.ts lays it out (log-log, the device's
+ * ceilings, one dot per line), with a readout of the dot pointed at.
  */
 
+import type { RooflineView } from '../shared/generated/views';
 import type { RunView } from '../shared/messages';
 import { roofline, type RooflineChart } from '../shared/roofline';
 import { s, h } from './dom';
 import { section, vscode } from './page';
 
 /** The roofline chart (shared/roofline.ts lays it out), or the one line saying why there is none. */
-export function rooflineSection(view: RunView): HTMLElement {
+export function rooflineSection(view: RunView, chart: RooflineView): HTMLElement {
   const { run } = view;
-  const laid = roofline(run, view.source);
+  const laid = roofline(chart, view.source);
   const title = 'Roofline · each line against the device’s ceilings';
   if ('note' in laid) {
     return section(title, h('p', { class: 'muted roofline-note' }, laid.note));
@@ -23,13 +25,12 @@ export function rooflineSection(view: RunView): HTMLElement {
     h('div', { class: 'roofline-wrap' }, rooflineSvg(c, run.run_id, readout)),
     readout,
     // a dot above the roofline is never left unexplained (the line beats a ceiling: its data stays in cache, ...)
-    ...c.above.map((why) => h('p', { class: 'muted small roofline-above' }, `▲ ${why}`)),
+    ...chart.above.map((why) => h('p', { class: 'muted small roofline-above' }, `▲ ${why}`)),
     h(
       'p',
       { class: 'muted small roofline-key' },
       ...['compute', 'memory', 'overhead', 'host', 'unknown'].flatMap((b) => [h('span', { class: `key-dot bound-${b}` }), `${b} `]),
-      ` · ceilings ${c.source}; achieved FLOP/s = the line’s FLOPs in one call / its self time per call; dot size: its share of the time`,
-      c.unplaced > 0 ? ` · ${c.unplaced} line${c.unplaced === 1 ? '' : 's'} with work but no bytes or time not shown` : '',
+      chart.key,
     ),
   );
 }

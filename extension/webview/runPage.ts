@@ -46,7 +46,7 @@ export function showRun(view: RunView): void {
     ...page.warnings.map((w) => h('p', { class: 'notice warning' }, w)),
     insights(run),
     lines(view, page),
-    rooflineSection(view),
+    rooflineSection(view, page.roofline),
     allRanks(view) ? ranksStrip(view, page.label) : null,
     ops(run, page),
     artifacts(run, page),

@@ -1,7 +1,8 @@
 """The results page of one run: its header (where and how it ran, its figures, what they leave out), each
-profiled line's cells (time, share, op calls, memory, bound, the bar's tooltip), each operator's cells and
-its artifacts, every word written here once. The webview draws it (`webview/runPage.ts`): bars, order,
-sorting and the filter from the run's numbers, the words from this page. The figures are the run's.
+profiled line's cells (time, share, op calls, memory, bound, the bar's tooltip), the roofline chart
+(`views/roofline.py`), each operator's cells and its artifacts, every word written here once. The webview
+draws it (`webview/runPage.ts`): bars, order, sorting and the filter from the run's numbers, the words from
+this page. The figures are the run's.
 
 A distributed run's page is the merged run's (all ranks: its figures are means over the ranks) or one
 rank's own run (its part), as `oplens.runPage {run_id, rank}` asks."""
@@ -15,10 +16,8 @@ from typing import Any
 from oplens.backends import registry
 from oplens.records.format import (
     device_label,
-    fmt_above,
     fmt_bound_cell,
     fmt_bytes,
-    fmt_roofline_pct,
     fmt_share,
     fmt_us,
     fmt_us_range,
@@ -27,6 +26,7 @@ from oplens.records.format import (
 from oplens.records.run import Artifacts, Insight, LineStat, OpStat, Run
 from oplens.records.spread import RankSpread
 from oplens.views.cells import fmt_count
+from oplens.views.roofline import RooflineView, bound_phrase, roofline_view
 
 OPS_IN_TOOLTIP = 5  # a line's bar tooltip lists its largest ops
 PAIRS_LISTED = 8  # NEFF/NTFF pairs the artifacts list
@@ -106,6 +106,7 @@ class RunPage:
     memory_head_title: str
     with_bound: bool
     lines: list[LineRow]
+    roofline: RooflineView
     ops: list[OpRow]
     artifacts: list[ArtifactRow]
     timings: str  # `Worker time: import 120 ms · profile 1.2 s`; ''
@@ -126,22 +127,6 @@ def stragglers(insights: list[Insight]) -> dict[int, int]:
         if i.kind == "straggler" and i.rank is not None:
             found.setdefault(i.line, i.rank)
     return found
-
-
-def bound_phrase(ln: LineStat) -> str:
-    """`memory-bound · 12 % of the roofline · floor 2.09 ms, 14.89 ms to win`: a line's bound as its
-    tooltip says it; a line above a ceiling says which instead of a %; '' without ceilings."""
-    if not ln.bound:
-        return ""
-    parts = ["bound unknown" if ln.bound == "unknown" else f"{ln.bound}-bound"]
-    if ln.above_ceiling:
-        parts.append(fmt_above(ln.above_ceiling, ln.dtype))
-    elif ln.roofline_pct is not None:
-        parts.append(f"{fmt_roofline_pct(ln.roofline_pct)} of the roofline")
-    if ln.floor_us is not None:
-        win = f", {fmt_us(ln.headroom_us)} to win" if ln.headroom_us is not None else ""
-        parts.append(f"floor {fmt_us(ln.floor_us)}{win}")
-    return " · ".join(parts)
 
 
 def memory_cell(ln: LineStat) -> str:
@@ -214,6 +199,7 @@ def run_page(run: Run, merged: bool | None = None, ranks: int = 0, rank: int | N
         memory_head_title=f"{t.memory} memory in one call: allocated by the line's ops / the most allocated while it ran",
         with_bound=any(ln.bound != "" for ln in run.lines),
         lines=[_line_row(run, ln, label, with_cpu, use_device, slow.get(ln.line)) for ln in run.lines],
+        roofline=roofline_view(run),
         ops=[_op_row(o, ops_lines.get(o.name)) for o in run.ops],
         artifacts=_artifacts(run.artifacts),
         timings=_timings(run.timings_ms),
