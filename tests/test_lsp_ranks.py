@@ -2,10 +2,10 @@
 the file of a run merged from three ranks and gets, through `textDocument/inlayHint` and
 `textDocument/hover`, each line's median across ranks, its spread, the straggler and a row per rank;
 `oplens.rankPart` answers one rank's own run (its part, read on the server's host) and announces
-nothing; `oplens.runPage` the results page of the merged run or of one rank's. The run is the extension's fixture `rmsnorm_naive.ranks.result.json` (three ranks merged
-by `analysis.ranks.merge`: rank 1 three times slower on line 25, every rank ending in an all_reduce
-on line 30 where ranks 0 and 2 wait for rank 1), stored here with its parts and a fourth rank that
-failed."""
+nothing; `oplens.runPage` the results page of the merged run or of one rank's. The run is the
+extension's fixture `rmsnorm_naive.ranks.result.json` (three ranks merged by `analysis.ranks.merge`:
+rank 1 three times slower on line 25, every rank ending in an all_reduce on line 30 where ranks 0 and 2
+wait for rank 1), stored here with its parts and a fourth rank that failed."""
 
 from __future__ import annotations
 
@@ -152,9 +152,12 @@ async def test_run_page_answers_the_merged_runs_page_or_one_ranks(client: Langua
     merged = plain(await asyncio.wait_for(client.workspace_execute_command_async(params), 30))["page"]
     assert merged["run_id"] == RUN_ID and merged["merged"] and merged["ranks_badge"] == "4 ranks"
     assert merged["stats"][0]["note"] == "per iteration, mean over ranks"
+    assert merged["ranks"]["all_ranks"] == "All ranks (4, merged)" and len(merged["ranks"]["rows"]) == 3
+    assert merged["ranks"]["failed"] == ["Rank 3 has no part: killed by SIGKILL"] and merged["ranks"]["options"][3]["disabled"]
     params = lsp.ExecuteCommandParams(command=names.RUN_PAGE_COMMAND, arguments=[{"run_id": RUN_ID, "rank": 1}])
     one = plain(await asyncio.wait_for(client.workspace_execute_command_async(params), 30))["page"]
     assert one["run_id"] == f"{RUN_ID}/ranks/1" and not one["merged"] and one["ranks_badge"] == "rank 1"
+    assert one["ranks"]["note"] == "rank 1’s own run (ranks/1)"
     assert client.results == []  # type: ignore[attr-defined]
     params = lsp.ExecuteCommandParams(command=names.RUN_PAGE_COMMAND, arguments=[{"run_id": RUN_ID, "rank": 3}])
     with pytest.raises(JsonRpcException) as e:

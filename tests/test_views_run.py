@@ -149,7 +149,7 @@ def test_op_cells(naive: Json) -> None:
 
 def test_a_merged_run_and_a_rank(naive: Json) -> None:
     merged = load("rmsnorm_naive.ranks.result.json")
-    p = page_of(merged, ranks=3)
+    p = page_of(merged)
     assert p.merged and p.ranks_badge == "3 ranks"
     assert [(s.label, s.value, s.note) for s in p.stats[:3]] == [
         ("Self CPU", "25.97 ms", "per iteration, mean over ranks"),
@@ -162,7 +162,7 @@ def test_a_merged_run_and_a_rank(naive: Json) -> None:
     assert "; across 3 ranks 14.60 ms" in p.ops[0].title
     collective = next(r for r, o in zip(p.ops, Run.from_dict(merged).ops, strict=True) if o.category == "collective")
     assert collective.category_title.startswith("a collective op")
-    one = page_of(naive, merged=False, ranks=3, rank=1)
+    one = page_of(naive, distributed=Run.from_dict(merged), rank=1)
     assert one.ranks_badge == "rank 1" and one.stats[0].note == "per iteration"
 
 

@@ -6,7 +6,7 @@
 
 import type { ComparePage, DiffView, RunPage } from './generated/views';
 import type { HotFunctions } from './overview';
-import type { RankInfo, Run } from './run';
+import type { Run } from './run';
 
 // ---- the results panel ----------------------------------------------------------------------
 
@@ -34,8 +34,8 @@ export interface RunView {
     /** A framework trace.json exists (Open trace). */
     trace: boolean;
   };
-  /** A distributed run: its ranks and which is on show (the page's rank selector); absent for a single process. */
-  ranks?: RanksView;
+  /** A distributed run: which rank is on show (the page's rank selector, its words the page's `ranks`); absent for a single process. */
+  ranks?: RankOnShow;
   /** A program overview (`run.overview`): its functions as the server lists them (their files as this editor names them). */
   overview?: OverviewPage;
 }
@@ -47,13 +47,12 @@ export interface OverviewPage {
   problem?: string;
 }
 
-/** The rank selector of a distributed run. */
-export interface RanksView {
+/** Which of a distributed run's ranks is on show. */
+export interface RankOnShow {
   /** The merged run ("All ranks"): what the page saves, diffs and asks ranks of. */
   runId: string;
   /** The rank whose own run (its part) is on show; null: all ranks (the merged run). */
   shown: number | null;
-  ranks: RankInfo[];
   /** Why the rank asked for is not shown (its part could not be read): the merged run is. */
   problem?: string;
 }

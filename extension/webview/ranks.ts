@@ -1,27 +1,28 @@
 /**
  * A distributed run on the results page: the rank selector (all ranks, or one rank's own run) and
- * the ranks × lines strip (laid out by shared/ranks.ts).
+ * the ranks × lines strip, as the server writes them (the run page's `ranks`, `oplens.views.ranks`);
+ * each cell coloured from its time (shared/ranks.ts's levels).
  */
 
+import type { RanksView } from '../shared/generated/views';
 import type { RunView } from '../shared/messages';
-import { fmtUs } from '../shared/format';
-import { rankLabel, rankStrip } from '../shared/ranks';
+import { stripLevel } from '../shared/ranks';
 import { activate, h } from './dom';
 import { save, section, shownId, state, vscode } from './page';
 
-export function rankSelector(view: RunView): HTMLElement | null {
+export function rankSelector(view: RunView, words: RanksView | null): HTMLElement | null {
   const r = view.ranks;
-  if (!r) {
+  if (!r || !words) {
     return null;
   }
   const picker = h('select', { 'aria-label': 'Ranks to show', class: 'rank-picker' });
-  const all = h('option', { value: '' }, `All ranks (${r.ranks.length}, merged)`);
+  const all = h('option', { value: '' }, words.all_ranks);
   all.selected = r.shown === null;
   picker.append(all);
-  for (const info of r.ranks) {
-    const option = h('option', { value: String(info.rank), title: info.failed || `its own run: ${info.part}` }, rankLabel(info));
-    option.selected = r.shown === info.rank;
-    option.disabled = info.failed !== '' || info.part === '';
+  for (const o of words.options) {
+    const option = h('option', { value: String(o.rank), title: o.title }, o.label);
+    option.selected = r.shown === o.rank;
+    option.disabled = o.disabled;
     picker.append(option);
   }
   picker.addEventListener('change', () => {
@@ -31,25 +32,19 @@ export function rankSelector(view: RunView): HTMLElement | null {
     picker.disabled = true; // until the panel answers with that rank's run
     vscode.post({ type: 'showRank', runId: r.runId, rank });
   });
-  const info = r.shown === null ? undefined : r.ranks.find((i) => i.rank === r.shown);
-  const note =
-    r.shown === null
-      ? 'figures are means over the ranks; the editor’s hints show each line’s median across ranks'
-      : `rank ${r.shown}’s own run${info?.part ? ` (${info.part})` : ''}`;
   return h(
     'div',
     { class: 'rank-tools' },
     h('label', {}, 'Ranks ', picker),
-    h('span', { class: 'muted' }, ` ${note}`),
+    h('span', { class: 'muted' }, ` ${words.note}`),
     r.problem ? h('p', { class: 'notice warning' }, r.problem) : null,
   );
 }
 
 /** A heat row per rank, a cell per line: the line's time on that rank (hover: the value; click: the line). */
-export function ranksStrip(view: RunView, label: string): HTMLElement | null {
+export function ranksStrip(view: RunView, strip: RanksView | null): HTMLElement | null {
   const { run } = view;
-  const strip = rankStrip(run, { label: `Self ${label}` });
-  if (!strip) {
+  if (!strip || strip.rows.length === 0) {
     return null;
   }
   const grid = h('div', { class: 'strip', role: 'grid', 'aria-label': 'Each line’s time on each rank' });
@@ -69,7 +64,7 @@ export function ranksStrip(view: RunView, label: string): HTMLElement | null {
     grid.append(name);
     for (const cell of row.cells) {
       const el = h('div', {
-        class: `strip-cell lvl-${cell.level}${cell.straggler ? ' straggler' : ''}`,
+        class: `strip-cell lvl-${stripLevel(cell.us, strip.max_us)}${cell.straggler ? ' straggler' : ''}`,
         role: 'gridcell',
         title: cell.title,
         'aria-label': cell.title,
@@ -79,15 +74,15 @@ export function ranksStrip(view: RunView, label: string): HTMLElement | null {
     }
   }
   return section(
-    `Ranks × lines · Self ${label} per iteration on each rank`,
+    strip.strip_title,
     h('div', { class: 'scroller strip-scroller' }, grid),
     h(
       'p',
       { class: 'muted small' },
-      `Each cell is a line’s time on one rank, coloured against the largest cell (${fmtUs(strip.max)}); `,
+      strip.key,
       h('span', { class: 'strip-key straggler' }),
       ' a straggler (the other ranks wait for it). Click a rank for its own run, a cell for its line.',
     ),
-    ...strip.failed.map((f) => h('p', { class: 'notice warning' }, `Rank ${f.rank} has no part: ${f.why}`)),
+    ...strip.failed.map((f) => h('p', { class: 'notice warning' }, f)),
   );
 }

@@ -47,7 +47,7 @@ export function showRun(view: RunView): void {
     insights(run),
     lines(view, page),
     rooflineSection(view, page.roofline),
-    allRanks(view) ? ranksStrip(view, page.label) : null,
+    allRanks(view) ? ranksStrip(view, page.ranks) : null,
     ops(run, page),
     artifacts(run, page),
   );
@@ -90,7 +90,7 @@ function header(view: RunView, page: RunPage): HTMLElement {
   const outside = page.outside ? h('p', { class: 'muted' }, page.outside) : null;
   // stalled calls left out of every figure above, in the server's words (analysis/outliers.py)
   const stalled = page.stalled ? h('p', { class: 'notice warning' }, page.stalled) : null;
-  return h('header', {}, title, sub, rankSelector(view), note, stats, stalled, unattributed, outside, actions);
+  return h('header', {}, title, sub, rankSelector(view, page.ranks), note, stats, stalled, unattributed, outside, actions);
 }
 
 /** Each insight kind's tag, in the server's words (`oplens.views.insights`, generated). */

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RANK_PART_COMMAND } from '../../shared/names';
-import { rankLabel } from '../../shared/ranks';
-import type { RankInfo } from '../../shared/run';
 import { jsonFixture } from '../../test/fixtures';
 import { parseResultNotification, parseRun } from '../runs/parseRun';
 import { describeRankPartError, rankPartRequest } from './rankPart';
@@ -38,10 +36,5 @@ describe('a rank’s own run (its part)', () => {
   it('says so when the server is older than the command', () => {
     const said = describeRankPartError({ code: -32602, message: `Invalid Params: Command name '${RANK_PART_COMMAND}' is not defined` });
     assert.match(said, /server is older than this extension/);
-  });
-
-  it('reads in the selector as rank, host and device', () => {
-    assert.equal(rankLabel(merged.ranks[1] as RankInfo), 'rank 1 · node-a · cpu');
-    assert.equal(rankLabel({ rank: 2, local_rank: 0, world_size: 4, host: '', device: '', part: '', pid: 0, failed: 'it raised' }), 'rank 2 · failed');
   });
 });

@@ -342,7 +342,7 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
         explorer: offers(run, OPEN_EXPLORER_COMMAND) && (run.artifacts.device_profile_dir !== '' || run.artifacts.profile_output_dir !== ''),
         trace: run.artifacts.trace_json !== '',
       },
-      ...(merged ? { ranks: { runId: entry.run.run_id, shown, ranks: entry.run.ranks, ...(problem ? { problem } : {}) } } : {}),
+      ...(merged ? { ranks: { runId: entry.run.run_id, shown, ...(problem ? { problem } : {}) } } : {}),
       ...(run.overview ? { overview: await this.overviewPage(run.run_id) } : {}),
     };
   }

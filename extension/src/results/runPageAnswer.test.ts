@@ -45,6 +45,7 @@ const answer = (): Json => ({
       },
     ],
     roofline: { note: 'No roofline chart: …', x_decades: [], y_decades: [], x_ticks: [], y_ticks: [], ceilings: [], dots: [], key: '', above: [] },
+    ranks: null,
     ops: [{ calls: '3', self_cpu: '14.60 ms', self_device: '14.60 ms', share: '74.6 %', category_title: '', line: 25, title: 'aten::mul: mostly on line 25 (click to go there)' }],
     artifacts: [{ label: 'Worker log', path: 'worker.log', note: '(your function’s stdout and stderr)' }],
     timings: '',

@@ -12,7 +12,8 @@ from oplens.lsp import arguments, merging
 from oplens.lsp.client import ClientState
 from oplens.lsp.convert import wire
 from oplens.records.names import RUN_PAGE_COMMAND
-from oplens.views.run import is_merged, run_page
+from oplens.views.ranks import is_merged
+from oplens.views.run import run_page
 
 
 @dataclass
@@ -28,8 +29,7 @@ def page(client: ClientState, arg: Any) -> dict[str, Any]:
     """`{page}`: the results page of run `run_id`, or of rank `rank`'s own run in it."""
     a = arguments.parse(RUN_PAGE_COMMAND, arg, RunPageArgs, RUN_PAGE_SHAPE)
     run = merging.stored(client, a.run_id)
-    ranks = len(run.ranks) if is_merged(run) else 0
     if a.rank is None:
-        return {"page": run_page(run, ranks=ranks).to_dict()}
+        return {"page": run_page(run).to_dict()}
     part = merging.part_of(client, run, a.rank)
-    return {"page": run_page(part, merged=False, ranks=ranks, rank=a.rank).to_dict()}
+    return {"page": run_page(part, distributed=run if is_merged(run) else None, rank=a.rank).to_dict()}

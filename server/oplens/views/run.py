@@ -1,8 +1,9 @@
 """The results page of one run: its header (where and how it ran, its figures, what they leave out), each
 profiled line's cells (time, share, op calls, memory, bound, the bar's tooltip), the roofline chart
-(`views/roofline.py`), each operator's cells and its artifacts, every word written here once. The webview
-draws it (`webview/runPage.ts`): bars, order, sorting and the filter from the run's numbers, the words from
-this page. The figures are the run's.
+(`views/roofline.py`), a distributed run's rank selector and ranks × lines strip (`views/ranks.py`), each
+operator's cells and its artifacts, every word written here once. The webview draws it
+(`webview/runPage.ts`): bars, order, sorting and the filter from the run's numbers, the words from this
+page. The figures are the run's.
 
 A distributed run's page is the merged run's (all ranks: its figures are means over the ranks) or one
 rank's own run (its part), as `oplens.runPage {run_id, rank}` asks."""
@@ -23,9 +24,10 @@ from oplens.records.format import (
     fmt_us_range,
     outliers_sentence,
 )
-from oplens.records.run import Artifacts, Insight, LineStat, OpStat, Run
+from oplens.records.run import Artifacts, LineStat, OpStat, Run
 from oplens.records.spread import RankSpread
 from oplens.views.cells import fmt_count
+from oplens.views.ranks import RanksView, is_merged, ranks_view, stragglers
 from oplens.views.roofline import RooflineView, bound_phrase, roofline_view
 
 OPS_IN_TOOLTIP = 5  # a line's bar tooltip lists its largest ops
@@ -107,26 +109,13 @@ class RunPage:
     with_bound: bool
     lines: list[LineRow]
     roofline: RooflineView
+    ranks: RanksView | None  # a distributed run's selector and strip; null for a single process
     ops: list[OpRow]
     artifacts: list[ArtifactRow]
     timings: str  # `Worker time: import 120 ms · profile 1.2 s`; ''
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-
-def is_merged(run: Run) -> bool:
-    """A merged run of several ranks (a rank's own part, or a single process, is not)."""
-    return bool(run.ranks) and (run.totals.ranks is not None or any(ln.ranks is not None for ln in run.lines))
-
-
-def stragglers(insights: list[Insight]) -> dict[int, int]:
-    """The straggler of each line (`straggler` insights name it): line → rank."""
-    found: dict[int, int] = {}
-    for i in insights:
-        if i.kind == "straggler" and i.rank is not None:
-            found.setdefault(i.line, i.rank)
-    return found
 
 
 def memory_cell(ln: LineStat) -> str:
@@ -159,10 +148,12 @@ def hottest_line_of_ops(run: Run) -> dict[str, int]:
     return {name: line for name, (line, _) in best.items()}
 
 
-def run_page(run: Run, merged: bool | None = None, ranks: int = 0, rank: int | None = None) -> RunPage:
-    """The page of `run`. `merged`: its figures are means over ranks (default: the run is a merged one);
-    `ranks`: the distributed run's ranks (0: a single process), `rank` the one whose own run `run` is."""
-    merged = is_merged(run) if merged is None else merged
+def run_page(run: Run, distributed: Run | None = None, rank: int | None = None) -> RunPage:
+    """The page of `run`: a single process's, a merged run's (`distributed` defaults to it) or rank `rank`'s own
+    run within the merged run `distributed`."""
+    if distributed is None and rank is None and is_merged(run):
+        distributed = run
+    merged = distributed is not None and rank is None
     label = device_label(run.backend.device_label)
     with_cpu = registry.facts_of(run.backend.name).on_device
     use_device = run.totals.self_device_us > 0
@@ -179,7 +170,7 @@ def run_page(run: Run, merged: bool | None = None, ranks: int = 0, rank: int | N
         with_cpu=with_cpu,
         use_device=use_device,
         merged=merged,
-        ranks_badge="" if not ranks else f"rank {rank}" if rank is not None else f"{ranks} ranks",
+        ranks_badge="" if distributed is None else f"rank {rank}" if rank is not None else f"{len(distributed.ranks)} ranks",
         where_line=run.target.def_line or run.target.first_line,
         sub=_sub(run),
         args=run.config.args,
@@ -200,6 +191,7 @@ def run_page(run: Run, merged: bool | None = None, ranks: int = 0, rank: int | N
         with_bound=any(ln.bound != "" for ln in run.lines),
         lines=[_line_row(run, ln, label, with_cpu, use_device, slow.get(ln.line)) for ln in run.lines],
         roofline=roofline_view(run),
+        ranks=ranks_view(distributed, f"Self {label}", rank) if distributed is not None else None,
         ops=[_op_row(o, ops_lines.get(o.name)) for o in run.ops],
         artifacts=_artifacts(run.artifacts),
         timings=_timings(run.timings_ms),
