@@ -7,7 +7,7 @@
   what it holds) as an interface and as a reader that checks its JSON, with each field required or
   defaulted exactly as `Run.from_dict` takes it (`oplens.records.typescript`);
 - extension/shared/generated/views.ts: the pages the server builds (`oplens.views`: every word the results
-  page shows, written once in Python) as interfaces and readers, as run.ts, and the insights' labels;
+  page shows, written once in Python) as interfaces and readers, as run.ts;
 - extension/shared/generated/settings.ts: the settings the server reads too (`oplens.lsp.settings`:
   each one's wire key, type, default and bounds, which package.json states again and a test checks),
   the Neuron profile modes and Neuron Explorer's default ports;
@@ -35,7 +35,7 @@ from oplens.lsp import settings
 from oplens.lsp.convert import camel, wire_key
 from oplens.records import errors, run
 from oplens.records.typescript import constant, constants_module, default_of, records_module
-from oplens.views import compare, diff, insights, overview
+from oplens.views import compare, diff, overview
 from oplens.views import run as run_page
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,12 +50,8 @@ def run_ts() -> str:
 
 
 def views_ts() -> str:
-    head = constant("INSIGHT_LABELS", insights.INSIGHT_LABELS, [
-        "What each kind of insight is called where the results page tags it (`oplens.views.insights`); a kind",
-        "not named here is written from its name.",
-    ], as_const=False)
     pages = [diff.DiffPage, compare.ComparePage, overview.OverviewView, run_page.RunPage]
-    return records_module(pages, generator=GENERATOR, reader_import="../reader", head=head)
+    return records_module(pages, generator=GENERATOR, reader_import="../reader")
 
 
 def setting(f: dataclasses.Field[Any], tp: Any) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""Each kind of insight's tag on the results page, written once in Python (`oplens.views.insights`) and
-generated into the extension (extension/shared/generated/views.ts: INSIGHT_LABELS; issue 32, part 1)."""
+"""Each kind of insight's tag on the results page, written once in Python (`oplens.views.insights`): the run
+page's insight rows carry it (`oplens.views.run`; issue 32, part 1)."""
 
 from __future__ import annotations
 

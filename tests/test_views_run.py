@@ -147,6 +147,18 @@ def test_op_cells(naive: Json) -> None:
     assert mul.title == "aten::mul: mostly on line 25 (click to go there)"
 
 
+def test_insights_op_heads_and_the_run(naive: Json) -> None:
+    d = copy.deepcopy(naive)
+    d["backend"] = {**d["backend"], "name": "neuron", "device_label": "NEURON"}
+    d["insights"] = [{"line": 26, "kind": "host_to_device_copy", "message": "copies", "evidence": "aten::_to_copy"},
+                     {"line": 25, "kind": "straggler", "message": "waits", "rank": 1}]  # fmt: skip
+    p = page_of(d)
+    assert [(i.line, i.where, i.tag, i.rank_tag, i.message, i.evidence) for i in p.insights] == [
+        (26, "L26", "host→device copy", "", "copies", "aten::_to_copy"), (25, "L25", "straggler", "rank 1", "waits", "")]
+    assert (p.ops_device_head, p.ops_share_head, p.ops_filter) == ("Self NEURON", "% NEURON", "Filter 11 operators")
+    assert p.run_dir == f"{d['run_id']} · {d['run_dir']}"
+
+
 def test_a_merged_run_and_a_rank(naive: Json) -> None:
     merged = load("rmsnorm_naive.ranks.result.json")
     p = page_of(merged)

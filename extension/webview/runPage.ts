@@ -6,7 +6,7 @@
  * Long tables are windowed (virtual.ts) so a function with hundreds of lines and thousands of ops stays fast.
  */
 
-import { INSIGHT_LABELS, type LineRow, type OpRow, type RunPage } from '../shared/generated/views';
+import type { LineRow, OpRow, RunPage } from '../shared/generated/views';
 import type { ResultsPageState, RunView } from '../shared/messages';
 import type { LineStat, OpStat, Run } from '../shared/run';
 import { diffSection, tabs } from './diffPage';
@@ -44,7 +44,7 @@ export function showRun(view: RunView): void {
       ? h('p', { class: 'notice' }, 'This function changed since it was profiled: the lines below are those of the profiled version. Profile it again to refresh.')
       : null,
     ...page.warnings.map((w) => h('p', { class: 'notice warning' }, w)),
-    insights(run),
+    insights(run, page),
     lines(view, page),
     rooflineSection(view, page.roofline),
     allRanks(view) ? ranksStrip(view, page.ranks) : null,
@@ -93,21 +93,18 @@ function header(view: RunView, page: RunPage): HTMLElement {
   return h('header', {}, title, sub, rankSelector(view, page.ranks), note, stats, stalled, unattributed, outside, actions);
 }
 
-/** Each insight kind's tag, in the server's words (`oplens.views.insights`, generated). */
-const LABELS: Record<string, string> = INSIGHT_LABELS;
-
-function insights(run: Run): HTMLElement | null {
-  if (run.insights.length === 0) {
+function insights(run: Run, page: RunPage): HTMLElement | null {
+  if (page.insights.length === 0) {
     return null;
   }
   const list = h('ul', { class: 'insights' });
-  for (const ins of run.insights) {
+  for (const ins of page.insights) {
     const item = h(
       'li',
       { class: `insight kind-${ins.kind}` },
-      h('span', { class: 'line-link' }, `L${ins.line}`),
-      h('span', { class: 'tag' }, LABELS[ins.kind] ?? ins.kind.replace(/_/g, ' ')),
-      ins.rank !== null ? h('span', { class: 'tag rank-tag' }, `rank ${ins.rank}`) : null,
+      h('span', { class: 'line-link' }, ins.where),
+      h('span', { class: 'tag' }, ins.tag),
+      ins.rank_tag ? h('span', { class: 'tag rank-tag' }, ins.rank_tag) : null,
       h('span', { class: 'message' }, ins.message),
       ins.evidence ? h('div', { class: 'evidence' }, ins.evidence) : null,
     );
@@ -187,16 +184,15 @@ function lines(view: RunView, page: RunPage): HTMLElement {
 
 
 function ops(run: Run, page: RunPage): HTMLElement {
-  const label = page.label;
   const deviceIsCpu = !page.with_cpu;
   const columns: { key: OpKey; title: string; numeric: boolean }[] = [
     { key: 'name', title: 'Name', numeric: false },
     { key: 'calls', title: 'Calls', numeric: true },
     ...(deviceIsCpu ? [] : [{ key: 'self_cpu_us' as OpKey, title: 'Self CPU', numeric: true }]),
-    { key: 'self_device_us', title: `Self ${label}`, numeric: true },
-    { key: 'pct', title: `% ${label}`, numeric: true },
+    { key: 'self_device_us', title: page.ops_device_head, numeric: true },
+    { key: 'pct', title: page.ops_share_head, numeric: true },
   ];
-  const filter = h('input', { type: 'search', placeholder: `Filter ${run.ops.length} operators`, 'aria-label': 'Filter operators', value: state.filter });
+  const filter = h('input', { type: 'search', placeholder: page.ops_filter, 'aria-label': 'Filter operators', value: state.filter });
   const table = h('table', { class: 'ops' });
   const head = h('thead');
   const headRow = h('tr');
@@ -295,7 +291,7 @@ function artifacts(run: Run, page: RunPage): HTMLElement {
   });
   return section(
     'Run',
-    h('p', { class: 'muted' }, `${run.run_id} · ${run.run_dir}`),
+    h('p', { class: 'muted' }, page.run_dir),
     items.length ? h('ul', { class: 'artifacts' }, ...items) : h('p', { class: 'muted' }, 'No artifacts.'),
     page.timings ? h('p', { class: 'muted' }, page.timings) : null,
   );

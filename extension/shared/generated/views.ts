@@ -3,22 +3,6 @@
 
 import { Reader } from '../reader';
 
-/**
- * What each kind of insight is called where the results page tags it (`oplens.views.insights`); a kind
- * not named here is written from its name.
- */
-export const INSIGHT_LABELS = {
-  hot_line: 'hot line',
-  fusable_chain: 'fusable chain',
-  host_to_device_copy: 'host→device copy',
-  device_sync: 'device sync',
-  compiled_region: 'compiled region',
-  noisy: 'noisy',
-  straggler: 'straggler',
-  collective_wait: 'collective wait',
-  headroom: 'headroom',
-};
-
 /** One variant, its figures written (per iteration). */
 export interface CompareRow {
   /** a click shows this run */
@@ -279,6 +263,21 @@ export interface RunStat {
   note: string;
 }
 
+/** One insight as the page lists it (`Run.insights`, in the same order). */
+export interface InsightRow {
+  /** a click goes there */
+  line: number;
+  kind: string;
+  /** `L25` */
+  where: string;
+  /** the kind's tag, `host→device copy` (`views/insights.py`) */
+  tag: string;
+  /** `rank 1`: a distributed run's insight about one rank; '' */
+  rank_tag: string;
+  message: string;
+  evidence: string;
+}
+
 /** One profiled line's cells (`Run.lines`, in the same order). */
 export interface LineRow {
   line: number;
@@ -353,6 +352,7 @@ export interface RunPage {
   unattributed: string;
   /** a notebook statement's own work around the calls, in a sentence; '' */
   outside: string;
+  insights: InsightRow[];
   /** `Lines · Self CPU per iteration` */
   lines_title: string;
   /** the lines' time column: `Self NEURON` */
@@ -364,7 +364,15 @@ export interface RunPage {
   roofline: RooflineView;
   /** a distributed run's selector and strip; null for a single process */
   ranks: RanksView | null;
+  /** the op table's device time column: `Self NEURON` */
+  ops_device_head: string;
+  /** its share column: `% NEURON` */
+  ops_share_head: string;
+  /** the filter's placeholder: `Filter 42 operators` */
+  ops_filter: string;
   ops: OpRow[];
+  /** `<run id> · <its directory>` */
+  run_dir: string;
   artifacts: ArtifactRow[];
   /** `Worker time: import 120 ms · profile 1.2 s`; '' */
   timings: string;
@@ -609,6 +617,19 @@ export function readRunStat(r: Reader): RunStat {
   };
 }
 
+/** An `InsightRow` from its JSON: requires line, kind, where, tag, rank_tag, message, evidence; the rest take their defaults. */
+export function readInsightRow(r: Reader): InsightRow {
+  return {
+    line: r.num('line'),
+    kind: r.str('kind'),
+    where: r.str('where'),
+    tag: r.str('tag'),
+    rank_tag: r.str('rank_tag'),
+    message: r.str('message'),
+    evidence: r.str('evidence'),
+  };
+}
+
 /** A `LineRow` from its JSON: requires line, time, share, ops, mark, memory, memory_title, bound, bound_title, tooltip; the rest take their defaults. */
 export function readLineRow(r: Reader): LineRow {
   return {
@@ -647,7 +668,7 @@ export function readArtifactRow(r: Reader): ArtifactRow {
   };
 }
 
-/** A `RunPage` from its JSON: requires run_id, label, with_cpu, use_device, merged, ranks_badge, where_line, sub, args, created, note, warnings, stats, stalled, unattributed, outside, lines_title, time_head, with_memory, memory_head_title, with_bound, lines, roofline, ranks, ops, artifacts, timings; the rest take their defaults. */
+/** A `RunPage` from its JSON: requires run_id, label, with_cpu, use_device, merged, ranks_badge, where_line, sub, args, created, note, warnings, stats, stalled, unattributed, outside, insights, lines_title, time_head, with_memory, memory_head_title, with_bound, lines, roofline, ranks, ops_device_head, ops_share_head, ops_filter, ops, run_dir, artifacts, timings; the rest take their defaults. */
 export function readRunPage(r: Reader): RunPage {
   return {
     run_id: r.str('run_id'),
@@ -666,6 +687,7 @@ export function readRunPage(r: Reader): RunPage {
     stalled: r.str('stalled'),
     unattributed: r.str('unattributed'),
     outside: r.str('outside'),
+    insights: r.list('insights', readInsightRow, false),
     lines_title: r.str('lines_title'),
     time_head: r.str('time_head'),
     with_memory: r.bool('with_memory'),
@@ -674,7 +696,11 @@ export function readRunPage(r: Reader): RunPage {
     lines: r.list('lines', readLineRow, false),
     roofline: r.obj('roofline', readRooflineView),
     ranks: r.isNull('ranks') ? null : r.obj('ranks', readRanksView),
+    ops_device_head: r.str('ops_device_head'),
+    ops_share_head: r.str('ops_share_head'),
+    ops_filter: r.str('ops_filter'),
     ops: r.list('ops', readOpRow, false),
+    run_dir: r.str('run_dir'),
     artifacts: r.list('artifacts', readArtifactRow, false),
     timings: r.str('timings'),
   };

@@ -27,6 +27,7 @@ from oplens.records.format import (
 from oplens.records.run import Artifacts, LineStat, OpStat, Run
 from oplens.records.spread import RankSpread
 from oplens.views.cells import fmt_count
+from oplens.views.insights import insight_label
 from oplens.views.ranks import RanksView, is_merged, ranks_view, stragglers
 from oplens.views.roofline import RooflineView, bound_phrase, roofline_view
 
@@ -42,6 +43,19 @@ class RunStat:
     label: str
     value: str
     note: str
+
+
+@dataclass(frozen=True)
+class InsightRow:
+    """One insight as the page lists it (`Run.insights`, in the same order)."""
+
+    line: int  # a click goes there
+    kind: str
+    where: str  # `L25`
+    tag: str  # the kind's tag, `host→device copy` (`views/insights.py`)
+    rank_tag: str  # `rank 1`: a distributed run's insight about one rank; ''
+    message: str
+    evidence: str
 
 
 @dataclass(frozen=True)
@@ -102,6 +116,7 @@ class RunPage:
     stalled: str  # the calls left out of every figure as stalled, in a sentence; '' for none
     unattributed: str  # device time in no line, in a sentence; ''
     outside: str  # a notebook statement's own work around the calls, in a sentence; ''
+    insights: list[InsightRow]
     lines_title: str  # `Lines · Self CPU per iteration`
     time_head: str  # the lines' time column: `Self NEURON`
     with_memory: bool
@@ -110,7 +125,11 @@ class RunPage:
     lines: list[LineRow]
     roofline: RooflineView
     ranks: RanksView | None  # a distributed run's selector and strip; null for a single process
+    ops_device_head: str  # the op table's device time column: `Self NEURON`
+    ops_share_head: str  # its share column: `% NEURON`
+    ops_filter: str  # the filter's placeholder: `Filter 42 operators`
     ops: list[OpRow]
+    run_dir: str  # `<run id> · <its directory>`
     artifacts: list[ArtifactRow]
     timings: str  # `Worker time: import 120 ms · profile 1.2 s`; ''
 
@@ -184,6 +203,9 @@ def run_page(run: Run, distributed: Run | None = None, rank: int | None = None) 
         outside=f"The statement's own work around {run.target.qualname}'s calls, {fmt_us(t.outside_device_us)} per "
                 "iteration, is not the function's: in no line and no total."
         if t.outside_device_us > 0.01 * t.self_device_us else "",
+        insights=[InsightRow(line=i.line, kind=i.kind, where=f"L{i.line}", tag=insight_label(i.kind),
+                             rank_tag=f"rank {i.rank}" if i.rank is not None else "", message=i.message,
+                             evidence=i.evidence) for i in run.insights],
         lines_title=f"Lines · {what} per iteration{', mean over ranks' if merged else ''}",
         time_head=f"Self {label if use_device else 'CPU'}",
         with_memory=with_memory,
@@ -192,7 +214,11 @@ def run_page(run: Run, distributed: Run | None = None, rank: int | None = None) 
         lines=[_line_row(run, ln, label, with_cpu, use_device, slow.get(ln.line)) for ln in run.lines],
         roofline=roofline_view(run),
         ranks=ranks_view(distributed, f"Self {label}", rank) if distributed is not None else None,
+        ops_device_head=f"Self {label}",
+        ops_share_head=f"% {label}",
+        ops_filter=f"Filter {len(run.ops)} operators",
         ops=[_op_row(o, ops_lines.get(o.name)) for o in run.ops],
+        run_dir=f"{run.run_id} · {run.run_dir}",
         artifacts=_artifacts(run.artifacts),
         timings=_timings(run.timings_ms),
     )  # fmt: skip
