@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -165,3 +166,26 @@ def test_without_asking_no_debug_variable_is_set_and_the_stand_in_region_says_ho
 
 def per_line(run: dict[str, Any]) -> dict[int, float]:
     return {s["line"]: s["self_device_us"] for s in run["lines"] if s["self_device_us"]}
+
+
+# --------------------------------------------------------------------------- part 7: file(line) names for Explorer
+
+
+def python_frames(run: dict[str, Any]) -> list[str]:
+    trace = json.loads((Path(run["run_dir"]) / run["artifacts"]["trace_json"]).read_text(encoding="utf-8"))
+    return [e["name"] for e in trace["traceEvents"] if e.get("cat") == "python_function"]
+
+
+def test_a_neuron_run_s_framework_trace_names_the_user_s_lines_and_attribution_is_unchanged_with_stand_ins(
+    tmp_path: Path,
+) -> None:
+    """with_stack=True (how-to-profile-workload.rst lists it with NeuronConfig; overview-system-profiles.rst: it
+    "will record source information in the framework events"): the framework trace the profile keeps for Explorer
+    has `file(line): function` events of the user's code; the per-line figures are the same without it."""
+    run = profile(tmp_path / "with")
+    assert run["backend"]["details"]["with_stack"] is True
+    assert any(re.fullmatch(r"(.*/)?rmsnorm\.py\(\d+\): rmsnorm_naive", n) for n in python_frames(run)), python_frames(run)[:5]
+    without = profile(tmp_path / "without", "--no-neuron-with-stack")
+    assert without["backend"]["details"]["with_stack"] is False and python_frames(without) == []
+    assert per_line(run) == per_line(without) == pytest.approx(NAIVE_PER_LINE, rel=0.01)
+    assert {o["name"] for o in run["ops"]} == {o["name"] for o in without["ops"]}  # no Python frame counted as an op
