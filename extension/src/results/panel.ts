@@ -333,7 +333,7 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
     }
     return {
       run: trimmedForView(run),
-      ...(run.overview ? {} : await this.runPage(entry.run.run_id, shown)),
+      ...(run.overview ? {} : await this.runPage(entry.run.run_id, shown, run)),
       uri: entry.uri,
       fileLabel: vscode.workspace.asRelativePath(vscode.Uri.parse(entry.uri), false),
       source,
@@ -347,10 +347,15 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
     };
   }
 
-  /** The server's page of the run `runId` (or of rank `rank`'s own run in it); why not, where it cannot say. */
-  private async runPage(runId: string, rank: number | null): Promise<Pick<RunView, 'page' | 'pageProblem'>> {
+  /** The server's page of the run `runId` (or of rank `rank`'s own run in it), `run` as shown here; why not, where it cannot say. */
+  private async runPage(runId: string, rank: number | null, run: Run): Promise<Pick<RunView, 'page' | 'pageProblem'>> {
     try {
-      return { page: parseRunPage(await this.server.execute(RUN_PAGE_COMMAND, rank === null ? { run_id: runId } : { run_id: runId, rank })) };
+      const page = parseRunPage(await this.server.execute(RUN_PAGE_COMMAND, rank === null ? { run_id: runId } : { run_id: runId, rank }));
+      // its rows are the run's lines and ops, in order: a page of another version of the run cannot be drawn beside it
+      if (page.run_id !== run.run_id || page.lines.length !== run.lines.length || page.ops.length !== run.ops.length) {
+        throw new Error(`the server's run ${page.run_id} is not the one shown here; show it again`);
+      }
+      return { page };
     } catch (e) {
       this.log.warn(`results panel: run page ${runId}: ${(e as Error).message}`);
       return { pageProblem: `The server could not write this run's page: ${(e as Error).message}` };
