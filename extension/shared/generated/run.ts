@@ -309,6 +309,71 @@ export interface EngineTime {
   pct: number;
 }
 
+/**
+ * A line's (or the function's) efficiency as the device measured it: Neuron Explorer's per framework op
+ * tables (`FrameworkNode`: mfu, hfu, mbu_per_interval, hbm_read_bytes, hbm_write_bytes; `Summary`:
+ * mm_arithmetic_intensity, peak_flops_bandwidth_ratio; `ThrottleSummary`), read by
+ * backends/neuron/efficiency.py, each op's figure weighted by its executions' device time. A figure the
+ * profile does not hold is None (never 0) and `missing` says which table or column it would come from.
+ */
+export interface MeasuredEfficiency {
+  /**
+   * Model FLOPs Utilization, % (the Tensor Engine's useful matmul work)
+   * @default null
+   */
+  mfu_pct: number | null;
+  /**
+   * Hardware FLOPs Utilization, % (with the compiler's transposes)
+   * @default null
+   */
+  hfu_pct: number | null;
+  /**
+   * Memory Bandwidth Utilization, % (HBM)
+   * @default null
+   */
+  mbu_pct: number | null;
+  /**
+   * HBM bytes read + written in one call
+   * @default null
+   */
+  hbm_bytes: number | null;
+  /**
+   * Summary.mm_arithmetic_intensity (matmul FLOPs per HBM byte)
+   * @default null
+   */
+  intensity: number | null;
+  /**
+   * Summary.peak_flops_bandwidth_ratio: memory-bound below it, compute-bound above
+   * @default null
+   */
+  ridge: number | null;
+  /**
+   * ThrottleSummary.throttle_active_time_percent: the NeuronCore held back
+   * @default null
+   */
+  throttled_pct: number | null;
+  /**
+   * compute | memory | neither (from mfu_pct and mbu_pct); "": neither figure measured
+   * @default ''
+   */
+  bound: string;
+  /**
+   * of the line's device time, the executions whose graph has measured figures
+   * @default 0
+   */
+  covered_pct: number;
+  /**
+   * the framework ops (FrameworkNode.node_name) measured
+   * @default []
+   */
+  ops: string[];
+  /**
+   * figures not measured, naming the table/column absent
+   * @default []
+   */
+  missing: string[];
+}
+
 /** A compiled graph's (a NEFF's) engine breakdown per call, from the processed device profile. */
 export interface GraphEngines {
   /** the NEFF as the profile names it (ExecutionInfo.neff_name, NeffHeader.network_name) */
@@ -454,6 +519,17 @@ export interface LineStat {
   engines: EngineTime[];
   /** @default '' */
   engine_graph: string;
+  /**
+   * Neuron: its efficiency as the device measured it (MeasuredEfficiency), where the processed device profile
+   * holds per framework op figures for the graphs its executions ran; None: not measured (its bound is estimated).
+   * @default null
+   */
+  measured: MeasuredEfficiency | null;
+  /**
+   * measured (MeasuredEfficiency.bound) | estimated (the roofline above) | "" (no bound)
+   * @default ''
+   */
+  bound_from: string;
 }
 
 export interface Target {
@@ -659,6 +735,11 @@ export interface Totals {
    * @default null
    */
   outliers: Outliers | null;
+  /**
+   * Neuron: the measured lines' figures, weighted by their device time
+   * @default null
+   */
+  measured: MeasuredEfficiency | null;
 }
 
 /** First-call cost, reported apart from the steady state (torch.compile compiles on it). */
@@ -1195,6 +1276,23 @@ export function readEngineTime(r: Reader): EngineTime {
   };
 }
 
+/** A `MeasuredEfficiency` from its JSON: requires nothing; the rest take their defaults. */
+export function readMeasuredEfficiency(r: Reader): MeasuredEfficiency {
+  return {
+    mfu_pct: r.has('mfu_pct') ? r.num('mfu_pct') : null,
+    hfu_pct: r.has('hfu_pct') ? r.num('hfu_pct') : null,
+    mbu_pct: r.has('mbu_pct') ? r.num('mbu_pct') : null,
+    hbm_bytes: r.has('hbm_bytes') ? r.num('hbm_bytes') : null,
+    intensity: r.has('intensity') ? r.num('intensity') : null,
+    ridge: r.has('ridge') ? r.num('ridge') : null,
+    throttled_pct: r.has('throttled_pct') ? r.num('throttled_pct') : null,
+    bound: r.str('bound', ''),
+    covered_pct: r.num('covered_pct', 0),
+    ops: r.strings('ops'),
+    missing: r.strings('missing'),
+  };
+}
+
 /** A `GraphEngines` from its JSON: requires graph, calls, device_us; the rest take their defaults. */
 export function readGraphEngines(r: Reader): GraphEngines {
   return {
@@ -1253,6 +1351,8 @@ export function readLineStat(r: Reader): LineStat {
     bytes_per_s: r.has('bytes_per_s') ? r.num('bytes_per_s') : null,
     engines: r.list('engines', readEngineTime),
     engine_graph: r.str('engine_graph', ''),
+    measured: r.has('measured') ? r.obj('measured', readMeasuredEfficiency) : null,
+    bound_from: r.str('bound_from', ''),
   };
 }
 
@@ -1342,6 +1442,7 @@ export function readTotals(r: Reader): Totals {
     floor_us: r.has('floor_us') ? r.num('floor_us') : null,
     headroom_us: r.has('headroom_us') ? r.num('headroom_us') : null,
     outliers: r.has('outliers') ? r.obj('outliers', readOutliers) : null,
+    measured: r.has('measured') ? r.obj('measured', readMeasuredEfficiency) : null,
   };
 }
 

@@ -99,6 +99,27 @@ class EngineTime:
 
 
 @dataclass
+class MeasuredEfficiency:
+    """A line's (or the function's) efficiency as the device measured it: Neuron Explorer's per framework op
+    tables (`FrameworkNode`: mfu, hfu, mbu_per_interval, hbm_read_bytes, hbm_write_bytes; `Summary`:
+    mm_arithmetic_intensity, peak_flops_bandwidth_ratio; `ThrottleSummary`), read by
+    backends/neuron/efficiency.py, each op's figure weighted by its executions' device time. A figure the
+    profile does not hold is None (never 0) and `missing` says which table or column it would come from."""
+
+    mfu_pct: float | None = None  # Model FLOPs Utilization, % (the Tensor Engine's useful matmul work)
+    hfu_pct: float | None = None  # Hardware FLOPs Utilization, % (with the compiler's transposes)
+    mbu_pct: float | None = None  # Memory Bandwidth Utilization, % (HBM)
+    hbm_bytes: float | None = None  # HBM bytes read + written in one call
+    intensity: float | None = None  # Summary.mm_arithmetic_intensity (matmul FLOPs per HBM byte)
+    ridge: float | None = None  # Summary.peak_flops_bandwidth_ratio: memory-bound below it, compute-bound above
+    throttled_pct: float | None = None  # ThrottleSummary.throttle_active_time_percent: the NeuronCore held back
+    bound: str = ""  # compute | memory | neither (from mfu_pct and mbu_pct); "": neither figure measured
+    covered_pct: float = 0.0  # of the line's device time, the executions whose graph has measured figures
+    ops: list[str] = field(default_factory=list)  # the framework ops (FrameworkNode.node_name) measured
+    missing: list[str] = field(default_factory=list)  # figures not measured, naming the table/column absent
+
+
+@dataclass
 class GraphEngines:
     """A compiled graph's (a NEFF's) engine breakdown per call, from the processed device profile."""
 
@@ -170,6 +191,10 @@ class LineStat:
     # the vendor's processed profile gives one and the graph is tied to this line; else empty.
     engines: list[EngineTime] = field(default_factory=list)
     engine_graph: str = ""
+    # Neuron: its efficiency as the device measured it (MeasuredEfficiency), where the processed device profile
+    # holds per framework op figures for the graphs its executions ran; None: not measured (its bound is estimated).
+    measured: MeasuredEfficiency | None = None
+    bound_from: str = ""  # measured (MeasuredEfficiency.bound) | estimated (the roofline above) | "" (no bound)
 
 
 SCRIPT_MODULE = "<script>"  # Target.module of a file imported by its path, not as a module of a package
@@ -278,6 +303,7 @@ class Totals:
     headroom_us: float | None = None
     # The calls left out of every figure above as stalled (None: a run older than the record)
     outliers: Outliers | None = None
+    measured: MeasuredEfficiency | None = None  # Neuron: the measured lines' figures, weighted by their device time
 
 
 @dataclass
