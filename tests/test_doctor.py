@@ -83,7 +83,7 @@ def test_doctor_json_shape_and_the_kept_tiny_profile(tmp_path: Path) -> None:
     assert report["backend"] == "auto" and report["usable"] is True  # the default, as a profile's: here it ends on the CPU
     assert [c["name"] for c in report["checks"]] == EVERY_CHECK
     for c in report["checks"]:
-        assert set(c) == {"name", "status", "detail", "fix"} and c["status"] == "ok", c
+        assert set(c) == {"name", "status", "detail", "fix", "remedy", "command"} and c["status"] == "ok", c
     assert str(runs) in checks["runs directory"]["detail"]
     # The proof is the op table: the kept run's ops carry the device (on the CPU: self CPU) time.
     (run_dir,) = [p for p in runs.iterdir() if not p.name.startswith(".")]
@@ -124,6 +124,8 @@ def test_doctor_neuron_without_torch_neuronx_exits_5_with_the_install_advice(tmp
     assert checks["backend"]["status"] == "problem" and "torch_neuronx is not installed" in checks["backend"]["detail"]
     assert "https://pip.repos.neuron.amazonaws.com" in checks["torch-neuronx"]["fix"]
     assert checks["tiny profile"]["detail"] == "not run: the backend is unavailable"
+    # what the editor's checklist offers: another interpreter (the DLAMI's Neuron venv), another backend
+    assert (checks["torch-neuronx"]["remedy"], checks["backend"]["remedy"]) == ("select_interpreter", "choose_backend")
 
 
 def calibrated(tmp_path: Path) -> str:

@@ -32,7 +32,7 @@ async def test_doctor_answers_a_usable_cpu_report_with_every_check(client: Langu
     assert report["backend"] == "auto" and report["usable"] is True  # auto ends on the CPU here
     assert [c["name"] for c in report["checks"]] == EVERY_CHECK
     for c in report["checks"]:
-        assert set(c) == {"name", "status", "detail", "fix"} and c["status"] == "ok", c
+        assert set(c) == {"name", "status", "detail", "fix", "remedy", "command"} and c["status"] == "ok", c
     runs = tmp_path / "runs"  # the server's runs directory (serve --out) is the one checked
     assert str(runs) in next(c for c in report["checks"] if c["name"] == "runs directory")["detail"]
     assert [p.name for p in runs.iterdir() if not p.name.startswith(".")] == []  # the tiny profile's run is not kept there

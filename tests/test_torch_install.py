@@ -84,3 +84,5 @@ def test_the_doctors_torch_check_names_the_hosts_command() -> None:
     check = torch_check({"torch_error": "No module named 'torch'"})
     assert check.status == "problem"
     assert torch_install(sys.executable).command in (check.fix or "")
+    # what an editor can do about it itself (Check Setup's checklist runs the command in a terminal)
+    assert (check.remedy, check.command) == ("install_torch", torch_install(sys.executable).command)

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EXTENSION_COMMANDS } from '../../shared/names';
-import { actionIcon, BUTTONS, checklist, checklistRow, installCommand } from './checklist';
+import { actionIcon, BUTTONS, checklist, checklistRow } from './checklist';
 import type { DoctorCheck, DoctorReport } from './doctor';
 
-const ok = (name: string, detail: string): DoctorCheck => ({ name, status: 'ok', detail, fix: '' });
+const ok = (name: string, detail: string): DoctorCheck => ({ name, status: 'ok', detail, fix: '', remedy: '', command: '' });
+/** A check that is not ok, as the server sends it (records/doctor.py: remedy and command default to ''). */
+const check = (c: Pick<DoctorCheck, 'name' | 'status' | 'detail' | 'fix'> & Partial<DoctorCheck>): DoctorCheck => ({ remedy: '', command: '', ...c });
 
 /** As engine/doctor.py words them on a GPU host whose interpreter has no torch. */
 const TORCH_FIX = 'install torch 2.4 or newer, the CUDA build for this host (nvidia-smi on PATH): /venv/bin/python -m pip install torch';
@@ -15,11 +17,11 @@ const NO_TORCH: DoctorReport = {
   backend: 'auto',
   checks: [
     ok('python', '3.11.9 (/venv/bin/python)'),
-    { name: 'torch', status: 'problem', detail: "does not import: No module named 'torch'", fix: TORCH_FIX },
-    { name: 'backend', status: 'problem', detail: 'auto: not checked (torch does not import)', fix: 'install torch first (above)' },
+    check({ name: 'torch', status: 'problem', detail: "does not import: No module named 'torch'", fix: TORCH_FIX, remedy: 'install_torch', command: '/venv/bin/python -m pip install torch' }),
+    check({ name: 'backend', status: 'problem', detail: 'auto: not checked (torch does not import)', fix: 'install torch first (above)' }),
     ok('runs directory', '/ws/.oplens/runs is writable'),
-    { name: 'tiny profile', status: 'problem', detail: 'not run: torch does not import', fix: 'fix the problems above, then run oplens doctor again' },
-    { name: 'language server', status: 'problem', detail: 'oplens.lsp.server does not import: No module named pygls', fix: LSP_FIX },
+    check({ name: 'tiny profile', status: 'problem', detail: 'not run: torch does not import', fix: 'fix the problems above, then run oplens doctor again' }),
+    check({ name: 'language server', status: 'problem', detail: 'oplens.lsp.server does not import: No module named pygls', fix: LSP_FIX, remedy: 'install_oplens' }),
   ],
   usable: false,
 };
@@ -30,10 +32,10 @@ const NEURON: DoctorReport = {
   checks: [
     ok('python', '3.11.9'),
     ok('torch', '2.13.0 (OpLens needs 2.4 or newer)'),
-    { name: 'backend', status: 'problem', detail: 'neuron: torch_neuronx does not import', fix: 'install what the message names, or use --backend auto (the best backend present here)' },
-    { name: 'torch-neuronx', status: 'problem', detail: 'not installed', fix: 'TorchNeuron comes from the Neuron pip repository: on a Trn2/Trn3 host run pip install …' },
-    { name: 'NeuronCores visible', status: 'problem', detail: 'not checked', fix: '' },
-    { name: 'NEURON_RT_NUM_CORES', status: 'warning', detail: '4 cores', fix: 'export NEURON_RT_NUM_CORES=1 (or unset it) where oplens runs\nor capture those cores with --neuron-cores' },
+    check({ name: 'backend', status: 'problem', detail: 'neuron: torch_neuronx does not import', fix: 'install what the message names, or use --backend auto (the best backend present here)', remedy: 'choose_backend' }),
+    check({ name: 'torch-neuronx', status: 'problem', detail: 'not installed', fix: 'TorchNeuron comes from the Neuron pip repository: on a Trn2/Trn3 host run pip install …', remedy: 'select_interpreter' }),
+    check({ name: 'NeuronCores visible', status: 'problem', detail: 'not checked', fix: '' }),
+    check({ name: 'NEURON_RT_NUM_CORES', status: 'warning', detail: '4 cores', fix: 'export NEURON_RT_NUM_CORES=1 (or unset it) where oplens runs\nor capture those cores with --neuron-cores' }),
   ],
   usable: false,
 };
@@ -136,16 +138,14 @@ describe('Check Setup: a checklist row', () => {
   });
 });
 
-describe('the install command in the torch check\'s fix', () => {
-  it('from the interpreter to the end of the line, quoted interpreters and extra index URLs included', () => {
-    assert.equal(installCommand(TORCH_FIX), '/venv/bin/python -m pip install torch');
-    const neuron =
-      "install torch 2.4 or newer, the Neuron build for this host (/dev/neuron0): '/opt/my venv/bin/python' -m pip install 'torch-neuronx==2.13.*' --extra-index-url https://pip.repos.neuron.amazonaws.com";
-    assert.equal(installCommand(neuron), "'/opt/my venv/bin/python' -m pip install 'torch-neuronx==2.13.*' --extra-index-url https://pip.repos.neuron.amazonaws.com");
+describe('the server\'s remedy', () => {
+  it('install_torch without a command line: no terminal, another interpreter and the fix copied', () => {
+    const item = checklist({ backend: 'auto', checks: [check({ name: 'torch', status: 'problem', detail: 'x', fix: 'f', remedy: 'install_torch' })], usable: false }, { local: true })[0];
+    assert.deepEqual(item?.actions, [command(BUTTONS.selectInterpreter, EXTENSION_COMMANDS.selectInterpreter), copy('f')]);
   });
 
-  it('none where the fix names no pip command', () => {
-    assert.equal(installCommand('install torch first (above)'), undefined);
-    assert.equal(installCommand(''), undefined);
+  it('a remedy this extension does not know (a newer server): only the fix copied', () => {
+    const item = checklist({ backend: 'auto', checks: [check({ name: 'x', status: 'warning', detail: 'x', fix: 'f', remedy: 'reboot_the_host' })], usable: true }, { local: true })[0];
+    assert.deepEqual(item?.actions, [copy('f')]);
   });
 });

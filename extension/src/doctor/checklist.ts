@@ -6,29 +6,21 @@
  *
  * - where OpLens can do the fix on the server's host (the language server runs on this machine or the
  *   Remote-SSH host, not behind `oplens.server.url`), it does it: torch missing or too old → the host's
- *   install command from the check's fix (`backends/host.py`'s, for the device this host has) run in a
+ *   install command (the check's `command`: `backends/host.py`'s, for the device this host has) run in a
  *   terminal, or another interpreter; torch-neuronx missing → another interpreter (the Neuron DLAMI's venv);
  *   the language server not importing → Install OpLens into the Selected Environment; the backend
  *   unavailable (torch imports) → Choose Backend;
  * - every fix text can be copied (the only action for the others, and on a WebSocket server's host,
  *   which is not this one).
  *
- * The checks are known by the server's names (`engine/doctor.py`, `backends/neuron/doctor.py`); the
- * only words here are the buttons' labels.
+ * What OpLens can do for a check is the server's to say (its `remedy`, and the `command` that fixes
+ * it: records/doctor.py); the only words here are the buttons' labels.
  *
  * Pure: imports no `vscode`; unit-tested in checklist.test.ts.
  */
 
 import { EXTENSION_COMMANDS } from '../../shared/names';
 import type { CheckStatus, DoctorCheck, DoctorReport } from './doctor';
-
-/** The server's check names this file maps to a fix OpLens can do. */
-export const CHECK_NAMES = {
-  torch: 'torch',
-  backend: 'backend',
-  torchNeuronx: 'torch-neuronx',
-  languageServer: 'language server',
-} as const;
 
 /** What a fix does: an OpLens command, a command line in a terminal, or the fix text to the clipboard. */
 export type FixAction =
@@ -70,36 +62,22 @@ export const BUTTONS = {
 
 const command = (title: string, id: string): FixAction => ({ kind: 'command', title, command: id });
 
-/**
- * The command line in the torch check's fix (`install torch 2.4 or newer, the CUDA build for this host
- * (nvidia-smi on PATH): /venv/bin/python -m pip install torch`): from the interpreter, quoted or not, to
- * the end of its first line; undefined where the fix names none.
- */
-export function installCommand(fix: string): string | undefined {
-  const first = fix.split('\n')[0] ?? '';
-  return /:\s+((?:'[^']*'|\S+) -m pip install \S.*)$/.exec(first)?.[1]?.trim();
-}
-
-/** The actions OpLens can do itself for this check, before Copy Fix. */
-function ownActions(check: DoctorCheck, report: DoctorReport): FixAction[] {
-  switch (check.name) {
-    case CHECK_NAMES.torch: {
-      const line = installCommand(check.fix);
+/** The actions OpLens can do itself for this check, before Copy Fix: the server's `remedy`. */
+function ownActions(check: DoctorCheck): FixAction[] {
+  switch (check.remedy) {
+    case 'install_torch':
       return [
-        ...(line ? [{ kind: 'terminal', title: BUTTONS.runInTerminal, command: line } as const] : []),
+        ...(check.command ? [{ kind: 'terminal', title: BUTTONS.runInTerminal, command: check.command } as const] : []),
         command(BUTTONS.selectInterpreter, EXTENSION_COMMANDS.selectInterpreter),
       ];
-    }
-    case CHECK_NAMES.torchNeuronx:
+    case 'select_interpreter':
       return [command(BUTTONS.selectInterpreter, EXTENSION_COMMANDS.selectInterpreter)];
-    case CHECK_NAMES.languageServer:
+    case 'install_oplens':
       return [command(BUTTONS.installOplens, EXTENSION_COMMANDS.installInEnvironment)];
-    case CHECK_NAMES.backend: {
-      const torch = report.checks.find((c) => c.name === CHECK_NAMES.torch);
-      return torch?.status === 'problem' ? [] : [command(BUTTONS.chooseBackend, EXTENSION_COMMANDS.chooseBackend)];
-    }
+    case 'choose_backend':
+      return [command(BUTTONS.chooseBackend, EXTENSION_COMMANDS.chooseBackend)];
     default:
-      return [];
+      return []; // '' or a remedy this extension does not know (a newer server): the fix is copied
   }
 }
 
@@ -110,7 +88,7 @@ export function checklist(report: DoctorReport, context: ChecklistContext): Chec
     if (check.status === 'ok') {
       return { check, icon, actions: [] };
     }
-    const own = context.local ? ownActions(check, report) : [];
+    const own = context.local ? ownActions(check) : [];
     const copy: FixAction[] = check.fix ? [{ kind: 'copy', title: BUTTONS.copyFix, text: check.fix }] : [];
     return { check, icon, actions: [...own, ...copy] };
   });

@@ -22,10 +22,10 @@ const USABLE = {
 const NEURON: DoctorReport = {
   backend: 'neuron',
   checks: [
-    { name: 'python', status: 'ok', detail: '3.11.9', fix: '' },
-    { name: 'torch-neuronx', status: 'problem', detail: 'not installed.', fix: 'pip install torch-neuronx\n(from the Neuron repository)' },
-    { name: 'NEURON_RT_NUM_CORES', status: 'warning', detail: 'unset', fix: 'export NEURON_RT_NUM_CORES=1' },
-    { name: 'tiny profile', status: 'problem', detail: 'not run: torch does not import', fix: 'fix the problems above' },
+    { name: 'python', status: 'ok', detail: '3.11.9', fix: '', remedy: '', command: '' },
+    { name: 'torch-neuronx', status: 'problem', detail: 'not installed.', fix: 'pip install torch-neuronx\n(from the Neuron repository)', remedy: 'select_interpreter', command: '' },
+    { name: 'NEURON_RT_NUM_CORES', status: 'warning', detail: 'unset', fix: 'export NEURON_RT_NUM_CORES=1', remedy: '', command: '' },
+    { name: 'tiny profile', status: 'problem', detail: 'not run: torch does not import', fix: 'fix the problems above', remedy: '', command: '' },
   ],
   usable: false,
 };
@@ -34,6 +34,7 @@ describe('the oplens.doctor answer', () => {
   it('parses a report, ignoring keys it does not know', () => {
     const r = parseDoctorReport({ ...USABLE, exit_code: 0 });
     assert.equal(r.backend, 'cpu');
+    assert.deepEqual([r.checks[0]?.remedy, r.checks[0]?.command], ['', '']); // an older server sends neither
     assert.equal(r.usable, true);
     assert.deepEqual(
       r.checks.map((c) => c.name),

@@ -1,6 +1,6 @@
 /**
  * "OpLens: Check Setup": the `oplens.doctor` answer (`oplens doctor --json -` on the server's host:
- * `{backend, checks [{name, status, detail, fix}], usable}`) off the wire, as the output channel's
+ * `{backend, checks [{name, status, detail, fix, remedy, command}], usable}`) off the wire, as the output channel's
  * lines and as the notification of its verdict.
  *
  * Pure: imports no `vscode`; unit-tested in doctor.test.ts.
@@ -18,6 +18,10 @@ export interface DoctorCheck {
   detail: string;
   /** What to do where the status is not ok ('' where there is nothing to do). */
   fix: string;
+  /** What the editor can do about it itself (records/doctor.py's `Remedy`; '' where only the fix can be shown). */
+  remedy: string;
+  /** The command line that fixes it, where one does (the host's torch install). */
+  command: string;
 }
 
 export interface DoctorReport {
@@ -35,7 +39,14 @@ const check = (r: Reader): DoctorCheck => {
   if (!(CHECK_STATUSES as readonly string[]).includes(status)) {
     throw new RunParseError(r.where('status'), `should be one of ${CHECK_STATUSES.join(', ')}, not ${JSON.stringify(status)}`);
   }
-  return { name: r.str('name'), status: status as CheckStatus, detail: r.str('detail', ''), fix: r.str('fix', '') };
+  return {
+    name: r.str('name'),
+    status: status as CheckStatus,
+    detail: r.str('detail', ''),
+    fix: r.str('fix', ''),
+    remedy: r.str('remedy', ''),
+    command: r.str('command', ''),
+  };
 };
 
 /** The `oplens.doctor` answer, checked field by field (unknown keys ignored). */

@@ -141,9 +141,10 @@ def torch_check(found: Mapping[str, Any]) -> Check:
     install = f"install torch {need} or newer, the {wheels.title} build for this host{where}: {wheels.command}"
     version = str(found.get("torch_version") or "")
     if not version:
-        return Check("torch", PROBLEM, f"does not import: {found.get('torch_error') or 'no answer'}", install)
+        return Check("torch", PROBLEM, f"does not import: {found.get('torch_error') or 'no answer'}", install,
+                     "install_torch", wheels.command)  # fmt: skip
     if _version_tuple(version) < _version_tuple(need):
-        return Check("torch", PROBLEM, f"{version}: OpLens needs {need} or newer", install)
+        return Check("torch", PROBLEM, f"{version}: OpLens needs {need} or newer", install, "install_torch", wheels.command)
     return Check("torch", OK, f"{version} (OpLens needs {need} or newer)")
 
 
@@ -159,7 +160,7 @@ def backend_check(requested: str, found: Mapping[str, Any]) -> Check:
     name = str(backend.get("name") or requested)
     if not backend.get("available"):
         fix = "install what the message names, or use --backend auto (the best backend present here)"
-        return Check("backend", PROBLEM, str(backend.get("message") or f"{name} is unavailable"), fix)
+        return Check("backend", PROBLEM, str(backend.get("message") or f"{name} is unavailable"), fix, "choose_backend")
     spec = registry.get(name)
     detail = f"{name}: {backend.get('device_name') or spec.title}"
     note = str(backend.get("message") or "")
@@ -292,16 +293,16 @@ def _finish_lsp_import(proc: subprocess.Popen[str] | OSError) -> Check:
     fix = (f"install OpLens again into this environment with pygls 2 (in VS Code: OpLens: Install OpLens into the Selected "
            f"Environment; else {sys.executable} -m pip install the OpLens wheel, or -e the checkout)")  # fmt: skip
     if isinstance(proc, OSError):
-        return Check(name, PROBLEM, f"cannot start {sys.executable}: {proc}", fix)
+        return Check(name, PROBLEM, f"cannot start {sys.executable}: {proc}", fix, "install_oplens")
     try:
         _, err = proc.communicate(timeout=LSP_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-        return Check(name, PROBLEM, f"importing oplens.lsp.server took more than {LSP_TIMEOUT_S:g} s", fix)
+        return Check(name, PROBLEM, f"importing oplens.lsp.server took more than {LSP_TIMEOUT_S:g} s", fix, "install_oplens")
     if proc.returncode != 0:
         tail = " | ".join(err.strip().splitlines()[-2:]) or f"exit status {proc.returncode}"
-        return Check(name, PROBLEM, f"oplens.lsp.server does not import: {tail}", fix)
+        return Check(name, PROBLEM, f"oplens.lsp.server does not import: {tail}", fix, "install_oplens")
     return Check(name, OK, f"oplens.lsp.server imports (pygls {_version('pygls')}); editors start it with oplens serve --stdio")
 
 

@@ -55,7 +55,7 @@ def torch_neuronx_checks(facts: Mapping[str, Any], torch_version: str) -> list[C
             what = f"{version + ' ' if version else ''}installed but does not import ({facts.get('error') or 'no facts'})"
         not_checked = f"not checked: torch_neuronx does not import; {on_host if devices else no_devices}"
         return [
-            Check("torch-neuronx", PROBLEM, what, hint),
+            Check("torch-neuronx", PROBLEM, what, hint, "select_interpreter"),  # the DLAMI's Neuron venv, say
             Check("torch.neuron.is_available()", PROBLEM, not_checked, "install torch-neuronx first (above)"),
             Check("NeuronCores visible", PROBLEM, not_checked, "" if devices else "run on a Trn2/Trn3 instance"),
         ]
@@ -68,7 +68,7 @@ def torch_neuronx_checks(facts: Mapping[str, Any], torch_version: str) -> list[C
         found.append(Check(
             "torch-neuronx", PROBLEM,
             f"{version or 'version unknown'} has no torch_neuronx.profiling ({facts.get('profiling_error', '')}): "
-            "too old for native profiling", hint,
+            "too old for native profiling", hint, "select_interpreter",
         ))  # fmt: skip
     found += _availability(facts, devices, on_host, no_devices)
     if facts.get("profiling"):
