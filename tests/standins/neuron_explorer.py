@@ -474,6 +474,8 @@ def system_tables(session: Path, processed: Path, argv: list[str]) -> None:
 
     if "--ignore-instruction-trace" not in argv and "--ignore-device-profile" not in argv:
         device_tables(sessions, processed, rows)
+        ops = {str(x["model_id"]): str(x["op"]) for s in sessions for x in _known(s)}
+        measured_tables(sessions, processed, rows, ops)
     metadata(processed)
     drop = os.environ.get("STANDIN_SYSTRACE_DROP", "")
     columns = [c for c in ROW_COLUMNS if c != drop]
@@ -552,6 +554,76 @@ def device_tables(sessions: list[Path], processed: Path, rows: list[dict[str, ob
                    processed / "StackFrameFileName.parquet")  # fmt: skip
     pq.write_table(pa.table({"id": [str(i + 1) for i in range(len(functions))], "name": functions}),
                    processed / "StackFrameFunctionName.parquet")  # fmt: skip
+
+
+def _known(session: Path) -> list[dict[str, Any]]:
+    try:
+        trace = json.loads((session / "ntrace.pb").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return list(trace.get("executions", [])) if isinstance(trace, dict) and trace.get("standin") == "ntrace" else []
+
+
+def measured_tables(sessions: list[Path], processed: Path, rows: list[dict[str, object]], ops: dict[str, str]) -> None:
+    """Neuron Explorer's per framework op measurements (issue 33, part 8), as profile-schema-reference.rst (schema
+    7.4.0, aws-neuron-sdk tools/neuron-explorer/) documents them, with known values:
+    STANDIN_EXPLORER_MEASURED="OP=MFU:HFU:MBU:READ:WRITE[:INTENSITY:RIDGE:THROTTLE],...", per framework op of the
+    known executions (its graph, `neff_<model_id>_vnc_0.neff`): `FrameworkNode` ("Each Node represents a / separated
+    part of FrameworkInstruction") with a root node `module` (children_names `[<op>]`, figures of its own that a reader
+    must not add to its leaf's) and the op's leaf (children_names `[]`), its `time_intervals` ("[[1000, 2000], [3000,
+    4000]]", ns: one per execution), `mfu`/`hfu` (percent), `mbu_per_interval` (percent per interval: the table has no
+    single MBU), `hbm_read_bytes`/`hbm_write_bytes` (READ/WRITE bytes per execution, summed over its executions);
+    `FrameworkInstruction` (`framework_name`, `start_ts`, `hbm_read_bytes`, `hbm_write_bytes`); `Summary`
+    (`total_time` in s, `mm_arithmetic_intensity`, `peak_flops_bandwidth_ratio`; where INTENSITY and RIDGE are given),
+    `ThrottleSummary` (`nc_idx`, `throttle_type` "all" and "activity_0", `throttle_active_time_percent`; where THROTTLE
+    is given) and `ExecutionInfo` of that graph. Each graph's tables are
+    in a folder of its own, `<processed>/device/<neff stem>/`: where a system profile keeps its device profiles is not
+    documented (a stand-in choice). STANDIN_EXPLORER_MEASURED_DROP=COLUMN: FrameworkNode without that column (a
+    schema that renamed or removed it)."""
+    spec = os.environ.get("STANDIN_EXPLORER_MEASURED", "")
+    if not spec:
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    known = {op: [float(v) for v in values.split(":")] for op, _, values in (i.rpartition("=") for i in spec.split(",") if i)}
+    drop = os.environ.get("STANDIN_EXPLORER_MEASURED_DROP", "")
+    execs = [r for r in rows if r["name"] == "nc_exec_running" and r["pcore_idx"] in (None, 0)]
+    for s in sessions:
+        for neff in sorted(s.glob("neff_*_vnc_*.neff")):
+            model = neff.name.split("_")[1]
+            op = ops.get(model, "")
+            if op not in known:
+                continue
+            mfu, hfu, mbu, read, write, *extra = known[op]
+            spans = sorted((int(e["start_ts"]), int(e["end_ts"])) for e in execs  # type: ignore[call-overload]
+                           if json.loads(str(e["extra_attributes_json"] or "{}")).get("model_id") == model)  # fmt: skip
+            if not spans:
+                continue
+            folder = processed / "device" / neff.stem
+            folder.mkdir(parents=True, exist_ok=True)
+            n, leaf = len(spans), op.replace("::", ".")
+            intervals = json.dumps([list(p) for p in spans])
+            node = {"node_name": ["module", leaf], "children_names": [f"[{leaf}]", "[]"], "parent_name": ["", "module"],
+                    "children_ids": ["[1]", "[]"], "start_ts": [spans[0][0]] * 2, "end_ts": [spans[-1][1]] * 2,
+                    "time_intervals": [intervals] * 2, "mfu": [99.0, mfu], "hfu": [99.0, hfu],
+                    "mbu_per_interval": [json.dumps([99.0] * n), json.dumps([mbu] * n)],
+                    "hbm_read_bytes": [10**9, int(read) * n], "hbm_write_bytes": [10**9, int(write) * n]}  # fmt: skip
+            pq.write_table(pa.table({c: v for c, v in node.items() if c != drop}), folder / "FrameworkNode.parquet")
+            pq.write_table(pa.table({"id": [1], "framework_name": [f"module/{leaf}"], "start_ts": [spans[0][0]],
+                                     "end_ts": [spans[-1][1]], "hbm_read_bytes": [int(read) * n],
+                                     "hbm_write_bytes": [int(write) * n]}), folder / "FrameworkInstruction.parquet")  # fmt: skip
+            pq.write_table(pa.table({"neff_name": [neff.name] * n, "execution_start_ts": [a for a, _ in spans],
+                                     "execution_end_ts": [b for _, b in spans]}), folder / "ExecutionInfo.parquet")  # fmt: skip
+            if len(extra) >= 2:  # a Summary only where the spec gives its figures
+                pq.write_table(pa.table({"total_time": [sum(b - a for a, b in spans) / 1e9],
+                                         "mm_arithmetic_intensity": [extra[0]], "peak_flops_bandwidth_ratio": [extra[1]]}),
+                               folder / "Summary.parquet")  # fmt: skip
+            if len(extra) >= 3:
+                pq.write_table(pa.table({"nc_idx": [0, 0], "throttle_type": ["all", "activity_0"],
+                                         "throttle_active_time_percent": [extra[2], extra[2] / 2]}),
+                               folder / "ThrottleSummary.parquet")  # fmt: skip
+            metadata(folder)
 
 
 ROW_COLUMNS = ("id", "name", "start_ts", "end_ts", "duration_ns", "trace_event_source", "instance_id", "process_id",

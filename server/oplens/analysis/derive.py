@@ -139,6 +139,7 @@ def find_insights(d: Derived, inp: Inputs) -> None:
 
 def set_roofline(d: Derived, inp: Inputs) -> None:
     a = d.attribution
+    a.totals.measured = roofline.measured_totals(a.lines)  # the device's own figures, with or without ceilings
     if a.totals.flops is None:
         return  # no call recorded input shapes: no work to set against the ceilings
     device = inp.stored.device if inp.stored is not None else inp.ceilings()

@@ -26,17 +26,23 @@ device whose ceilings are P FLOP/s (for the line's dtype) and W bytes/s:
     is over 100 % of a roofline, no headroom is negative, the function's floor never exceeds its time.
     A line of views and bookkeeping only (no FLOPs, no bytes, no op without a rule) is overhead; a
     line with work but no device time has no bound (""). The function's floor and headroom are the
-    lines' sums. `headroom_insights` names a line whose headroom is at least HEADROOM_MIN_SHARE of
-    the function's time, with what usually closes the gap for its bound, and a line of that share
-    above a ceiling, with why.
+    lines' sums.
+    measured   where the device measured the line (Neuron: `LineStat.measured`, Explorer's per framework op MFU
+               and MBU, backends/neuron/efficiency.py), its bound is that one (compute | memory | neither) and
+               `bound_from` says "measured"; the floor, roofline % and headroom above stay the estimate. Else
+               `bound_from` is "estimated" where the rule above gave a bound. `measured_totals`: the function's
+               measured figures, its measured lines' weighted by their device time.
+    `headroom_insights` names a line whose headroom is at least HEADROOM_MIN_SHARE of the function's
+    time, with what usually closes the gap for its bound, and a line of that share above a ceiling,
+    with why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from oplens.records.format import fmt_above, fmt_bytes, fmt_flops, fmt_us
-from oplens.records.run import DeviceRoof, Insight, LineStat, Totals
+from oplens.records.run import DeviceRoof, Insight, LineStat, MeasuredEfficiency, Totals
 
 OVERHEAD_FLOOR_US = 1.0  # an op whose time at the roofline is under this costs more to dispatch than to run
 OVERHEAD_PCT = 10.0  # ... and the line is this far below the roofline
@@ -52,7 +58,61 @@ def peak_for(device: DeviceRoof, dtype: str) -> float:
 
 
 def assign(lines: Sequence[LineStat], totals: Totals, device: DeviceRoof, on_device: bool) -> None:
-    """Each line's bound, roofline %, floor and headroom; the function's floor and headroom."""
+    """Each line's bound, roofline %, floor and headroom; the function's floor and headroom; a measured bound kept."""
+    _estimate(lines, totals, device, on_device)
+    for s in lines:
+        if s.measured is not None and s.measured.bound:
+            s.bound, s.bound_from = s.measured.bound, MEASURED
+        else:
+            s.bound_from = ESTIMATED if s.bound else ""
+    totals.measured = measured_totals(lines)
+
+
+MEASURED, ESTIMATED = "measured", "estimated"
+
+
+def measured_totals(lines: Sequence[LineStat]) -> MeasuredEfficiency | None:
+    """The function's measured figures: its measured lines' MFU, HFU and MBU weighted by the device time they
+    cover, their HBM bytes summed (where every measured line has them); None where no line was measured."""
+    runs = [(s.measured, s.self_device_us * s.measured.covered_pct / 100.0) for s in lines if s.measured is not None]
+    if not runs:
+        return None
+
+    def weighted(pick: Callable[[MeasuredEfficiency], float | None]) -> float | None:
+        pairs = [(v, w) for m, w in runs if (v := pick(m)) is not None and w > 0]
+        weight = sum(w for _, w in pairs)
+        return sum(v * w for v, w in pairs) / weight if weight > 0 else None
+
+    mfu, mbu = weighted(lambda m: m.mfu_pct), weighted(lambda m: m.mbu_pct)
+    all_bytes = [m.hbm_bytes for m, _ in runs]
+    return MeasuredEfficiency(
+        mfu, weighted(lambda m: m.hfu_pct), mbu,
+        sum(b for b in all_bytes if b is not None) if all(b is not None for b in all_bytes) else None,
+        weighted(lambda m: m.intensity), weighted(lambda m: m.ridge), weighted(lambda m: m.throttled_pct),
+        measured_bound(mfu, mbu),
+        100.0 * sum(w for _, w in runs) / total if (total := sum(s.self_device_us for s in lines)) > 0 else 0.0,
+        sorted({o for m, _ in runs for o in m.ops}),
+    )  # fmt: skip
+
+
+MEASURED_BOUND_PCT = 50.0  # MFU or MBU at or above this: the unit that holds the line (OpLens's threshold)
+
+
+def measured_bound(mfu: float | None, mbu: float | None) -> str:
+    """The bound from measured MFU and MBU (%): `compute` where MFU is at least MEASURED_BOUND_PCT and not below
+    MBU, `memory` where MBU is at least it and above MFU, `neither` where both were measured and both are below it
+    (latency, dispatch, another engine, waiting), else "" (too little measured: the estimate stands)."""
+    if mfu is not None and mfu >= MEASURED_BOUND_PCT and (mbu is None or mfu >= mbu):
+        return "compute"
+    if mbu is not None and mbu >= MEASURED_BOUND_PCT and (mfu is None or mbu > mfu):
+        return "memory"
+    if mfu is not None and mbu is not None:
+        return "neither"
+    return ""
+
+
+def _estimate(lines: Sequence[LineStat], totals: Totals, device: DeviceRoof, on_device: bool) -> None:
+    """Each line's bound, roofline %, floor and headroom against the ceilings; the function's floor and headroom."""
     floor_total = headroom_total = 0.0
     for s in lines:
         t = s.self_device_us

@@ -16,20 +16,21 @@ runtime's: same threads, same clock), linked back to the profile's ops by correl
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from oplens.analysis.attribution import COMPILED_REGION
 from oplens.analysis.chrome_trace import read_events
-from oplens.backends.neuron import engines, explorer, schema, systrace
+from oplens.backends.neuron import efficiency, engines, explorer, schema, systrace
 from oplens.backends.neuron import mapping as fwmap
 from oplens.backends.neuron.artifacts import SYSTEM_PROFILE
 from oplens.backends.neuron.fused import NO_DEBUG_FIX, neff_line_time, region_shares
 from oplens.backends.spec import RuntimeTime
 from oplens.records.atomic import write_json_atomic
 from oplens.records.errors import OpLensError
-from oplens.records.run import SYSTEM_TRACE, Artifacts, SourceRef
+from oplens.records.run import SYSTEM_TRACE, Artifacts, LineStat, MeasuredEfficiency, SourceRef
 
 # <run>/neuron_system_trace: the ingest's --data-path, beside (not inside) the runtime's own output, which
 # `oplens explorer` ingests as a whole
@@ -39,6 +40,29 @@ TIMING_FLAGS = ("--ignore-dma-trace", "--ignore-event-trace")  # Tilebench's: th
 NO_INSTRUCTIONS = "--ignore-instruction-trace"
 NO_DEVICE_PROFILE = "--ignore-device-profile"  # documented (get-started.rst, "Useful flags": "Skip device-level traces")
 INGEST_RECORD = "ingest.json"  # in DATA_DIR: which ingest step processed the tables, and what the others said
+# Set to 1 in the environment OpLens runs in: the system-trace ingest keeps the device profile (no
+# --ignore-instruction-trace), so Neuron Explorer's per framework op tables (FrameworkNode: MFU, HFU, MBU, HBM bytes)
+# are there and each line gets its measured efficiency (efficiency.py); slower to process on large profiles.
+MEASURED_ENV = "OPLENS_NEURON_MEASURED"
+NOT_MEASURED = (f"measured MFU/MBU: none, each line's bound is the roofline's estimate (the ingest left out the device "
+                f"profile, where Neuron Explorer's per framework op tables are; {MEASURED_ENV}=1 keeps it, "
+                "with DEVICE in --neuron-modes)")  # fmt: skip
+
+
+@dataclass
+class NeuronRuntimeTime(RuntimeTime):
+    """The system trace's record, with each line's efficiency as the device measured it (efficiency.py)."""
+
+    measured: dict[int, MeasuredEfficiency] = field(default_factory=dict)
+
+    def split(self, lines: list[LineStat]) -> None:
+        """The compiled regions' split, then each line's measured figures and its bound from them."""
+        super().split(lines)
+        for s in lines:
+            m = self.measured.get(s.line)
+            s.measured = m
+            if m is not None and m.bound:
+                s.bound, s.bound_from = m.bound, "measured"
 
 
 @dataclass(frozen=True)
@@ -145,7 +169,8 @@ def runtime_time(
             return nothing(f"not read: {e.message}; {e.detail}")
         if progress is not None:
             progress("ingesting", 0, 1)
-        _, why = ingest_system_trace(tool, session, run_dir, device_profile=bool(fused))
+        keep = bool(fused) or os.environ.get(MEASURED_ENV) == "1"
+        _, why = ingest_system_trace(tool, session, run_dir, device_profile=keep)
         if progress is not None:
             progress("ingesting", 1, 1)
         if why:
@@ -173,13 +198,30 @@ def runtime_time(
     if not st.rule:  # no figure (tables ""): a 0 µs total here would be a zero read from what is not there
         return RuntimeTime(SYSTEM_TRACE, [], 0.0, "; ".join(st.problems) or "no execution placed", "",
                            region_lines, split_note, warned)  # fmt: skip
+    measured, measured_note = _measured(folder, st)
+    warned += [w for w in measured_note if w not in warned]
     found = ((f"{how}; " if how else "") + f"{st.executions} execution(s) in {tables} ({version}), "
              + (f"{st.pcores_per_execution} physical-core rows each merged, " if st.pcores_per_execution > 1 else "")
              + f"given to their ops by rule {st.rule}"
              + (f"; {st.outside_us:.1f} µs outside the profiled iterations left out" if st.outside_us else "")
              + (f" ({'; '.join(st.problems)})" if st.problems else ""))  # fmt: skip
-    return RuntimeTime(SYSTEM_TRACE, systrace.device_events(st), st.total_mean_us(), found, tables, region_lines,
-                       split_note, warned)  # fmt: skip
+    found += f"; measured MFU/MBU on {len(measured)} line(s)" if measured else f"; {NOT_MEASURED}"
+    return NeuronRuntimeTime(SYSTEM_TRACE, systrace.device_events(st), st.total_mean_us(), found, tables, region_lines,
+                             split_note, warned, measured=measured)  # fmt: skip
+
+
+def _measured(folder: Path, st: systrace.SysTraceTime) -> tuple[dict[int, MeasuredEfficiency], list[str]]:
+    """Each line's measured efficiency from the kept tables (efficiency.py), and the schema's warnings for the
+    tables read (a device profile whose framework op table lacks a column is named, and that figure left out)."""
+    try:
+        m = efficiency.read(folder)
+    except Exception as e:  # a table that is not the documented Parquet (pyarrow raises its own errors)
+        return {}, [f"measured MFU/MBU: the device profile's framework op tables do not read ({type(e).__name__}: {e})"]
+    has_device_profile = bool(engines.device_profiles(folder))
+    warned = list(m.warnings)
+    if not m.graphs and has_device_profile:  # a device profile without the per-op tables: say which are absent
+        warned += [f"Neuron Explorer {schema.of(folder).label}: {w}" for w in m.missing]
+    return efficiency.per_line(m, st.placed, st.iterations), warned
 
 
 def schema_warnings(folder: Path) -> list[str]:

@@ -52,13 +52,49 @@ READS: dict[str, dict[str, str]] = {
 }  # fmt: skip
 
 
+# What the measured efficiency per line reads (efficiency.py, issue 33 part 8), apart from READS so that the engine and
+# system-trace readers' warnings stay theirs. profile-schema-reference.rst (schema 7.4.0, "FrameworkNode: Framework
+# hierarchy node information ... Each Node represents a / separated part of FrameworkInstruction"): `node_name`,
+# `children_names` ("Comma separated array of child node names"), `start_ts`/`end_ts` (nanoseconds), `time_intervals`
+# ("[[1000, 2000], [3000, 4000]]", ns), `mfu` / `hfu` (number, **percent**: "Model FLOPs Utilization (MFU) percentage
+# calculated once for a single operator, as (total element counts excluding transposes / (TENSOR_NUM_ROWS *
+# TENSOR_NUM_COLS * total duration in cycles))", HFU the same including transposes), `mbu_per_interval` ("Comma
+# separated array of per-interval Memory Bandwidth Utilization (MBU) percentages corresponding to the time intervals";
+# the table has no single `mbu` column), `hbm_read_bytes` / `hbm_write_bytes` (bytes, "by all grouped instructions in
+# this framework node"). `FrameworkInstruction` (the framework-level debuginfo entries): `framework_name` ("Framework
+# operation name. Example: NeuronLlamaDecoderLayer[1]/function[2]/aten.add"), `start_ts` (ns), `hbm_read_bytes`,
+# `hbm_write_bytes` (bytes, required there): the bytes where FrameworkNode has none. `Summary` (one row per device
+# profile): `mm_arithmetic_intensity` ("The ratio of regular MATMUL flops to total DRAM transfer size"),
+# `peak_flops_bandwidth_ratio` ("If mm_arithmetic_intensity is less than this value, the workload is memory bound").
+# `ThrottleSummary`: `throttle_type` ("The value "all" means the metric aggregates across all throttle types"),
+# `throttle_active_time_percent` (percent, "Percent of total time when throttling was active").
+MEASURED: dict[str, dict[str, str]] = {
+    "FrameworkNode": {
+        "node_name": "framework ops not named", "children_names": "every node counted (leaves not told apart)",
+        "start_ts": "no framework op given to its graph", "time_intervals": "no op time to weight by",
+        "end_ts": "no op time to weight by", "mfu": "no measured MFU", "hfu": "no measured HFU",
+        "mbu_per_interval": "no measured MBU", "hbm_read_bytes": "no measured HBM bytes",
+        "hbm_write_bytes": "no measured HBM bytes",
+    },
+    "FrameworkInstruction": {"framework_name": "framework ops not named", "start_ts": "no op given to its graph",
+                             "hbm_read_bytes": "no measured HBM bytes", "hbm_write_bytes": "no measured HBM bytes"},
+    "Summary": {"mm_arithmetic_intensity": "no measured arithmetic intensity",
+                "peak_flops_bandwidth_ratio": "no measured ridge point"},
+    "ThrottleSummary": {"throttle_type": "throttling not told apart by type",
+                        "throttle_active_time_percent": "no throttling figure"},
+}  # fmt: skip
+
+
 def _identity() -> dict[str, tuple[str, dict[str, str]]]:
-    return {table: (table, {c: c for c in cols}) for table, cols in READS.items()}
+    out = {table: (table, {c: c for c in cols}) for table, cols in READS.items()}
+    for table, cols in MEASURED.items():
+        out.setdefault(table, (table, {}))[1].update({c: c for c in cols})
+    return out
 
 
 # major → {logical table: (its name, {logical column: its name})}
 MAPS: dict[int, dict[str, tuple[str, dict[str, str]]]] = {
-    7: _identity(),  # profile-schema-reference.rst, schema 7.4.0 (Neuron 2.31), as read
+    7: _identity(),  # profile-schema-reference.rst, schema 7.4.0 (Neuron 2.31), as read (READS and MEASURED)
     12: _identity(),  # schema 12.0.1 (Neuron 2.33): the 7.4.0 names assumed for what OpLens reads (module docstring)
 }
 LATEST = max(MAPS)
@@ -146,6 +182,21 @@ def missing_columns(folder: Path, table: str, columns: list[str]) -> list[str]:
         return []
     present = set(pq.read_schema(files[0]).names)
     return [c for c in columns if s.column(table, c) not in present]
+
+
+def measured_warnings(folder: Path, tables: list[str]) -> list[str]:
+    """As `warnings`, for the measured-efficiency columns (MEASURED) of `tables`, the tables being present."""
+    s = of(folder)
+    out = []
+    for table in tables:
+        try:
+            gone = missing_columns(folder, table, list(MEASURED.get(table, {})))
+        except Exception:  # a table that is not the documented Parquet: its reader says so
+            continue
+        for c in gone:
+            out.append(f"Neuron Explorer {s.label}: table {s.table(table)} has no column {s.column(table, c)}: "
+                       f"{MEASURED[table][c]} (no figure is computed from it)")  # fmt: skip
+    return out
 
 
 def warnings(folder: Path, tables: list[str] | None = None) -> list[str]:
