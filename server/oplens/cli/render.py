@@ -16,11 +16,13 @@ from oplens.engine.diff import FunctionDiff
 from oplens.engine.overview_diff import OverviewDiff
 from oplens.records.errors import OpLensError
 from oplens.records.format import (
+    bound_from_words,
     device_time_sources,
     fmt_above,
     fmt_bound_cell,
     fmt_bytes,
     fmt_flops,
+    fmt_measured,
     fmt_us,
     fused_split,
     outliers_sentence,
@@ -83,10 +85,14 @@ def profile(console: Console, run: Run, view: str = "time") -> None:
         console.print(memory_table(run))
     elif view == "bound":
         console.print(bound_table(run))
+        for text in measured_lines(run):
+            console.print(escape(text), highlight=False)
     else:
         console.print(line_table(run, has_device))
         for text in engine_lines(run):
             console.print(text, highlight=False)
+        for text in measured_lines(run):
+            console.print(escape(text), highlight=False)
     if view == "time" and any(s.noisy for s in run.lines):
         console.print("[dim]  ~ noisy: the line's time varies widely between iterations (median/min/max in --json)[/]")
     console.print(op_table(run, has_device))
@@ -140,6 +146,22 @@ def engine_lines(run: Run) -> list[str]:
         for s in run.lines
         if s.engines
     ]
+
+
+def measured_lines(run: Run) -> list[str]:
+    """Each line's efficiency as the device measured it (Neuron: Explorer's per framework op MFU, MBU and HBM bytes)
+    and its bound from them, then the function's; nothing where no line was measured (the bound is estimated)."""
+    out = []
+    for s in run.lines:
+        m = s.measured
+        if m is not None:
+            bound = bound_from_words(s.bound, s.bound_from) if s.bound_from == "measured" else "no bound measured"
+            out.append(f"  line {s.line}: measured {fmt_measured(m)}: {bound}")
+    m = run.totals.measured
+    if m is not None:
+        bound = f": {bound_from_words(m.bound, 'measured')}" if m.bound else ""
+        out.append(f"  function: measured {fmt_measured(m)}{bound}; other figures and bounds are estimates")
+    return out
 
 
 def compiled_lines(run: Run) -> list[str]:
@@ -282,6 +304,8 @@ def bound_table(run: Run) -> Table:
             return [fmt_us(s.self_device_us), "", "", "", "", ""]
         # the bound with its % of the roofline, or the ceiling it beats (never over 100 %)
         bound = fmt_bound_cell(s.bound, s.roofline_pct, s.above_ceiling)
+        if s.bound_from == "measured":  # the device's MFU/MBU decided it; the roofline % is still the estimate's
+            bound = f"measured {s.bound}"
         floor = fmt_us(s.floor_us) if s.floor_us is not None else ""
         headroom = fmt_us(s.headroom_us) if s.headroom_us is not None else ""
         intensity = f"{s.intensity:.2f}" if s.intensity is not None else ""
@@ -289,12 +313,25 @@ def bound_table(run: Run) -> Table:
                     if s.flop_per_s is not None and s.bytes_per_s is not None else "")  # fmt: skip
         return [fmt_us(s.self_device_us), bound, floor, headroom, intensity, achieved]
 
+    measured = any(s.measured is not None for s in run.lines)
+
+    def with_measured(s: LineStat) -> list[str]:
+        m = s.measured  # the column's cell is short (the sentence under the table has every figure)
+        figures = [f"{v:.1f}" if v is not None else "–" for v in ((m.mfu_pct, m.mbu_pct) if m is not None else ())]
+        return [*cells(s), " · ".join(figures)]
+
     columns = [f"Self {label}", "Bound · roofline", "Floor", "Headroom", "FLOP/B", "Achieved"]
-    table = _source_table(run, columns, cells)
+    table = (_source_table(run, [*columns, "MFU · MBU %"], with_measured) if measured
+             else _source_table(run, columns, cells))  # fmt: skip
     # a line above a ceiling has no roofline %: the caption says why
     above = sorted({(s.bound, s.above_ceiling, s.dtype) for s in run.lines if s.above_ceiling})
-    if above:
-        table.caption = "; ".join(f"{fmt_bound_cell(b, None, a)} — {fmt_above(a, dtype)}" for b, a, dtype in above)
+    notes = [f"{fmt_bound_cell(b, None, a)} — {fmt_above(a, dtype)}" for b, a, dtype in above]
+    if measured:
+        notes.append("measured: the bound from the device's own MFU and MBU (Neuron Explorer, MFU · MBU %; – not "
+                     "measured); the others, and every roofline %, floor and headroom, are estimates from the work "
+                     "counted and the ceilings")  # fmt: skip
+    if notes:
+        table.caption = "; ".join(notes)
         table.caption_justify = "left"
     return table
 

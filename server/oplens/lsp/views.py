@@ -31,10 +31,12 @@ from oplens.engine.diff import FunctionDiff, LineChange
 from oplens.engine.targets import FunctionDef, list_functions, source_sha256
 from oplens.records.errors import OpLensError
 from oplens.records.format import (
+    bound_from_words,
     fmt_above,
     fmt_bytes,
     fmt_change,
     fmt_flops,
+    fmt_measured,
     fmt_roofline_pct,
     fmt_share,
     fmt_us,
@@ -278,7 +280,19 @@ def bound_sentence(stat: LineStat) -> str:
     roofline: its data stays in cache · floor 1.2 µs, 0.0 µs to win`); '' where the run had no ceilings."""
     if not stat.bound:
         return ""
+    if stat.bound_from == "measured":  # the device's own MFU/MBU decided it (Neuron Explorer); the roofline's is an estimate
+        parts = [f"**{bound_from_words(stat.bound, 'measured')}**"]
+        if stat.roofline_pct is not None and not stat.above_ceiling:
+            parts.append(f"estimated {fmt_roofline_pct(stat.roofline_pct)} of the roofline")
+        elif stat.above_ceiling:
+            parts.append(f"estimated: {fmt_above(stat.above_ceiling, stat.dtype)}")
+        if stat.floor_us is not None:
+            parts.append(f"estimated floor {fmt_us(stat.floor_us)}"
+                         + (f", {fmt_us(stat.headroom_us)} to win" if stat.headroom_us is not None else ""))  # fmt: skip
+        return " · ".join(parts)
     parts = ["bound unknown" if stat.bound == "unknown" else f"**{stat.bound}-bound**"]
+    if stat.measured is not None and stat.bound != "unknown":  # measured figures, but too few for a bound of their own
+        parts[0] += " (estimated)"
     if stat.above_ceiling:
         parts.append(fmt_above(stat.above_ceiling, stat.dtype))  # no % of a roofline it beats
     elif stat.roofline_pct is not None:
@@ -295,6 +309,8 @@ def work_markdown(run: Run, stat: LineStat) -> list[str]:
     bound = bound_sentence(stat)
     if bound:
         out.append(f"\n{bound}")
+    if stat.measured is not None:  # Neuron: Explorer's per framework op figures, weighted by the executions' time
+        out.append(f"\nMeasured on the device: {fmt_measured(stat.measured)}")
     if stat.flops is not None:
         work = f"{fmt_flops(stat.flops)}, {fmt_bytes(stat.bytes or 0.0)} moved"
         if stat.intensity is not None:

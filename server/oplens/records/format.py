@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from oplens.records.run import CompiledRegion, DeviceTimeSources, Run
+from oplens.records.run import CompiledRegion, DeviceTimeSources, MeasuredEfficiency, Run
 
 
 def fmt_us(us: float) -> str:
@@ -185,3 +185,29 @@ def outside_sentence(run: Run) -> str:
         return ""
     return (f"The statement's own work around {run.target.qualname}'s calls: {run.backend.device_label} "
             f"{fmt_us(outside)} per iteration, not the function's (not in its lines or totals)")  # fmt: skip
+
+
+def fmt_measured(m: MeasuredEfficiency) -> str:
+    """A line's (or the function's) efficiency as the device measured it (Neuron Explorer's per framework op
+    tables): `MFU 36.8 %, HFU 39.6 %, MBU 50.9 %, 8.2 KiB HBM per call, 2.88 FLOP/B (ridge 200), throttled
+    17.5 %`, each figure only where measured (never a 0 for one that is not), and `over 80 % of its device time`
+    where some of its executions' graphs had no figures."""
+    parts = [f"{name} {v:.1f} %" for name, v in (("MFU", m.mfu_pct), ("HFU", m.hfu_pct), ("MBU", m.mbu_pct)) if v is not None]
+    if m.hbm_bytes is not None:
+        parts.append(f"{fmt_bytes(m.hbm_bytes)} HBM per call")
+    if m.intensity is not None:
+        parts.append(f"{m.intensity:,.2f} FLOP/B" + (f" (ridge {m.ridge:,.0f})" if m.ridge is not None else ""))
+    if m.throttled_pct is not None:
+        parts.append(f"throttled {m.throttled_pct:.1f} %")
+    if m.covered_pct < 99.5:
+        parts.append(f"over {m.covered_pct:.0f} % of its device time")
+    return ", ".join(parts)
+
+
+def bound_from_words(bound: str, bound_from: str) -> str:
+    """`memory-bound (measured)`, `compute-bound (estimated)`, `neither compute- nor memory-bound (measured)`;
+    '' without a bound."""
+    if not bound:
+        return ""
+    what = "neither compute- nor memory-bound" if bound == "neither" else f"{bound}-bound"
+    return f"{what} ({bound_from})" if bound_from else what
