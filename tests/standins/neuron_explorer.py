@@ -460,6 +460,10 @@ def system_tables(session: Path, processed: Path, argv: list[str]) -> None:
                 rows.append(op_row)
             if flows == "framework" and op_row is not None:
                 op_row["flow_id"] = [*(op_row["flow_id"] or []), fw_flow]  # type: ignore[misc]
+            for tid, at in x.get("covers", [])[1:] if flows == "framework" else []:  # a fused execution's other ops
+                row = launch_rows.get((int(tid or 0), int(at)))  # (stand-in torch_neuronx `_fuse`: ASSUMED flows)
+                if row is not None:
+                    row["flow_id"] = [*(row["flow_id"] or []), fw_flow]  # type: ignore[misc]
             rt_flows = {"framework": [x["flow"], fw_flow], "runtime": [x["flow"]], "none": None}[flows]
             launch = int(x["launch_ns"]) + offset
             rows.append(_row(len(rows), "nrt_model_submit", launch, launch + 500, "neuron_rt", thread=x["tid"],
@@ -564,6 +568,9 @@ def _known(session: Path) -> list[dict[str, Any]]:
     return list(trace.get("executions", [])) if isinstance(trace, dict) and trace.get("standin") == "ntrace" else []
 
 
+ACTIVE_SPLIT = (("tensor", 0.0, 0.5), ("vector", 0.6, 1.0))  # the stand-in's engines in each execution (fractions)
+
+
 def measured_tables(sessions: list[Path], processed: Path, rows: list[dict[str, object]], ops: dict[str, str]) -> None:
     """Neuron Explorer's per framework op measurements (issue 33, part 8), as profile-schema-reference.rst (schema
     7.4.0, aws-neuron-sdk tools/neuron-explorer/) documents them, with known values:
@@ -576,10 +583,10 @@ def measured_tables(sessions: list[Path], processed: Path, rows: list[dict[str, 
     `FrameworkInstruction` (`framework_name`, `start_ts`, `hbm_read_bytes`, `hbm_write_bytes`); `Summary`
     (`total_time` in s, `mm_arithmetic_intensity`, `peak_flops_bandwidth_ratio`; where INTENSITY and RIDGE are given),
     `ThrottleSummary` (`nc_idx`, `throttle_type` "all" and "activity_0", `throttle_active_time_percent`; where THROTTLE
-    is given) and `ExecutionInfo` of that graph. Each graph's tables are
-    in a folder of its own, `<processed>/device/<neff stem>/`: where a system profile keeps its device profiles is not
-    documented (a stand-in choice). STANDIN_EXPLORER_MEASURED_DROP=COLUMN: FrameworkNode without that column (a
-    schema that renamed or removed it)."""
+    is given), `ExecutionInfo` and `ActiveTime` ("when an engine processes at least one instruction") of that graph.
+    Each graph's tables are in a folder of its own, `<processed>/device/<neff stem>/`: where a system profile keeps
+    its device profiles is not documented (a stand-in choice). STANDIN_EXPLORER_MEASURED_DROP=COLUMN: FrameworkNode
+    without that column (a schema that renamed or removed it)."""
     spec = os.environ.get("STANDIN_EXPLORER_MEASURED", "")
     if not spec:
         return
@@ -615,6 +622,12 @@ def measured_tables(sessions: list[Path], processed: Path, rows: list[dict[str, 
                                      "hbm_write_bytes": [int(write) * n]}), folder / "FrameworkInstruction.parquet")  # fmt: skip
             pq.write_table(pa.table({"neff_name": [neff.name] * n, "execution_start_ts": [a for a, _ in spans],
                                      "execution_end_ts": [b for _, b in spans]}), folder / "ExecutionInfo.parquet")  # fmt: skip
+            # ActiveTime {engine, start_ts, end_ts} (ns): the Tensor engine busy the first half of each execution, the
+            # Vector engine its last 40 % (the stand-in's split, ACTIVE_SPLIT)
+            active = [(eng, a + round((b - a) * lo), a + round((b - a) * hi)) for a, b in spans for eng, lo, hi in ACTIVE_SPLIT]
+            pq.write_table(pa.table({"engine": [e for e, _, _ in active], "start_ts": [x for _, x, _ in active],
+                                     "end_ts": [y for _, _, y in active], "pcore_idx": [0] * len(active)}),
+                           folder / "ActiveTime.parquet")  # fmt: skip
             if len(extra) >= 2:  # a Summary only where the spec gives its figures
                 pq.write_table(pa.table({"total_time": [sum(b - a for a, b in spans) / 1e9],
                                          "mm_arithmetic_intensity": [extra[0]], "peak_flops_bandwidth_ratio": [extra[1]]}),

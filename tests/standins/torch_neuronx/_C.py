@@ -100,7 +100,8 @@ def _get_profiler_mappings() -> dict[str, Any]:
     _state["recorded"] = _state["mapping"]
     warm_in = os.environ.get("STANDIN_MAPPING_WARMUP") == "1"
     data = [
-        {"nrta_seq_id": x["nrta_seq_id"], "framework_op_exec_ids": [{"seq_nr": x["seq_nr"], "th_id": 1, "stream_id": 0}]}
+        {"nrta_seq_id": x["nrta_seq_id"],  # a fused execution: one entry per op it carried (RecordProfilerMapping)
+         "framework_op_exec_ids": [{"seq_nr": s, "th_id": 1, "stream_id": 0} for s in x.get("seq_nrs", [x["seq_nr"]])]}
         for x in executions
         if warm_in or not x.get("warmup")
     ]

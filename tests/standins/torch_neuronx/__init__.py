@@ -10,6 +10,8 @@ Environment (set by the test):
                             synchronise after each step): each synchronize runs a small op inside a
                             `standin.device_work:<n>` range, n counting the synchronize calls, so a
                             test sees which call's device work a trace holds
+  STANDIN_FUSE, STANDIN_CPU_FALLBACK
+                            Adaptive Eager Execution and CPU fallback (profiling.py)
   STANDIN_TENSORS=device    tensors moved to `neuron:0` are held there (on the CPU, see python_device.py); default:
                             the device holds none and tests build their inputs on the CPU
 """
@@ -84,6 +86,26 @@ torch._register_device_module("neuron", _device)
 # (torch/_dynamo/variables/streams.py), reports none rather than a device torch cannot reach.
 torch.accelerator.is_available = lambda: False  # type: ignore[assignment]
 
+
+
+_tracked = {"cleared": False}
+
+
+def get_fallback_ops() -> list[str]:
+    """TorchNeuron's early source (parmoham-aws/test-repo-parmoham, torch_neuronx/__init__.py): "Get the list of
+    operations that fell back to CPU. Returns: List of operation names that were executed on CPU instead of Neuron"
+    (`_C._get_fallback_ops()`, filled by CPUFallbackExecutor, which also logs "Operator '<op>' executed via CPU
+    fallback" once per op). The stand-in's are STANDIN_CPU_FALLBACK's (it cannot see which ran: they are given)."""
+    from torch_neuronx.profiling import fallback_ops
+
+    record("get_fallback_ops", cleared=_tracked["cleared"])
+    return fallback_ops()
+
+
+def clear_op_tracking() -> None:
+    """"Clear both fallback and executed operation tracking" (the same source)."""
+    _tracked["cleared"] = True
+    record("clear_op_tracking")
 
 
 def _autoload() -> None:

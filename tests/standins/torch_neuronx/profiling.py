@@ -46,6 +46,12 @@ HOST_MEMORY host_mem.pb. Environment (set by the test):
                           of a named op (a trailing * matches a prefix) launches one execution of that many µs
   STANDIN_LNC=2           each execution on two physical NeuronCores (one nc_exec_running row per core)
   STANDIN_EXEC_BEFORE=N   N more executions before the profiled calls (the warm-up's), on a framework row of their own
+  STANDIN_FUSE=N          Adaptive Eager Execution (see `_fuse`): each run of N consecutive queued launches of an iteration
+                          is one execution, the queue's rest flushed at the synchronize after the iteration; off under
+                          torch.use_deterministic_algorithms / set_deterministic_debug_mode, as the 2.33 docs say
+  STANDIN_CPU_FALLBACK=aten::x,aten::y
+                          ops that "fell back to CPU" (`torch_neuronx.get_fallback_ops()`, see __init__.py): they launch
+                          no execution even where STANDIN_EXEC_US names them
   STANDIN_NEFF_FRAMES=FILE:FUNCTION:LINE=W;FILE:FUNCTION:LINE+FILE:FUNCTION:LINE=W;...
                           the framework debug info compiled into each NEFF (only where NEURON_FRAMEWORK_DEBUG=1, as
                           the docs say it must be set before compiling): its instructions, W the share of the
@@ -239,7 +245,11 @@ def _executions(trace_json: Path) -> list[dict[str, Any]] | None:
         launches.append({"op": e["name"], "tid": e["tid"], "op_start_ns": start, "op_end_ns": end,
                          "launch_ns": start + (end - start) // 2, "us": us,
                          "seq_nr": int((e.get("args") or {}).get("Sequence number", 0))})  # fmt: skip
+    fallback = set(fallback_ops())
+    launches = [x for x in launches if x["op"] not in fallback]  # ran on the CPU: no device execution
     launches.sort(key=lambda x: x["launch_ns"])
+    if fusing():
+        launches = _fuse(launches, data, base)
     first = launches[0]["launch_ns"] if launches else base
     before = int(os.environ.get("STANDIN_EXEC_BEFORE", "0"))
     tid = launches[0]["tid"] if launches else 0
@@ -260,6 +270,63 @@ def _executions(trace_json: Path) -> list[dict[str, Any]] | None:
         # Sequence Number")
         out.append({**x, "model_id": model, "flow": str(flow), "start_ns": start, "end_ns": end, "nrta_seq_id": len(out) + 1})
     return out
+
+
+def fusing() -> int:
+    """How many queued ops Adaptive Eager Execution fuses into one execution here (0: off). The 2.33 docs
+    (frameworks/torch/pytorch-native-overview.rst, "Adaptive Eager Execution"): TorchNeuron analyses "sequences of
+    queued operators and fus[es] them into single operators based on fusion heuristics ... dispatched as single
+    operator calls", and "When ``torch.use_deterministic_algorithms()`` or ``torch.set_deterministic_debug_mode()``
+    is called, TorchNeuron will ensure reproducible order of execution and Adaptive Eager Execution optimizations are
+    disabled". The heuristics are not public; the stand-in's is a fixed group size (STANDIN_FUSE)."""
+    import torch
+
+    n = int(os.environ.get("STANDIN_FUSE", "0") or 0)
+    deterministic = torch.are_deterministic_algorithms_enabled() or torch.get_deterministic_debug_mode() != 0
+    return 0 if deterministic else n
+
+
+def fallback_ops() -> list[str]:
+    return [op for op in os.environ.get("STANDIN_CPU_FALLBACK", "").split(",") if op]
+
+
+def _fuse(launches: list[dict[str, Any]], trace: dict[str, Any], base: int) -> list[dict[str, Any]]:
+    """The launches of each iteration (`oplens.iter:<k>` ranges, where OpLens synchronises right after each closes:
+    worker/calls.py) fused in runs of `fusing()` consecutive ops. What is followed, and what is assumed:
+
+    - followed (TorchNeuron's early source, parmoham-aws/test-repo-parmoham): a fused ("concatenated") operation is
+      named after its parts joined by "|" (`IrNodeManager::GenerateConcatenationOpName`: `node1->op_name + "|" +
+      node2->op_name`), and its one execution is recorded in the framework mapping under every part
+      (`RecordProfilerMapping`: `for (auto* cascading_op : concat_state->GetCascadingOperations())
+      collector.Record(seq_id, cascading_op->pytorch_sequence_nr, ...)`); each op was submitted by its own
+      dispatch (`SubmitOperationContext`), so each op's framework row keeps a flow to the execution it went into
+      (the stand-in explorer links every row in `covers`) -- ASSUMED: no page shows a fused execution's flows;
+    - a run filled by its last op is launched at that op; the queue's rest is launched by the iteration's
+      synchronize, after the iteration's range closed (docs: "Neuron synchronizes at the operation where that
+      tensor is needed"; OpLens's synchronize is outside the range) -- ASSUMED: the launch's time and thread (the
+      profiled thread, 2 µs after the range) are the stand-in's;
+    - the execution's time is the sum of its parts' (no fusion speed-up is modelled)."""
+    n = fusing()
+    ranges = [e for e in trace["traceEvents"] if e.get("ph") == "X" and str(e.get("name", "")).startswith("oplens.iter:")]
+    iters = sorted((base + round(float(e["ts"]) * 1000), base + round((float(e["ts"]) + float(e["dur"])) * 1000)) for e in ranges)
+    out: list[dict[str, Any]] = []
+
+    def flush(group: list[dict[str, Any]], launch_ns: int) -> None:
+        if not group:
+            return
+        first = group[0]
+        out.append({**first, "op": "|".join(x["op"] for x in group), "us": sum(x["us"] for x in group),
+                    "launch_ns": launch_ns, "seq_nrs": [x["seq_nr"] for x in group],
+                    "covers": [[x["tid"], x["op_start_ns"]] for x in group]})  # fmt: skip
+
+    for start, end in iters:
+        queued = [x for x in launches if start <= x["launch_ns"] < end]
+        for k in range(0, len(queued), n):
+            group = queued[k : k + n]
+            flush(group, group[-1]["launch_ns"] if len(group) == n else end + 2_000)
+    inside = {id(x) for s, e in iters for x in launches if s <= x["launch_ns"] < e}
+    out += [x for x in launches if id(x) not in inside]  # outside any iteration (the warm-up's): as they were
+    return sorted(out, key=lambda x: x["launch_ns"])
 
 
 def _debug_info() -> bool:
