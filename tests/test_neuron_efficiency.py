@@ -105,6 +105,13 @@ def test_stand_in_each_line_gets_its_ops_measured_mfu_mbu_and_bytes_time_weighte
     assert total["hbm_bytes"] == pytest.approx(expected(8)["hbm_bytes"] + expected(9)["hbm_bytes"], rel=0.01)
     assert "measured MFU/MBU on 2 line(s)" in run["device_time"]["found"]["system_trace"]
     assert not [w for w in run["backend"]["warnings"] if "Framework" in w or "Summary" in w]
+    # the engine breakdown per line, from each graph's ActiveTime (the stand-in's: Tensor the first half of each
+    # execution, Vector its last 40 %), summed over the line's executions per call
+    for n in (8, 9):
+        t = expected(n)["device_us"]
+        engines = {e["engine"]: (e["active_us"], e["pct"]) for e in got[n]["engines"]}
+        assert engines == {"Tensor": pytest.approx((0.5 * t, 50.0), rel=0.01), "Vector": pytest.approx((0.4 * t, 40.0), rel=0.01)}
+    assert got[8]["engine_graph"].count("neff_") == 4 and got[9]["engine_graph"].count("neff_") == 1
 
 
 def test_stand_in_the_cli_and_the_hover_say_which_bound_is_measured(tmp_path: Path) -> None:
@@ -117,6 +124,8 @@ def test_stand_in_the_cli_and_the_hover_say_which_bound_is_measured(tmp_path: Pa
     assert "line 9: measured MFU 80.0 %, HFU 85.0 %, MBU 30.0 %, 12.0 KiB HBM per call: compute-bound (measured)" in text
     assert "function: measured MFU 56.3 %, HFU 60.1 %, MBU 41.5 %, 20.2 KiB HBM per call" in text
     assert "compute-bound (measured); other figures and bounds are estimates" in text
+    assert ("line 9: graph neff_395760075800974_vnc_0.neff, 14.0 µs on the device per call: Tensor 7.0 µs (50%), "
+            "Vector 5.6 µs (40%)") in text
     bound = oplens_cli(tmp_path, "analyze", run["run_id"], "--view", "bound", PYTHONPATH=str(STANDINS))
     assert bound.returncode == 0, bound.stderr
     words = " ".join(bound.stdout.split())

@@ -141,7 +141,8 @@ def engine_lines(run: Run) -> list[str]:
     """Each line's compiled graph by engine (Neuron: from the vendor's processed profile), per call."""
     device = {g.line: g.device_us for g in run.engine_graphs}
     return [
-        f"  line {s.line}: graph {s.engine_graph}, {fmt_us(device.get(s.line, 0.0))} on the device per call: "
+        f"  line {s.line}: {'graphs' if ', ' in s.engine_graph else 'graph'} {s.engine_graph}, "
+        f"{fmt_us(device.get(s.line, s.self_device_us))} on the device per call: "
         + ", ".join(f"{e.engine} {fmt_us(e.active_us)} ({e.pct:.0f}%)" for e in s.engines)
         for s in run.lines
         if s.engines

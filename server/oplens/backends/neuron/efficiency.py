@@ -33,12 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from oplens.analysis.roofline import measured_bound
-from oplens.backends.neuron import schema
+from oplens.backends.neuron import engines, schema
 from oplens.backends.neuron.engines import Columns, read_table
 from oplens.backends.neuron.systrace import Placed
-from oplens.records.run import MeasuredEfficiency
+from oplens.records.run import EngineTime, GraphEngines, MeasuredEfficiency
 
-BOUND_PCT = 50.0  # MFU or MBU at or above this: the line is held by that unit (OpLens's threshold, an assumption)
 NODE, INSTRUCTION, SUMMARY, THROTTLE = "FrameworkNode", "FrameworkInstruction", "Summary", "ThrottleSummary"
 TABLES = (NODE, INSTRUCTION, SUMMARY, THROTTLE)
 
@@ -276,3 +275,33 @@ def combine(runs: list[tuple[GraphFigures, float, float | None]], total_ns: floa
     if e.hbm_bytes is None:
         e.missing.append("HBM bytes: not measured for every execution of the line")
     return e
+
+
+def line_engines(root: Path, placed: list[Placed], iterations: int) -> dict[int, tuple[list[EngineTime], list[str]]]:
+    """Each line's engine breakdown per call where the device profile has one for the graphs its executions ran
+    (engines.read_graphs: an engine's ActiveTime inside each graph's ExecutionInfo windows, per execution): an
+    engine's time is its graphs' per execution, summed over the line's executions of the profiled iterations over
+    the iterations; its % of the device time of the line's executions whose graph has a breakdown. With the graphs
+    (NEFFs) it came from. Nothing for a line none of whose graphs has one."""
+    graphs: dict[str, GraphEngines] = {}
+    for folder in engines.device_profiles(root):
+        try:
+            found, _ = engines.read_graphs(folder)
+        except Exception:  # a table that is not the documented Parquet: the engine reader's own note says so elsewhere
+            continue
+        graphs.update({g.graph: g for g in found if g.engines})
+    active: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    covered: dict[int, float] = defaultdict(float)
+    names: dict[int, list[str]] = defaultdict(list)
+    for p in placed:
+        name = match(graphs, p.execution.model_id)
+        if name is None:
+            continue
+        covered[p.line] += p.execution.duration_ns / 1e3
+        names[p.line] += [name] if name not in names[p.line] else []
+        for e in graphs[name].engines:
+            active[p.line][e.engine] += e.active_us
+    n = max(1, iterations)
+    return {line: ([EngineTime(engine, us / n, 100.0 * us / covered[line] if covered[line] > 0 else 0.0)
+                    for engine, us in per.items()], names[line]) for line, per in active.items()}  # fmt: skip
+

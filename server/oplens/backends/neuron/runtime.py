@@ -30,7 +30,7 @@ from oplens.backends.neuron.fused import NO_DEBUG_FIX, neff_line_time, region_sh
 from oplens.backends.spec import RuntimeTime
 from oplens.records.atomic import write_json_atomic
 from oplens.records.errors import OpLensError
-from oplens.records.run import SYSTEM_TRACE, Artifacts, LineStat, MeasuredEfficiency, SourceRef
+from oplens.records.run import SYSTEM_TRACE, Artifacts, EngineTime, LineStat, MeasuredEfficiency, SourceRef
 
 # <run>/neuron_system_trace: the ingest's --data-path, beside (not inside) the runtime's own output, which
 # `oplens explorer` ingests as a whole
@@ -54,15 +54,20 @@ class NeuronRuntimeTime(RuntimeTime):
     """The system trace's record, with each line's efficiency as the device measured it (efficiency.py)."""
 
     measured: dict[int, MeasuredEfficiency] = field(default_factory=dict)
+    # line -> its engine breakdown per call and the graphs it came from (efficiency.line_engines)
+    engines: dict[int, tuple[list[EngineTime], list[str]]] = field(default_factory=dict)
 
     def split(self, lines: list[LineStat]) -> None:
-        """The compiled regions' split, then each line's measured figures and its bound from them."""
+        """The compiled regions' split, then each line's measured figures, its bound from them, and its engines."""
         super().split(lines)
         for s in lines:
             m = self.measured.get(s.line)
             s.measured = m
             if m is not None and m.bound:
                 s.bound, s.bound_from = m.bound, "measured"
+            if s.line in self.engines:
+                s.engines, graphs = self.engines[s.line]
+                s.engine_graph = ", ".join(graphs)
 
 
 @dataclass(frozen=True)
@@ -200,6 +205,11 @@ def runtime_time(
                            region_lines, split_note, warned)  # fmt: skip
     measured, measured_note = _measured(folder, st)
     warned += [w for w in measured_note if w not in warned]
+    per_line_engines: dict[int, tuple[list[EngineTime], list[str]]] = {}
+    try:
+        per_line_engines = efficiency.line_engines(folder, st.placed, st.iterations)
+    except Exception as e:  # a table that is not the documented Parquet (pyarrow raises its own errors)
+        warned.append(f"no engine breakdown per line: the device profile's tables do not read ({type(e).__name__}: {e})")
     found = ((f"{how}; " if how else "") + f"{st.executions} execution(s) in {tables} ({version}), "
              + (f"{st.pcores_per_execution} physical-core rows each merged, " if st.pcores_per_execution > 1 else "")
              + f"given to their ops by rule {st.rule}"
@@ -207,7 +217,7 @@ def runtime_time(
              + (f" ({'; '.join(st.problems)})" if st.problems else ""))  # fmt: skip
     found += f"; measured MFU/MBU on {len(measured)} line(s)" if measured else f"; {NOT_MEASURED}"
     return NeuronRuntimeTime(SYSTEM_TRACE, systrace.device_events(st), st.total_mean_us(), found, tables, region_lines,
-                             split_note, warned, measured=measured)  # fmt: skip
+                             split_note, warned, measured=measured, engines=per_line_engines)  # fmt: skip
 
 
 def _measured(folder: Path, st: systrace.SysTraceTime) -> tuple[dict[int, MeasuredEfficiency], list[str]]:
