@@ -176,3 +176,13 @@ def test_the_measured_bound_rule() -> None:
     assert measured_bound(20.0, 30.0) == "neither"
     assert measured_bound(60.0, None) == "compute" and measured_bound(None, 60.0) == "memory"
     assert measured_bound(20.0, None) == "" and measured_bound(None, None) == ""
+
+
+def test_stand_in_a_device_profile_without_framework_op_tables_is_named_and_stays_estimated(tmp_path: Path) -> None:
+    """The device profile kept (OPLENS_NEURON_MEASURED=1) but without FrameworkNode/FrameworkInstruction (a release
+    that writes none): a warning names the tables, every line stays estimated, no figure is 0."""
+    run = profile(tmp_path, STANDIN_EXPLORER_MEASURED="")
+    assert all(s["measured"] is None and s["bound_from"] != "measured" for s in run["lines"])
+    found = run["device_time"]["found"]["system_trace"]
+    assert "measured MFU/MBU: none" in found and "see the warnings" in found, found
+    assert any("FrameworkNode" in w and "FrameworkInstruction" in w for w in run["backend"]["warnings"])

@@ -215,7 +215,13 @@ def runtime_time(
              + f"given to their ops by rule {st.rule}"
              + (f"; {st.outside_us:.1f} µs outside the profiled iterations left out" if st.outside_us else "")
              + (f" ({'; '.join(st.problems)})" if st.problems else ""))  # fmt: skip
-    found += f"; measured MFU/MBU on {len(measured)} line(s)" if measured else f"; {NOT_MEASURED}"
+    if measured:
+        found += f"; measured MFU/MBU on {len(measured)} line(s)"
+    elif engines.device_profiles(folder):  # the device profile was kept: the warnings name what it lacks
+        found += ("; measured MFU/MBU: none, each line's bound is the roofline's estimate (the device profile holds no "
+                  "framework op figures for the graphs the lines ran; see the warnings)")  # fmt: skip
+    else:
+        found += f"; {NOT_MEASURED}"
     return NeuronRuntimeTime(SYSTEM_TRACE, systrace.device_events(st), st.total_mean_us(), found, tables, region_lines,
                              split_note, warned, measured=measured, engines=per_line_engines)  # fmt: skip
 
