@@ -24,6 +24,7 @@ from conftest import NAIVE_KNOWN, STANDINS, oplens_cli, write_stand_in_explorer
 from oplens.analysis.roofline import measured_bound
 from oplens.lsp import views
 from oplens.records.run import Run
+from oplens.views.run import run_page
 
 FAST = ["--warmup", "1", "--iters", "3"]
 TARGET = """\
@@ -138,6 +139,14 @@ def test_stand_in_the_cli_and_the_hover_say_which_bound_is_measured(tmp_path: Pa
     hover = views.line_markdown(stored, stat)
     assert "**memory-bound (measured)**" in hover, hover
     assert "Measured on the device: MFU 36.8 %, HFU 39.6 %, MBU 50.9 %, 8.2 KiB HBM per call" in hover, hover
+    # the results page's cells (views/run.py; the webview draws them as given)
+    page = run_page(stored)
+    row = next(r for r in page.lines if r.line == 8)
+    assert row.bound == "measured memory"
+    assert row.bound_title.startswith("memory-bound (measured) · measured on the device: MFU 36.8 %, HFU 39.6 %"), row
+    assert "measured on the device: MFU 36.8 %" in row.tooltip
+    (stat_row,) = [x for x in page.stats if x.label == "Measured on the device"]
+    assert stat_row.value == "MFU 56.3 % · MBU 41.5 %" and stat_row.note.startswith("compute-bound (measured); MFU 56.3 %")
 
 
 def test_stand_in_a_profile_without_the_framework_op_tables_stays_estimated_and_shows_no_zero(tmp_path: Path) -> None:

@@ -15,10 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from oplens.backends import registry
+from oplens.records.execution_words import execution_notes
 from oplens.records.format import (
+    bound_from_words,
     device_label,
     fmt_bound_cell,
     fmt_bytes,
+    fmt_measured,
     fmt_share,
     fmt_us,
     fmt_us_range,
@@ -255,7 +258,33 @@ def _stats(run: Run, label: str, with_cpu: bool, merged: bool) -> list[RunStat]:
         found.append(RunStat("At the roofline", fmt_us(t.floor_us), f"{fmt_us(t.headroom_us)} to win, per call"))
     if t.memory and t.peak_bytes > 0:
         found.append(RunStat("Peak memory", fmt_bytes(t.peak_bytes), f"{t.memory}, in one call"))
+    m = t.measured  # Neuron: Explorer's per framework op figures, over the measured lines
+    if m is not None and (m.mfu_pct is not None or m.mbu_pct is not None):
+        value = " · ".join(f"{n} {v:.1f} %" for n, v in (("MFU", m.mfu_pct), ("MBU", m.mbu_pct)) if v is not None)
+        note = f"{bound_from_words(m.bound, 'measured')}; " if m.bound else ""
+        found.append(RunStat("Measured on the device", value, f"{note}{fmt_measured(m)}"))
     return found
+
+
+def measured_phrase(ln: LineStat) -> str:
+    """`memory-bound (measured) · measured on the device: MFU 36.8 %, …`: a line's figures as the device measured
+    them (Neuron Explorer) and its bound from them; '' for a line the device did not measure."""
+    if ln.measured is None:
+        return ""
+    head = bound_from_words(ln.bound, "measured") if ln.bound_from == "measured" else "no bound measured"
+    return f"{head} · measured on the device: {fmt_measured(ln.measured)}"
+
+
+def _bound_cell(ln: LineStat) -> str:
+    return f"measured {ln.bound}" if ln.bound_from == "measured" else fmt_bound_cell(ln.bound, ln.roofline_pct, ln.above_ceiling)
+
+
+def _bound_title(ln: LineStat) -> str:
+    """The bound cell's title: the measured phrase first where there is one, the roofline's words as the estimate."""
+    estimate = bound_phrase(ln)
+    if ln.measured is None:
+        return estimate
+    return " · ".join(x for x in (measured_phrase(ln), f"estimated: {estimate}" if estimate else "") if x)
 
 
 def _line_row(run: Run, ln: LineStat, label: str, with_cpu: bool, use_device: bool, straggler: int | None) -> LineRow:
@@ -267,8 +296,8 @@ def _line_row(run: Run, ln: LineStat, label: str, with_cpu: bool, use_device: bo
         mark=f"⚠ rank {straggler} " if straggler is not None else "",
         memory=memory_cell(ln),
         memory_title=memory_title(ln, run.totals.memory),
-        bound=fmt_bound_cell(ln.bound, ln.roofline_pct, ln.above_ceiling),
-        bound_title=bound_phrase(ln),
+        bound=_bound_cell(ln),
+        bound_title=_bound_title(ln),
         tooltip=_line_tooltip(ln, label, with_cpu, straggler),
     )
 
@@ -284,8 +313,9 @@ def _line_tooltip(ln: LineStat, label: str, with_cpu: bool, straggler: int | Non
         parts.append(f"across {len(ln.ranks.per_rank)} ranks: median {fmt_us(ln.ranks.median)}, {across_ranks(ln.ranks)}{blame}")
     if ln.collective_us > 0:
         parts.append(f"in collectives {fmt_us(ln.collective_us)}")
-    if bound := bound_phrase(ln):
+    if bound := _bound_title(ln):
         parts.append(bound)
+    parts.extend(execution_notes(ln))  # executions fused over several lines, ops run on the CPU (Neuron)
     top = sorted(ln.ops, key=lambda o: (-o.self_device_us, -o.self_cpu_us))[:OPS_IN_TOOLTIP]
     parts.extend(f"{o.name} ×{fmt_count(o.calls)} {fmt_us(o.self_device_us)}" for o in top)
     return "\n".join(parts)
