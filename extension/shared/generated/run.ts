@@ -275,6 +275,23 @@ export interface FusedLineTime {
   pct: number;
 }
 
+/**
+ * Device executions that each carried the work of several ops (Neuron's Adaptive Eager Execution fuses queued
+ * ops into one execution, backends/neuron/systrace.py): all their time is on the line whose op launched them
+ * (`launched_by`); every line they covered names them, so no line's time is silently another's.
+ */
+export interface RuntimeFusion {
+  launched_by: number;
+  /** the lines whose ops they carried, in launch order, `launched_by` first */
+  lines: number[];
+  /** the top-level ops they carried, in launch order */
+  ops: string[];
+  /** per iteration */
+  executions: number;
+  /** per iteration, all of it in `launched_by`'s self device time */
+  device_us: number;
+}
+
 /** A `torch.compile` region called on a line, with the source lines its graph fused. */
 export interface CompiledRegion {
   /** e.g. "Torch-Compiled Region: 0/0" */
@@ -530,6 +547,14 @@ export interface LineStat {
    * @default ''
    */
   bound_from: string;
+  /**
+   * Neuron: executions the runtime fused that carried this line's ops (its own, or another line's that launched
+   * them), and the ops on this line that ran on the CPU (no Neuron kernel: TorchNeuron's CPU fallback).
+   * @default []
+   */
+  runtime_fused: RuntimeFusion[];
+  /** @default [] */
+  cpu_fallback: string[];
 }
 
 export interface Target {
@@ -1255,6 +1280,17 @@ export function readFusedLineTime(r: Reader): FusedLineTime {
   };
 }
 
+/** A `RuntimeFusion` from its JSON: requires launched_by, lines, ops, executions, device_us; the rest take their defaults. */
+export function readRuntimeFusion(r: Reader): RuntimeFusion {
+  return {
+    launched_by: r.num('launched_by'),
+    lines: r.numbers('lines', false),
+    ops: r.strings('ops', false),
+    executions: r.num('executions'),
+    device_us: r.num('device_us'),
+  };
+}
+
 /** A `CompiledRegion` from its JSON: requires name, calls, self_device_us; the rest take their defaults. */
 export function readCompiledRegion(r: Reader): CompiledRegion {
   return {
@@ -1353,6 +1389,8 @@ export function readLineStat(r: Reader): LineStat {
     engine_graph: r.str('engine_graph', ''),
     measured: r.has('measured') ? r.obj('measured', readMeasuredEfficiency) : null,
     bound_from: r.str('bound_from', ''),
+    runtime_fused: r.list('runtime_fused', readRuntimeFusion),
+    cpu_fallback: r.strings('cpu_fallback'),
   };
 }
 

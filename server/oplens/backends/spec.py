@@ -20,7 +20,7 @@ from oplens.analysis.attribution import RawEvent
 from oplens.backends.facts import CPU, BackendFacts
 from oplens.records.doctor import Check
 from oplens.records.errors import OpLensError, bad_input
-from oplens.records.run import Artifacts, FusedLineTime, LineStat, Run, SourceRef
+from oplens.records.run import Artifacts, FusedLineTime, LineStat, Run, RuntimeFusion, SourceRef
 
 OptionsT = TypeVar("OptionsT")
 
@@ -83,10 +83,16 @@ class RuntimeTime:
     region_lines: dict[str, dict[tuple[str, int, str], float]] = field(default_factory=dict)
     split_note: str = ""  # why a region has no split (and how to get one)
     warnings: list[str] = field(default_factory=list)  # what the runtime's tool warned of while processing it
+    fused: list[RuntimeFusion] = field(default_factory=list)  # executions the runtime fused over several ops
+    cpu_fallback: list[str] = field(default_factory=list)  # ops that ran on the CPU on a device tensor (no kernel)
 
     def split(self, lines: list[LineStat]) -> None:
-        """Each compiled region's device time over the lines its graph fused (in place)."""
+        """Each compiled region's device time over the lines its graph fused (in place); each line's fused
+        executions (on every line they covered) and its ops that ran on the CPU."""
+        fallback = set(self.cpu_fallback)
         for s in lines:
+            s.runtime_fused = [f for f in self.fused if s.line in f.lines]
+            s.cpu_fallback = sorted({o.name for o in s.ops} & fallback)
             for region in s.compiled:
                 shares = self.region_lines.get(region.name)
                 if not shares:

@@ -15,6 +15,7 @@ from oplens.backends import registry
 from oplens.engine.diff import FunctionDiff
 from oplens.engine.overview_diff import OverviewDiff
 from oplens.records.errors import OpLensError
+from oplens.records.execution_words import execution_notes
 from oplens.records.format import (
     bound_from_words,
     device_time_sources,
@@ -126,6 +127,9 @@ def profile(console: Console, run: Run, view: str = "time") -> None:
     device_time(console, run)
     for text in compiled_lines(run):
         console.print(escape(text), highlight=False)
+    for s in run.lines:  # executions fused over several lines, ops run on the CPU (Neuron)
+        for text in execution_notes(s):
+            console.print(escape(f"line {s.line}: {text}"), highlight=False)
     if view == "bound" and run.device is not None:
         d = run.device
         peaks = ", ".join(f"{k} {v / 1e9:,.1f} GFLOP/s" for k, v in sorted(d.dtype_peaks.items()))

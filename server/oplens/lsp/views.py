@@ -30,6 +30,7 @@ from oplens.backends import registry
 from oplens.engine.diff import FunctionDiff, LineChange
 from oplens.engine.targets import FunctionDef, list_functions, source_sha256
 from oplens.records.errors import OpLensError
+from oplens.records.execution_words import execution_notes
 from oplens.records.format import (
     bound_from_words,
     fmt_above,
@@ -265,6 +266,7 @@ def line_markdown(run: Run, stat: LineStat, change: LineChange | None = None) ->
                     for s in region.split]  # fmt: skip
         elif region.split_note:
             out.append(f"\n{region.split_note}")
+    out += [f"\n{text}" for text in execution_notes(stat)]  # fused over several lines, run on the CPU (Neuron)
     if stat.inner:
         out.append("\nInside helpers: " + ", ".join(
             f"`{i.function}` line {i.line} {fmt_us(i.self_device_us)}" for i in stat.inner[:6]))

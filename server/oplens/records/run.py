@@ -77,6 +77,19 @@ class FusedLineTime:
 
 
 @dataclass
+class RuntimeFusion:
+    """Device executions that each carried the work of several ops (Neuron's Adaptive Eager Execution fuses queued
+    ops into one execution, backends/neuron/systrace.py): all their time is on the line whose op launched them
+    (`launched_by`); every line they covered names them, so no line's time is silently another's."""
+
+    launched_by: int
+    lines: list[int]  # the lines whose ops they carried, in launch order, `launched_by` first
+    ops: list[str]  # the top-level ops they carried, in launch order
+    executions: float  # per iteration
+    device_us: float  # per iteration, all of it in `launched_by`'s self device time
+
+
+@dataclass
 class CompiledRegion:
     """A `torch.compile` region called on a line, with the source lines its graph fused."""
 
@@ -195,6 +208,10 @@ class LineStat:
     # holds per framework op figures for the graphs its executions ran; None: not measured (its bound is estimated).
     measured: MeasuredEfficiency | None = None
     bound_from: str = ""  # measured (MeasuredEfficiency.bound) | estimated (the roofline above) | "" (no bound)
+    # Neuron: executions the runtime fused that carried this line's ops (its own, or another line's that launched
+    # them), and the ops on this line that ran on the CPU (no Neuron kernel: TorchNeuron's CPU fallback).
+    runtime_fused: list[RuntimeFusion] = field(default_factory=list)
+    cpu_fallback: list[str] = field(default_factory=list)
 
 
 SCRIPT_MODULE = "<script>"  # Target.module of a file imported by its path, not as a module of a package

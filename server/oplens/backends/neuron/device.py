@@ -18,6 +18,10 @@ its `on_trace_ready`, where the Chrome trace is written as the early profiler wr
 (`<neuron_output_dir>/pytorch_trace.json`) and the framework mapping too (`_sync_framework_mapping_state` enables
 it only while the early profiler's own torch profiler runs, so OpLens sets the same switch for its own,
 `_C._set_profiler_mapping_enabled`, and writes `_C._get_profiler_mappings()` as `_dump_profiler_mappings` does).
+
+Around the profiled calls (from `configure`, before the warm-up, to `artifacts`, after the last call): deterministic
+mode where `--neuron-exact` asks (Adaptive Eager Execution off), TorchNeuron's op tracking cleared then read (its CPU
+fallbacks kept with the run), and whether Adaptive Eager Execution was active recorded (`adaptive.py`).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ import torch
 from torch.profiler import ProfilerActivity
 
 from oplens.backends.device import Backend
-from oplens.backends.neuron import api, environment, install
+from oplens.backends.neuron import adaptive, api, environment, install
 from oplens.backends.neuron.artifacts import COLLECT_FROM_ENV, COLLECT_SINCE_ENV, DEFAULT_NEFF_CACHE, PROFILE_DIR, find_artifacts
 from oplens.backends.neuron.facts import NEURON
 from oplens.backends.neuron.options import DEFAULT_MODES, DEFAULT_NEFF_CACHE_ENV, NEFF_CACHE_ENV, NeuronOptions
@@ -56,6 +60,7 @@ class NeuronBackend(Backend[NeuronOptions]):
     options_type = NeuronOptions
     _configured: dict[str, Any] | None = None  # the profiler's options, once configured
     _generation: api.Generation | None = None
+    _restore: tuple[bool, bool] | None = None  # the user's deterministic setting, while --neuron-exact holds it
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
@@ -171,6 +176,7 @@ class NeuronBackend(Backend[NeuronOptions]):
         before: its capture starts with the profiler (`profiler_options`)."""
         generation = self.generation()
         self.details["environment"] = environment.recorded(os.environ, self.options)
+        self._begin_calls(generation.name == api.EARLY)
         if generation.name == api.EARLY:
             self.warnings.append(f"{generation.line} (detected: {generation.evidence})")
             self._configured = {}
@@ -242,9 +248,42 @@ class NeuronBackend(Backend[NeuronOptions]):
 
         return ready
 
+    def _begin_calls(self, early: bool) -> None:
+        """Before the warm-up (the profiled calls follow): deterministic mode where --neuron-exact asks (Adaptive
+        Eager Execution off, adaptive.py), TorchNeuron's op tracking cleared (its CPU fallbacks are this run's), and
+        whether Adaptive Eager Execution is active recorded (details["adaptive_eager"])."""
+        if self.options.exact and self._restore is None:
+            self._restore = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+            torch.use_deterministic_algorithms(True)
+        tracking = _tracking()
+        if tracking[1] is not None:
+            tracking[1]()
+        self.details["adaptive_eager"] = adaptive.details(
+            early, torch.are_deterministic_algorithms_enabled(), torch.get_deterministic_debug_mode(),
+            bool(self.options.exact), os.environ)  # fmt: skip
+
+    def _end_calls(self, run_dir: Path) -> None:
+        """After the profiled calls: the user's deterministic setting back, and the ops TorchNeuron ran on the CPU
+        (`torch_neuronx.get_fallback_ops()`) kept with the run (adaptive.FALLBACK_FILE) and in its details."""
+        if self._restore is not None:
+            torch.use_deterministic_algorithms(self._restore[0], warn_only=self._restore[1])
+            self._restore = None
+        get = _tracking()[0]
+        if get is None:
+            self.details["cpu_fallback"] = "not recorded: this torch_neuronx has no get_fallback_ops()"
+            return
+        try:
+            ops = [adaptive.qualified(str(o)) for o in get()]
+        except Exception as e:  # a binding that fails: said, not fatal
+            self.details["cpu_fallback"] = f"not recorded: torch_neuronx.get_fallback_ops() failed ({type(e).__name__}: {e})"
+            return
+        self.details["cpu_fallback"] = ops
+        adaptive.write_fallback(run_dir, ops)
+
     def artifacts(self, run_dir: Path) -> Artifacts:
-        """The profile's files; which session folder was taken and the NEFFs copied in are said among
-        the run's warnings (artifacts.py)."""
+        """The profile's files (after the profiled calls: their settings undone, their CPU fallbacks recorded);
+        which session folder was taken and the NEFFs copied in are said among the run's warnings (artifacts.py)."""
+        self._end_calls(run_dir)
         return find_artifacts(run_dir, PROFILE_DIR, notes=self.warnings)
 
     def device_name(self) -> str:
@@ -279,6 +318,15 @@ def _neff_cache_environment(options: NeuronOptions, env: Mapping[str, str]) -> d
     out[COLLECT_FROM_ENV] = os.pathsep.join(sources)
     out[COLLECT_SINCE_ENV] = str(time.time_ns())
     return out
+
+
+def _tracking() -> tuple[Any, Any]:
+    """TorchNeuron's op tracking (`torch_neuronx.get_fallback_ops`, `clear_op_tracking`; the early source's
+    `torch_neuronx/__init__.py`), or None where this build has none."""
+    import torch_neuronx
+
+    get, clear = getattr(torch_neuronx, "get_fallback_ops", None), getattr(torch_neuronx, "clear_op_tracking", None)
+    return (get if callable(get) else None), (clear if callable(clear) else None)
 
 
 def _mapping_bindings() -> tuple[Any, Any]:

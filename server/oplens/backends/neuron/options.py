@@ -39,6 +39,9 @@ class NeuronOptions:
     # with_stack for the profile Explorer opens (None: on, `file(line)` names on the framework events).
     debug_info: bool | None = None
     with_stack: bool | None = None
+    # Not NeuronConfig's either: deterministic mode (torch.use_deterministic_algorithms(True)) around the profiled
+    # calls, which disables Adaptive Eager Execution: one execution per op (adaptive.py). None/False: as the user runs.
+    exact: bool | None = None
 
     def given(self) -> dict[str, Any]:
         """The NeuronConfig arguments the user set (besides modes)."""
@@ -117,7 +120,7 @@ def parse(raw: Mapping[str, Any], base: Path | None = None) -> NeuronOptions:
         if not isinstance(precache, bool):
             raise bad_input(f"precache_node_info must be true or false (got {precache!r})")
         opts.precache_node_info = precache
-    for key in ("debug_info", "with_stack"):
+    for key in ("debug_info", "with_stack", "exact"):
         flag = given.get(key)
         if flag is not None:
             if not isinstance(flag, bool):

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from oplens.backends.neuron import checks, commands, doctor, engines, environment, explorer, runtime, venvs
+from oplens.backends.neuron import adaptive, checks, commands, doctor, engines, environment, explorer, runtime, systrace, venvs
 from oplens.backends.neuron.facts import NEURON
 from oplens.backends.neuron.options import DEFAULT_MAX_EVENTS_PER_NC, MODES, NeuronOptions, parse
 from oplens.backends.spec import BackendSpec, DoctorContext, InterpreterAdvice, RuntimeTime
@@ -49,6 +49,10 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
         n.add_argument("--neuron-with-stack", action=argparse.BooleanOptionalAction, default=None,
                        help="torch.profiler's with_stack, so that Neuron Explorer names framework events file(line) "
                             "(default: on)")  # fmt: skip
+        n.add_argument("--neuron-exact", action="store_true", default=None,
+                       help="deterministic mode around the profiled calls (torch.use_deterministic_algorithms), which "
+                            "turns off Adaptive Eager Execution: one device execution per op, each on its own line "
+                            "(slower; see docs/benchmarks.md)")  # fmt: skip
 
     def cli_options(self, args: argparse.Namespace) -> dict[str, Any]:
         given = {
@@ -59,6 +63,7 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
             "precache_node_info": args.neuron_precache_node_info,
             "debug_info": args.neuron_debug_info,
             "with_stack": args.neuron_with_stack,
+            "exact": args.neuron_exact,
         }
         return {k: v for k, v in given.items() if v is not None}
 
@@ -84,7 +89,12 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
         self, run_dir: Path, artifacts: Artifacts, def_line: int, *, ingest: bool,
         fused: Mapping[str, list[SourceRef]] | None = None, progress: Callable[[str, int, int], None] | None = None,
     ) -> RuntimeTime | None:  # fmt: skip
-        return runtime.runtime_time(run_dir, artifacts, def_line, ingest=ingest, fused=fused, progress=progress)
+        rt = runtime.runtime_time(run_dir, artifacts, def_line, ingest=ingest, fused=fused, progress=progress)
+        st = systrace.last(runtime.tables_dir(run_dir)) if rt.tables else None  # this read's, where it gave figures
+        if st is not None and st.rule:  # the executions the runtime fused, named on every line they covered
+            rt.fused = systrace.fusions(st)
+        rt.cpu_fallback = adaptive.read_fallback(run_dir)
+        return rt
 
     def explain_failure(self, error: OpLensError, requested: str, options: NeuronOptions) -> None:
         checks.explain_failure(error, requested, options)
@@ -109,6 +119,14 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
             lines.append(f"  framework trace: {art.trace_json}")
         if run.backend.details.get("api"):  # which generation of TorchNeuron's profiling API, by its signatures
             lines.append(f"  profiling API: {run.backend.details['api']} ({run.backend.details.get('api_detected_by', '')})")
+        aee = run.backend.details.get("adaptive_eager")
+        if isinstance(aee, dict):  # whether one execution may have carried several lines' ops (adaptive.py)
+            lines.append(f"  Adaptive Eager Execution: {'on' if aee.get('active') else 'off'} ({aee.get('decided_by', '')})")
+        fallback = run.backend.details.get("cpu_fallback")
+        if isinstance(fallback, list) and fallback:
+            lines.append(f"  ran on the CPU (no Neuron kernel): {', '.join(fallback)}")
+        elif isinstance(fallback, str):  # why the list was not read
+            lines.append(f"  CPU fallback {fallback}")
         lines.append(f"  open in Neuron Explorer: oplens {commands.EXPLORER.name} {run.run_id}")
         for g in run.engine_graphs:  # those on a line are shown with the lines
             if g.line is None:

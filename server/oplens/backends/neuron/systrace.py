@@ -39,10 +39,16 @@ The rules here, in order:
    (else the line running on the profiled thread then) is the launching op, and its `oplens.iter:<k>` /
    `oplens.line:<n>` ranges give the iteration and line. Used when every execution links to one
    iteration and line, and every link's time falls inside the framework's iterations (same clock).
+   An execution linked to several ops of one iteration carried their work (Adaptive Eager Execution fuses queued
+   ops): it goes to the earliest (the launching op), the others named (`Placed.covered_lines`, `fusions`), its
+   time never split. A launch after an iteration's range closed, before the next opens, with no op of the user's
+   running, is the queue flushed by that iteration's synchronize: that iteration's (`_Framework.flushed_into`).
 2. **mapping** (clock-free; where the early NeuronProfiler wrote `framework_mapping_*.json`, mapping.py): each
    execution's `nrta_seq_id` (in `extra_attributes_json`) names the framework op's `seq_nr` (torch's autograd
    counter, the Chrome trace's `"Sequence number"`); executions sharing one value go to the launches sharing it,
-   in launch order (executions by `nrta_seq_id`, the runtime's strictly ordered sequence). Executions launched
+   in launch order (executions by `nrta_seq_id`, the runtime's strictly ordered sequence); where an execution is
+   mapped to several ops (fused: TorchNeuron records it under each), executions take the launches in order, as
+   many as their ops (`_by_mapping_fused`). Executions launched
    while the mapping was off, and the earliest of a value's executions beyond its launches (the profiler's own
    warm-up, inside the mapping's window), are outside the profiled iterations. Refused, with the reason, where
    executions carry no `nrta_seq_id`, the launches no sequence number, several threads mapped, or a value has
@@ -69,6 +75,7 @@ from oplens.analysis.attribution import Node, RawEvent
 from oplens.backends.neuron import mapping as fwmap
 from oplens.backends.neuron import schema
 from oplens.backends.neuron.engines import PARQUET_HINT, Columns, parquet_reader, read_table
+from oplens.records.run import RuntimeFusion
 
 TABLE = "SystemProfileEvents"
 FLOW_TABLE = "Flow"
@@ -106,6 +113,11 @@ class Placed:
     line: int
     op: str  # the top-level op's name
     correlation_id: int  # the launching op's (Kineto's correlation id, trace.json's External id; 0: none)
+    # A fused execution (Adaptive Eager Execution): the lines and top-level ops whose work it carried, in launch order,
+    # the launching line's first; empty where it carried one op. Its time stays on `line` (the launching line's).
+    covered_lines: tuple[int, ...] = ()
+    covered_ops: tuple[str, ...] = ()
+    flushed: bool = False  # launched after its iteration's range closed (by the synchronize OpLens runs then)
 
 
 @dataclass
@@ -120,7 +132,7 @@ class SysTraceTime:
     per_iteration_us: list[float] = field(default_factory=list)  # device time of each iteration
     per_line_us: dict[int, list[float]] = field(default_factory=dict)  # line -> µs in each iteration
     per_op_us: dict[str, list[float]] = field(default_factory=dict)  # launching op -> µs in each iteration
-    outside_us: float = 0.0  # executions linked to no profiled iteration (warm-up, OpLens's own sync)
+    outside_us: float = 0.0  # executions linked to no profiled iteration (the warm-up's)
     problems: list[str] = field(default_factory=list)  # why a rule was refused; missing tables / columns
     placed: list[Placed] = field(default_factory=list)  # each execution inside a profiled iteration, placed
 
@@ -273,6 +285,21 @@ class _Framework:
             op, ctx, corr = top.ev.name, (best.ctx if best.ctx[0] >= 0 else ctx), best.ev.correlation_id
         return ctx[0], ctx[1] or self.def_line, op, corr
 
+    def flushed_into(self, t: int) -> int:
+        """The iteration whose synchronize a launch at `t` outside every iteration belongs to: OpLens synchronises
+        right after each iteration's range closes (worker/calls.py), and queued work (Adaptive Eager Execution's
+        fused ops) is launched there. A launch between iteration k's end and k+1's start is k's; after the last
+        iteration, within the longest gap seen between two (else the last iteration's own length). -1: none."""
+        spans = self.iter_spans
+        if not spans or t < spans[0][1]:
+            return -1
+        gaps = [b[0] - a[1] for a, b in zip(spans, spans[1:], strict=False)]
+        for k, (_, end) in enumerate(spans):
+            until = spans[k + 1][0] if k + 1 < len(spans) else end + max(gaps or [spans[-1][1] - spans[-1][0]])
+            if end <= t < until:
+                return k
+        return -1
+
     def launches(self) -> tuple[list[list[tuple[int, str, int]]], str]:
         """Per iteration, the (line, op, op's correlation id) of each launch in launch order, and what a
         launch was."""
@@ -350,29 +377,58 @@ def _by_flow(result: SysTraceTime, rows: list[dict[str, Any]], execs: list[Execu
             f"rule flow: {unlinked} of {len(execs)} executions have no flow link to a framework or neuron_rt event"
         )
         return False
-    placed: list[tuple[Execution, tuple[int, int, str, int]]] = []
+    placed: list[Placed] = []
     for e, ls in zip(execs, links, strict=True):
-        fw_rows = [r for r in ls if r.get("trace_event_source") == FRAMEWORK] or ls  # the dispatch inside the op first
-        ctxs = {fw.ctx_at(r.get("thread_id"), int(r["start_ts"])) for r in fw_rows if r["start_ts"] is not None}
-        if len({(it, line) for it, line, _, _ in ctxs}) != 1:
-            result.problems.append(
-                f"rule flow: an execution of model {e.model_id!r} links to {len(ctxs)} different places: not chosen"
-            )
+        p = _placed_by_links(e, ls, fw)
+        if isinstance(p, str):
+            result.problems.append(f"rule flow: {p}: not chosen")
             return False
-        placed.append((e, next(iter(ctxs))))
-    if fw.iterations and all(it < 0 for _, (it, _, _, _) in placed):
+        placed.append(p)
+    if fw.iterations and all(p.iteration < 0 for p in placed):
         result.problems.append(
             "rule flow: no linked runtime event falls inside the framework's oplens.iter ranges "
             "(the framework events are on another clock than the system trace's): not used"
         )
         return False
-    for e, (it, line, op, corr) in placed:
-        if not 0 <= it < fw.iterations:
-            result.outside_us += e.duration_ns / 1e3
+    for p in placed:
+        if not 0 <= p.iteration < fw.iterations:
+            result.outside_us += p.execution.duration_ns / 1e3
             continue
-        _add(result, Placed(e, it, line, op, corr))
+        _add(result, p)
     result.rule = RULE_FLOW
     return True
+
+
+def _placed_by_links(e: Execution, links: list[dict[str, Any]], fw: _Framework) -> Placed | str:
+    """One execution placed by the events it links to, or why it cannot be. The framework ops it links to (the
+    dispatch inside each op) come first, else the runtime's launch. Several ops of one iteration: an execution that
+    carried their work (Adaptive Eager Execution fuses queued ops, pytorch-native-overview.rst), placed at the
+    earliest (the launching op), the others named (`covered_lines`, `covered_ops`), never split: no trace says how
+    its time divides. Ops in different iterations: refused. A launch outside every iteration with no op running
+    (the queue flushed by the iteration's synchronize, after its range): in that iteration, launched by no op (its
+    time is the iteration's, no line's: the run's unattributed device time)."""
+    fw_rows = [r for r in links if r.get("trace_event_source") == FRAMEWORK] or links
+    if len(fw_rows) == 1 and fw_rows[0]["start_ts"] is not None:  # the common case, one launching row: no sorting
+        at = [(int(fw_rows[0]["start_ts"]), fw_rows[0].get("thread_id"))]
+    else:
+        at = sorted({(int(r["start_ts"]), r.get("thread_id")) for r in fw_rows if r["start_ts"] is not None}, key=lambda x: x[0])
+    ctxs = [fw.ctx_at(thread, t) for t, thread in at]
+    if not ctxs:
+        return f"an execution of model {e.model_id!r} links to no timed event"
+    if len(ctxs) == 1 and ctxs[0][0] >= 0:
+        return Placed(e, *ctxs[0])
+    if len({it for it, _, _, _ in ctxs}) != 1:
+        return f"an execution of model {e.model_id!r} links to ops in {len({it for it, _, _, _ in ctxs})} iterations"
+    it, line, op, corr = ctxs[0]
+    if it < 0:  # no op of an iteration running (at most the profiler's own step range): flushed by a synchronize?
+        k = fw.flushed_into(at[0][0])
+        if k >= 0:
+            return Placed(e, k, fw.def_line, "", 0, flushed=True)
+    distinct = list(dict.fromkeys(ctxs))
+    if len(distinct) == 1:
+        return Placed(e, it, line, op, corr)
+    lines = tuple(dict.fromkeys(ln for _, ln, _, _ in distinct))
+    return Placed(e, it, line, op, corr, covered_lines=lines, covered_ops=tuple(o for _, _, o, _ in distinct))
 
 
 def _by_mapping(result: SysTraceTime, execs: list[Execution], fw: _Framework, fm: fwmap.Mapping,
@@ -406,6 +462,8 @@ def _by_mapping(result: SysTraceTime, execs: list[Execution], fw: _Framework, fm
         result.problems.append(f"rule mapping: {len(keyless)} of {len(flat)} launches ({what}, e.g. {keyless[0]}) carry "
                                f"no {fwmap.SEQUENCE_ARG!r} in the framework trace (torch records it with grad mode on)")
         return False
+    if any(len(fm.by_seq[e.nrta_seq_id or 0]) > 1 for e in mapped):
+        return _by_mapping_fused(result, execs, mapped, fw, fm, seq_by_corr, flat, what)
     by_key_execs: dict[int, list[Execution]] = defaultdict(list)
     for e in sorted(mapped, key=lambda x: x.nrta_seq_id or 0):
         by_key_execs[fm.by_seq[e.nrta_seq_id or 0][0].seq_nr].append(e)  # several ops (concatenated): the first's
@@ -435,6 +493,49 @@ def _by_mapping(result: SysTraceTime, execs: list[Execution], fw: _Framework, fm
     return True
 
 
+def _by_mapping_fused(result: SysTraceTime, execs: list[Execution], mapped: list[Execution], fw: _Framework,
+                      fm: fwmap.Mapping, seq_by_corr: dict[int, int], flat: list[tuple[int, int, str, int]],
+                      what: str) -> bool:  # fmt: skip
+    """The mapping rule where an execution carried several framework ops (TorchNeuron records a fused execution under
+    each op it carried: `RecordProfilerMapping`, `GetCascadingOperations()`): executions in `nrta_seq_id` order take
+    the launches in launch order, as many as the ops each names, each launch's sequence number checked against its
+    op's; the earliest executions beyond the launches (the warm-up's) are outside. Placed at its first op's launch,
+    the others named (`covered_lines`, `covered_ops`); refused where a number does not fit or one execution's ops
+    fall in two iterations."""
+    ordered = sorted(mapped, key=lambda x: x.nrta_seq_id or 0)
+    ops_of = [fm.by_seq[e.nrta_seq_id or 0] for e in ordered]
+    extra, skip = sum(len(o) for o in ops_of) - len(flat), 0
+    while extra > 0 and skip < len(ordered) and len(ops_of[skip]) <= extra:
+        extra -= len(ops_of[skip])
+        skip += 1
+    if extra:
+        result.problems.append(f"rule mapping: {Path(fm.path).name} names {sum(len(o) for o in ops_of)} framework ops for "
+                               f"{len(ordered)} executions (fused), but {len(flat)} launches ({what}) in the profiled "
+                               "iterations: they cannot be matched in order")  # fmt: skip
+        return False
+    placed, at = [], 0
+    for e, ops in zip(ordered[skip:], ops_of[skip:], strict=True):
+        taken = flat[at : at + len(ops)]
+        at += len(ops)
+        if [seq_by_corr[corr] for _, _, _, corr in taken] != [o.seq_nr for o in ops] or len({t[0] for t in taken}) != 1:
+            result.problems.append(f"rule mapping: an execution (nrta_seq_id {e.nrta_seq_id}) carried {len(ops)} ops whose "
+                                   "sequence numbers or iterations do not fit the launches in order: not used")  # fmt: skip
+            return False
+        it, line, op, corr = taken[0]
+        lines, names = tuple(dict.fromkeys(t[1] for t in taken)), tuple(t[2] for t in taken)
+        placed.append(Placed(e, it, line, op, corr, lines if len(taken) > 1 else (), names if len(taken) > 1 else ()))
+    patterns = [Counter(p.execution.model_id for p in placed if p.iteration == k) for k in range(fw.iterations)]
+    if any(p != patterns[0] for p in patterns):
+        result.problems.append("rule mapping refused: the multiset of executed graphs (model ids) differs between iterations")
+        return False
+    in_map = {id(e) for e in ordered[skip:]}
+    result.outside_us += sum(e.duration_ns for e in execs if id(e) not in in_map) / 1e3
+    for p in placed:
+        _add(result, p)
+    result.rule = RULE_MAPPING
+    return True
+
+
 def _by_order(result: SysTraceTime, execs: list[Execution], fw: _Framework) -> bool:
     """Tilebench's clock-free rule: executions by device start, sliced by each iteration's launches."""
     launches, what = fw.launches()
@@ -443,6 +544,8 @@ def _by_order(result: SysTraceTime, execs: list[Execution], fw: _Framework) -> b
         result.problems.append(
             f"rule order: {len(execs)} executions in the system trace, but {sum(counts)} launches ({what}) "
             f"in {fw.iterations} iteration(s) ({counts}): they cannot be matched one to one"
+            + (" (fewer executions than launches: the runtime fused ops, Adaptive Eager Execution; --neuron-exact "
+               "gives one execution per op)" if len(execs) < sum(counts) else "")
         )
         return False
     windows, start = [], 0
@@ -498,6 +601,8 @@ def line_device_time(folder: Path, def_line: int, framework: list[RawEvent] | No
     early NeuronProfiler's framework_mapping_*.json, with `seq_by_corr` (each op's "Sequence number" by its
     correlation id, `mapping.sequence_numbers`): the mapping rule between flow and order."""
     result = SysTraceTime(source=str(folder))
+    _LAST.clear()
+    _LAST[str(folder)] = result
     cols, problems = read_events(folder)
     result.problems += problems
     if cols is None:
@@ -542,6 +647,30 @@ def line_device_time(folder: Path, def_line: int, framework: list[RawEvent] | No
         result.per_line_us, result.per_op_us, result.placed = {}, {}, []
         result.per_iteration_us = []
     return result
+
+
+def fusions(result: SysTraceTime) -> list[RuntimeFusion]:
+    """The placed executions that carried several ops (`Placed.covered_ops`), one record per launching line, lines and
+    ops covered, each with its executions and device time per iteration. The rule, stated once: a fused execution's
+    time is its launching line's (where its first op is: the framework op whose dispatch began it), and each other
+    line it covered names it; its time is never split, as no trace says how it divides between the ops."""
+    groups: dict[tuple[int, tuple[int, ...], tuple[str, ...]], list[float]] = {}
+    for p in result.placed:
+        if len(p.covered_ops) > 1:
+            acc = groups.setdefault((p.line, p.covered_lines, p.covered_ops), [0.0, 0.0])
+            acc[0] += 1
+            acc[1] += p.execution.duration_ns / 1e3
+    n = max(result.iterations, 1)
+    return [RuntimeFusion(line, list(lines), list(ops), count / n, us / n) for (line, lines, ops), (count, us) in groups.items()]
+
+
+_LAST: dict[str, SysTraceTime] = {}  # the latest result per tables folder, in this process (`last`)
+
+
+def last(folder: Path) -> SysTraceTime | None:
+    """The result `line_device_time` gave last for `folder` in this process: what the runtime's record (runtime.py)
+    keeps as device events, read again for the fused executions (spec.py) without reading the tables twice."""
+    return _LAST.get(str(folder))
 
 
 def device_events(result: SysTraceTime) -> list[RawEvent]:
