@@ -27,6 +27,7 @@ from conftest import NAIVE_KNOWN, NAIVE_PER_LINE, NAIVE_TARGET, STANDINS, oplens
 from oplens.cli import render
 from oplens.lsp import views
 from oplens.records.run import LineStat, Run
+from oplens.views import run as run_view
 
 FAST = ["--warmup", "1", "--iters", "3"]
 TOTAL = sum(NAIVE_PER_LINE.values())  # 31 µs per iteration, 6 executions one op each
@@ -95,6 +96,8 @@ def test_stand_in_fused_execution_is_shown_on_every_line_it_covered(tmp_path: Pa
     text = cli_text(r)
     assert "line 9: fused by the runtime: this line's ops ran in line 8's execution" in text
     assert "line 12: fused by the runtime" in text
+    rows = {row.line: row.tooltip for row in run_view.run_page(r).lines}  # the results page's bar
+    assert "fused by the runtime: this line's ops ran in line 8's execution" in rows[10]
     # oplens analyze derives them again from the kept tables (no neuron-explorer on its PATH)
     again = analyze(tmp_path, run)
     assert per_line(again) == pytest.approx({8: 17.0, 12: 14.0}, rel=0.01)
