@@ -15,18 +15,9 @@ from oplens.backends import registry
 from oplens.records.format import device_label, fmt_share, fmt_us
 from oplens.records.overview import FunctionStat, Overview
 from oplens.records.run import Run
-from oplens.views.cells import fmt_count
+from oplens.views.cells import PageStat, fmt_count
 
 MODULE_ROWS = 200  # the modules the page lists; result.json has them all
-
-
-@dataclass(frozen=True)
-class OverviewStat:
-    """One figure of the page's header: `NEURON time`, `12.40 ms`, `per step`."""
-
-    label: str
-    value: str
-    note: str
 
 
 @dataclass(frozen=True)
@@ -72,7 +63,7 @@ class OverviewView:
     label: str  # `CPU`, `NEURON`, ...: the time columns' label
     per: str  # what the figures are per: `step` or `window`
     sub: str  # the program as it ran, and when
-    stats: list[OverviewStat]
+    stats: list[PageStat]
     functions: list[OverviewFunctionRow]  # by self time, then total time, highest first
     nodes: list[IcicleNode]  # one per frame of the call tree; none where its frames have no time
     icicle_note: str  # how to read the chart, with the time its whole width stands for
@@ -143,17 +134,17 @@ def _sub(run: Run) -> str:
     return program + (f" · {created}" if created else "")
 
 
-def _stats(run: Run, o: Overview, label: str, per: str, functions: int) -> list[OverviewStat]:
-    found = [OverviewStat(f"{label} time", fmt_us(o.total_device_us), f"per {per}")]
+def _stats(run: Run, o: Overview, label: str, per: str, functions: int) -> list[PageStat]:
+    found = [PageStat(f"{label} time", fmt_us(o.total_device_us), f"per {per}")]
     if o.total_cpu_us > 0 and registry.facts_of(run.backend.name).on_device:
-        found.append(OverviewStat("CPU time", fmt_us(o.total_cpu_us), f"per {per}"))
+        found.append(PageStat("CPU time", fmt_us(o.total_cpu_us), f"per {per}"))
     if per == "step":
-        found.append(OverviewStat("Steps", str(o.steps), "profiled, each recorded whole"))
+        found.append(PageStat("Steps", str(o.steps), "profiled, each recorded whole"))
     else:
-        found.append(OverviewStat("Window", f"{_number(o.window_s)} s", f"from {_number(o.delay_s)} s after the start"))
-    found.append(OverviewStat("Functions", str(functions), "of yours, seen in the window"))
+        found.append(PageStat("Window", f"{_number(o.window_s)} s", f"from {_number(o.delay_s)} s after the start"))
+    found.append(PageStat("Functions", str(functions), "of yours, seen in the window"))
     if o.outside_user_device_us > 0:
-        found.append(OverviewStat("Outside your code", fmt_us(o.outside_user_device_us), f"per {per}: under none of your frames"))
+        found.append(PageStat("Outside your code", fmt_us(o.outside_user_device_us), f"per {per}: under none of your frames"))
     return found
 
 

@@ -29,7 +29,7 @@ from oplens.records.format import (
 )
 from oplens.records.run import Artifacts, LineStat, OpStat, Run
 from oplens.records.spread import RankSpread
-from oplens.views.cells import fmt_count
+from oplens.views.cells import PageStat, fmt_count
 from oplens.views.insights import insight_label
 from oplens.views.ranks import RanksView, is_merged, ranks_view, stragglers
 from oplens.views.roofline import RooflineView, bound_phrase, roofline_view
@@ -37,15 +37,6 @@ from oplens.views.roofline import RooflineView, bound_phrase, roofline_view
 OPS_IN_TOOLTIP = 5  # a line's bar tooltip lists its largest ops
 PAIRS_LISTED = 8  # NEFF/NTFF pairs the artifacts list
 COLLECTIVE_TITLE = "a collective op: time spent with the other ranks, waiting for the slowest as much as moving data"
-
-
-@dataclass(frozen=True)
-class RunStat:
-    """One figure of the header: `Self NEURON`, `1.16 ms`, `per iteration`."""
-
-    label: str
-    value: str
-    note: str
 
 
 @dataclass(frozen=True)
@@ -115,7 +106,7 @@ class RunPage:
     created: str  # `2026-12-01 10:30:00 UTC`
     note: str  # the backend's note (why auto chose it)
     warnings: list[str]  # the backend's warnings, one notice each
-    stats: list[RunStat]
+    stats: list[PageStat]
     stalled: str  # the calls left out of every figure as stalled, in a sentence; '' for none
     unattributed: str  # device time in no line, in a sentence; ''
     outside: str  # a notebook statement's own work around the calls, in a sentence; ''
@@ -239,30 +230,30 @@ def _sub(run: Run) -> str:
     return " · ".join(x for x in (bits, how) if x)
 
 
-def _stats(run: Run, label: str, with_cpu: bool, merged: bool) -> list[RunStat]:
+def _stats(run: Run, label: str, with_cpu: bool, merged: bool) -> list[PageStat]:
     t = run.totals
     per = "per iteration, mean over ranks" if merged else "per iteration"
-    found = [RunStat(f"Self {label}", fmt_us(t.self_device_us), per)]
+    found = [PageStat(f"Self {label}", fmt_us(t.self_device_us), per)]
     if with_cpu:
-        found.append(RunStat("Self CPU", fmt_us(t.self_cpu_us), per))
+        found.append(PageStat("Self CPU", fmt_us(t.self_cpu_us), per))
     if merged and t.ranks is not None:
         slowest = f" · slowest rank {t.ranks.slowest}" if t.ranks.max > t.ranks.min and t.ranks.slowest >= 0 else ""
-        found.append(RunStat("Ranks", str(len(t.ranks.per_rank)), f"{fmt_us_range(t.ranks.min, t.ranks.max)}{slowest}"))
+        found.append(PageStat("Ranks", str(len(t.ranks.per_rank)), f"{fmt_us_range(t.ranks.min, t.ranks.max)}{slowest}"))
     if t.collective_us > 0:
-        found.append(RunStat("In collectives", fmt_us(t.collective_us), per))
-    found.append(RunStat("Operator calls", fmt_count(t.op_calls), "per iteration"))
-    found.append(RunStat("Wall", fmt_us(t.wall_us.median), f"median; {fmt_us(t.wall_us.min)} – {fmt_us(t.wall_us.max)}"))
+        found.append(PageStat("In collectives", fmt_us(t.collective_us), per))
+    found.append(PageStat("Operator calls", fmt_count(t.op_calls), "per iteration"))
+    found.append(PageStat("Wall", fmt_us(t.wall_us.median), f"median; {fmt_us(t.wall_us.min)} – {fmt_us(t.wall_us.max)}"))
     if run.compile.compile_us > 0:
-        found.append(RunStat("First call", fmt_us(run.compile.first_call_us), f"{fmt_us(run.compile.compile_us)} compiling"))
+        found.append(PageStat("First call", fmt_us(run.compile.first_call_us), f"{fmt_us(run.compile.compile_us)} compiling"))
     if t.floor_us is not None and t.headroom_us is not None:
-        found.append(RunStat("At the roofline", fmt_us(t.floor_us), f"{fmt_us(t.headroom_us)} to win, per call"))
+        found.append(PageStat("At the roofline", fmt_us(t.floor_us), f"{fmt_us(t.headroom_us)} to win, per call"))
     if t.memory and t.peak_bytes > 0:
-        found.append(RunStat("Peak memory", fmt_bytes(t.peak_bytes), f"{t.memory}, in one call"))
+        found.append(PageStat("Peak memory", fmt_bytes(t.peak_bytes), f"{t.memory}, in one call"))
     m = t.measured  # Neuron: Explorer's per framework op figures, over the measured lines
     if m is not None and (m.mfu_pct is not None or m.mbu_pct is not None):
         value = " · ".join(f"{n} {v:.1f} %" for n, v in (("MFU", m.mfu_pct), ("MBU", m.mbu_pct)) if v is not None)
         note = f"{bound_from_words(m.bound, 'measured')}; " if m.bound else ""
-        found.append(RunStat("Measured on the device", value, f"{note}{fmt_measured(m)}"))
+        found.append(PageStat("Measured on the device", value, f"{note}{fmt_measured(m)}"))
     return found
 
 
