@@ -28,41 +28,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from neuron_processing import KNOWN, ROOT, STANDINS, rmsnorm_loop  # bench/ is the script's folder
+
+sys.path.insert(0, str(ROOT / "tests"))
+from conftest import write_stand_in_explorer  # noqa: E402  (the tests' stand-in explorer, as neuron_processing uses it)
+
 RESULTS = ROOT / "bench" / "results"
-STANDINS = ROOT / "tests" / "standins"
 ITERS, WARMUP, LOOPS = 20, 2, 40
-KNOWN = "aten::mul=7,aten::mean=5,aten::add=2,aten::rsqrt=3"  # tests/conftest.py NAIVE_KNOWN
-TARGET = f"""\
-import torch
-
-X, W, EPS = torch.randn(64, 128, 256), torch.ones(256), 1e-6
-
-
-def rmsnorm_loop():
-    x, w = X, W
-    for _ in range({LOOPS}):
-        x_sq = x * x
-        mean_sq = x_sq.mean(dim=-1, keepdim=True)
-        mean_eps = mean_sq + EPS
-        inv_rms = torch.rsqrt(mean_eps)
-        x_norm = x * inv_rms
-        x = x_norm * w
-    return x
-"""
-
-
-def explorer(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    exe = folder / "neuron-explorer"
-    exe.write_text(f"#!{sys.executable}\n" + (STANDINS / "neuron_explorer.py").read_text())
-    exe.chmod(0o755)
-    return folder
+TARGET = rmsnorm_loop("64, 128, 256", LOOPS)  # the processing bench's loop, on larger tensors
 
 
 def one(folder: Path, exact: bool) -> float:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("STANDIN_", "NEURON_RT_"))}
-    env.update(PYTHONPATH=str(STANDINS), PATH=f"{explorer(folder / 'bin')}{os.pathsep}{env['PATH']}",
+    env.update(PYTHONPATH=str(STANDINS), PATH=f"{write_stand_in_explorer(folder / 'bin').parent}{os.pathsep}{env['PATH']}",
                STANDIN_EXEC_US=KNOWN, STANDIN_NO_CORRELATE="1", STANDIN_FUSE="4", CUDA_VISIBLE_DEVICES="")  # fmt: skip
     argv = [sys.executable, "-m", "oplens", "profile", "target.py::rmsnorm_loop", "--backend", "neuron",
             "--warmup", str(WARMUP), "--iters", str(ITERS), "--json", "-", *(["--neuron-exact"] if exact else [])]  # fmt: skip

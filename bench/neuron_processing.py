@@ -38,15 +38,17 @@ RESULTS = ROOT / "bench" / "results"
 STANDINS = ROOT / "tests" / "standins"
 ITERS, WARMUP, LOOPS = 20, 1, 40
 KNOWN = "aten::mul=7,aten::mean=5,aten::add=2,aten::rsqrt=3"  # tests/conftest.py NAIVE_KNOWN
-TARGET = f"""\
+def rmsnorm_loop(shape: str, loops: int) -> str:
+    """The target file: the RMSNorm study's six naive lines, looped `loops` times a call, on `shape`."""
+    return f"""\
 import torch
 
-X, W, EPS = torch.randn(1, 8, 16), torch.ones(16), 1e-6
+X, W, EPS = torch.randn({shape}), torch.ones({shape.rsplit(", ", 1)[-1]}), 1e-6
 
 
 def rmsnorm_loop():
     x, w = X, W
-    for _ in range({LOOPS}):
+    for _ in range({loops}):
         x_sq = x * x
         mean_sq = x_sq.mean(dim=-1, keepdim=True)
         mean_eps = mean_sq + EPS
@@ -55,6 +57,9 @@ def rmsnorm_loop():
         x = x_norm * w
     return x
 """
+
+
+TARGET = rmsnorm_loop("1, 8, 16", LOOPS)
 CASES: dict[str, dict[str, str]] = {
     "op_table": {"STANDIN_OP_DEVICE_US": KNOWN},
     "system_trace": {"STANDIN_NO_CORRELATE": "1", "STANDIN_EXEC_US": KNOWN},
