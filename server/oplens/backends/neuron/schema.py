@@ -186,31 +186,27 @@ def missing_columns(folder: Path, table: str, columns: list[str]) -> list[str]:
 
 def measured_warnings(folder: Path, tables: list[str]) -> list[str]:
     """As `warnings`, for the measured-efficiency columns (MEASURED) of `tables`, the tables being present."""
-    s = of(folder)
-    out = []
-    for table in tables:
-        try:
-            gone = missing_columns(folder, table, list(MEASURED.get(table, {})))
-        except Exception:  # a table that is not the documented Parquet: its reader says so
-            continue
-        for c in gone:
-            out.append(f"Neuron Explorer {s.label}: table {s.table(table)} has no column {s.column(table, c)}: "
-                       f"{MEASURED[table][c]} (no figure is computed from it)")  # fmt: skip
-    return out
+    return _missing(folder, tables, MEASURED)
 
 
 def warnings(folder: Path, tables: list[str] | None = None) -> list[str]:
     """The schema's warnings for the processed profile in `folder`: an unknown major, and each column OpLens reads
     (of `tables`, default all it reads) that a present table lacks, with the version, the table, the column and what
     is not computed without it."""
+    out = [w for w in (unknown_major_warning(of(folder)),) if w]
+    return out + _missing(folder, tables or list(READS), READS)
+
+
+def _missing(folder: Path, tables: list[str], reads: dict[str, dict[str, str]]) -> list[str]:
+    """One warning for each column of `reads` (table → column → what it gives) that a present table lacks."""
     s = of(folder)
-    out = [w for w in (unknown_major_warning(s),) if w]
-    for table in tables or list(READS):
+    out = []
+    for table in tables:
         try:
-            gone = missing_columns(folder, table, list(READS.get(table, {})))
+            gone = missing_columns(folder, table, list(reads.get(table, {})))
         except Exception:  # a table that is not the documented Parquet: its reader says so
             continue
         for c in gone:
             out.append(f"Neuron Explorer {s.label}: table {s.table(table)} has no column {s.column(table, c)}: "
-                       f"{READS[table][c]} (no figure is computed from it)")  # fmt: skip
+                       f"{reads[table][c]} (no figure is computed from it)")  # fmt: skip
     return out
