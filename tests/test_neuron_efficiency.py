@@ -47,15 +47,18 @@ SPEC = ",".join(f"{op}={':'.join(str(v) for v in values)}" for op, values in KNO
 LINE_OPS = {8: ["aten::mul", "aten::mean", "aten::add", "aten::rsqrt"], 9: ["aten::mul", "aten::mul"]}  # per call
 
 
-def profile(tmp_path: Path, *argv: str, measured: bool = True, **env: str) -> dict[str, Any]:
+def profile(tmp_path: Path, *argv: str, measured: bool = True, exported: bool = False, **env: str) -> dict[str, Any]:
+    """`oplens profile` on the stand-ins; `measured`: with --neuron-measured (`exported`: OPLENS_NEURON_MEASURED=1
+    exported instead, as a user may set it for every run)."""
     path = f"{write_stand_in_explorer(tmp_path / 'bin').parent}{os.pathsep}{os.environ['PATH']}"
     tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "mixed.py").write_text(TARGET)
     base = {"PYTHONPATH": str(STANDINS), "PATH": path, "STANDIN_EXEC_US": NAIVE_KNOWN, "STANDIN_NO_CORRELATE": "1",
             "STANDIN_NEFFS": "4", "STANDIN_EXPLORER_MEASURED": SPEC}  # fmt: skip
-    if measured:
+    if measured and exported:
         base["OPLENS_NEURON_MEASURED"] = "1"
-    proc = oplens_cli(tmp_path, "profile", "mixed.py::rmsnorm_mixed", "--backend", "neuron", *FAST, *argv,
+    flag = ["--neuron-measured"] if measured and not exported else []
+    proc = oplens_cli(tmp_path, "profile", "mixed.py::rmsnorm_mixed", "--backend", "neuron", *FAST, *flag, *argv,
                       "--json", "-", timeout=240, **{**base, **env})  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     run: dict[str, Any] = json.loads(proc.stdout)
@@ -156,7 +159,7 @@ def test_stand_in_a_profile_without_the_framework_op_tables_stays_estimated_and_
     assert all(s["measured"] is None and s["bound_from"] != "measured" for s in run["lines"])
     assert run["totals"]["measured"] is None
     found = run["device_time"]["found"]["system_trace"]
-    assert "measured MFU/MBU: none" in found and "OPLENS_NEURON_MEASURED=1" in found, found
+    assert "measured MFU/MBU: none" in found and "--neuron-measured" in found and "OPLENS_NEURON_MEASURED=1" in found
     proc = oplens_cli(tmp_path, "analyze", run["run_id"], PYTHONPATH=str(STANDINS))
     assert proc.returncode == 0, proc.stderr
     assert "MFU" not in proc.stdout.replace("measured MFU/MBU: none", "") and "(measured)" not in proc.stdout
@@ -188,9 +191,9 @@ def test_the_measured_bound_rule() -> None:
 
 
 def test_stand_in_a_device_profile_without_framework_op_tables_is_named_and_stays_estimated(tmp_path: Path) -> None:
-    """The device profile kept (OPLENS_NEURON_MEASURED=1) but without FrameworkNode/FrameworkInstruction (a release
-    that writes none): a warning names the tables, every line stays estimated, no figure is 0."""
-    run = profile(tmp_path, STANDIN_EXPLORER_MEASURED="")
+    """The device profile kept (OPLENS_NEURON_MEASURED=1 exported) but without FrameworkNode/FrameworkInstruction (a
+    release that writes none): a warning names the tables, every line stays estimated, no figure is 0."""
+    run = profile(tmp_path, exported=True, STANDIN_EXPLORER_MEASURED="")
     assert all(s["measured"] is None and s["bound_from"] != "measured" for s in run["lines"])
     found = run["device_time"]["found"]["system_trace"]
     assert "measured MFU/MBU: none" in found and "see the warnings" in found, found

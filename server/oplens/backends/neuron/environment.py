@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from oplens.backends.neuron.artifacts import NEFF_CACHE_DIR, PROFILE_DIR
-from oplens.backends.neuron.options import NEFF_CACHE_ENV, NeuronOptions
+from oplens.backends.neuron.options import MEASURED_ENV, NEFF_CACHE_ENV, NeuronOptions
 
 DEBUG_VARS = ("XLA_IR_DEBUG", "XLA_HLO_DEBUG", "NEURON_FRAMEWORK_DEBUG")  # 2.33's two first, the older page's last
 SET_BEFORE_IMPORT_ENV = "OPLENS_NEURON_SET"  # comma-separated: what the parent set at the worker's start
@@ -64,6 +64,8 @@ def before_import(options: NeuronOptions, run_dir: Path, env: Mapping[str, str])
         out[NEFF_CACHE_ENV] = str(cache)
     if debug_asked(options, env):
         out.update({v: "1" for v in DEBUG_VARS if env.get(v) != "1"})
+    if options.measured and env.get(MEASURED_ENV) != "1":  # read where the run's system trace is ingested
+        out[MEASURED_ENV] = "1"
     if out:
         out[SET_BEFORE_IMPORT_ENV] = ",".join(out)
     return out

@@ -21,6 +21,9 @@ MODES = ("DEVICE", "RUNTIME", "CPU_UTIL", "HOST_MEMORY")
 DEFAULT_MODES = ("DEVICE", "RUNTIME")
 DEFAULT_MAX_EVENTS_PER_NC = 1_000_000  # the Neuron runtime's default
 NEFF_CACHE_ENV = "TORCH_NEURONX_NEFF_CACHE_DIR"  # read by TorchNeuron when it compiles (how-to-profile-workload.rst)
+# Set to 1 in the worker's environment (--neuron-measured, or exported): the system-trace ingest keeps the device
+# profile (no --ignore-instruction-trace), where Neuron Explorer's per framework op tables are (runtime.py).
+MEASURED_ENV = "OPLENS_NEURON_MEASURED"
 # Where TorchNeuron's default NEFF cache is (its /tmp/neff_cache); tests point it at a folder of their own.
 DEFAULT_NEFF_CACHE_ENV = "OPLENS_NEURON_DEFAULT_NEFF_CACHE"
 _CORES = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
@@ -42,6 +45,10 @@ class NeuronOptions:
     # Not NeuronConfig's either: deterministic mode (torch.use_deterministic_algorithms(True)) around the profiled
     # calls, which disables Adaptive Eager Execution: one execution per op (adaptive.py). None/False: as the user runs.
     exact: bool | None = None
+    # Keep the device profile in the system-trace ingest (MEASURED_ENV in the worker, runtime.py), so that Neuron
+    # Explorer's per framework op tables give each line its measured MFU/MBU and bytes (efficiency.py); slower to
+    # process on large profiles. None: where the user exported MEASURED_ENV=1.
+    measured: bool | None = None
 
     def given(self) -> dict[str, Any]:
         """The NeuronConfig arguments the user set (besides modes)."""
@@ -120,7 +127,7 @@ def parse(raw: Mapping[str, Any], base: Path | None = None) -> NeuronOptions:
         if not isinstance(precache, bool):
             raise bad_input(f"precache_node_info must be true or false (got {precache!r})")
         opts.precache_node_info = precache
-    for key in ("debug_info", "with_stack", "exact"):
+    for key in ("debug_info", "with_stack", "exact", "measured"):
         flag = given.get(key)
         if flag is not None:
             if not isinstance(flag, bool):

@@ -27,6 +27,7 @@ from oplens.backends.neuron import efficiency, engines, explorer, schema, systra
 from oplens.backends.neuron import mapping as fwmap
 from oplens.backends.neuron.artifacts import SYSTEM_PROFILE
 from oplens.backends.neuron.fused import NO_DEBUG_FIX, neff_line_time, region_shares
+from oplens.backends.neuron.options import MEASURED_ENV
 from oplens.backends.spec import RuntimeTime
 from oplens.records.atomic import write_json_atomic
 from oplens.records.errors import OpLensError
@@ -40,13 +41,12 @@ TIMING_FLAGS = ("--ignore-dma-trace", "--ignore-event-trace")  # Tilebench's: th
 NO_INSTRUCTIONS = "--ignore-instruction-trace"
 NO_DEVICE_PROFILE = "--ignore-device-profile"  # documented (get-started.rst, "Useful flags": "Skip device-level traces")
 INGEST_RECORD = "ingest.json"  # in DATA_DIR: which ingest step processed the tables, and what the others said
-# Set to 1 in the environment OpLens runs in: the system-trace ingest keeps the device profile (no
-# --ignore-instruction-trace), so Neuron Explorer's per framework op tables (FrameworkNode: MFU, HFU, MBU, HBM bytes)
-# are there and each line gets its measured efficiency (efficiency.py); slower to process on large profiles.
-MEASURED_ENV = "OPLENS_NEURON_MEASURED"
+# Where MEASURED_ENV is 1 (--neuron-measured), the system-trace ingest keeps the device profile, so Neuron
+# Explorer's per framework op tables (FrameworkNode: MFU, HFU, MBU, HBM bytes) are there and each line gets its
+# measured efficiency (efficiency.py); slower to process on large profiles.
 NOT_MEASURED = (f"measured MFU/MBU: none, each line's bound is the roofline's estimate (the ingest left out the device "
-                f"profile, where Neuron Explorer's per framework op tables are; {MEASURED_ENV}=1 keeps it, "
-                "with DEVICE in --neuron-modes)")  # fmt: skip
+                f"profile, where Neuron Explorer's per framework op tables are; --neuron-measured (or {MEASURED_ENV}=1 "
+                "exported) keeps it, with DEVICE in --neuron-modes)")  # fmt: skip
 
 
 @dataclass

@@ -53,6 +53,9 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
                        help="deterministic mode around the profiled calls (torch.use_deterministic_algorithms), which "
                             "turns off Adaptive Eager Execution: one device execution per op, each on its own line "
                             "(slower; see docs/benchmarks.md)")  # fmt: skip
+        n.add_argument("--neuron-measured", action="store_true", default=None,
+                       help="keep the device profile in the system trace's ingest, so each line gets its measured "
+                            "MFU, MBU and HBM bytes from Neuron Explorer's per-op tables (slower to process)")  # fmt: skip
 
     def cli_options(self, args: argparse.Namespace) -> dict[str, Any]:
         given = {
@@ -64,6 +67,7 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
             "debug_info": args.neuron_debug_info,
             "with_stack": args.neuron_with_stack,
             "exact": args.neuron_exact,
+            "measured": args.neuron_measured,
         }
         return {k: v for k, v in given.items() if v is not None}
 
