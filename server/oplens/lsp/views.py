@@ -48,9 +48,10 @@ from oplens.records.format import (
     verdict_phrase,
 )
 from oplens.records.names import CELL_QUALNAME, PROFILE_COMMAND, SHOW_RUN_COMMAND
-from oplens.records.run import Insight, LineStat, OpStat, RankInfo, Run
+from oplens.records.run import LineStat, OpStat, RankInfo, Run
 from oplens.records.spread import RankSpread
 from oplens.views.diff import diff_page
+from oplens.views.ranks import stragglers
 
 
 @dataclass(frozen=True)
@@ -339,15 +340,6 @@ def work_markdown(run: Run, stat: LineStat) -> list[str]:
 
 
 # ---- a distributed run's lines: the median across ranks, the spread, a row per rank ---------
-
-
-def stragglers(insights: list[Insight]) -> dict[int, int]:
-    """The straggler of each line (`straggler` insights name it): line → rank."""
-    out: dict[int, int] = {}
-    for i in insights:
-        if i.kind == "straggler" and i.rank is not None:
-            out.setdefault(i.line, i.rank)
-    return out
 
 
 def _spread(stat: LineStat) -> RankSpread | None:
