@@ -16,8 +16,8 @@ import pytest
 from rich.console import Console
 
 from oplens.cli import render
+from oplens.records.format import fmt_count, fmt_speedup
 from oplens.records.run import Run
-from oplens.views.cells import fmt_count, fmt_speedup
 from oplens.views.compare import ComparePage, compare_page
 
 RUN = Path(__file__).resolve().parents[1] / "extension" / "test" / "fixtures" / "rmsnorm_naive.cpu.result.json"

@@ -17,9 +17,8 @@ from typing import Any
 import pytest
 
 from oplens.lsp.views import hint_label
-from oplens.records.format import device_label, fmt_share
+from oplens.records.format import device_label, fmt_count, fmt_share
 from oplens.records.run import Run
-from oplens.views.cells import fmt_count
 from oplens.views.run import RunPage, run_page
 
 FIXTURES = Path(__file__).resolve().parents[1] / "extension" / "test" / "fixtures"

@@ -40,6 +40,23 @@ def fmt_ratio(ratio: float) -> str:
     return f"{(ratio - 1) * 100:+.0f} %"
 
 
+def fmt_count(n: float) -> str:
+    """Call counts are means per iteration: `3` → `3`, `1200` → `1,200`, `1.5` → `1.5`, `0.333…` → `0.33`."""
+    if not math.isfinite(n):
+        return "–"
+    if float(n).is_integer():
+        return f"{int(n):,}"
+    rounded = float(f"{n:.2f}")  # two decimals at most, no trailing zero (as JavaScript's Number(n.toFixed(2)))
+    return str(int(rounded)) if rounded.is_integer() else repr(rounded)
+
+
+def fmt_speedup(x: float) -> str:
+    """`6.0` → `6.00×`, `12.34` → `12.3×`; no speed-up to give (0: no device time) → `–`."""
+    if not math.isfinite(x) or x <= 0:
+        return "–"
+    return f"{x:.1f}×" if x >= 10 else f"{x:.2f}×"
+
+
 def fmt_change(verdict: str, ratio: float | None) -> str:
     """A diff's verdict as a mark: `▲ 2.1×` or `▲ 35 %` slower, `▼ 40 %` faster (time saved),
     `new`; nothing where the line is the same (or removed)."""

@@ -12,9 +12,8 @@ from typing import Any
 
 from oplens.backends import registry
 from oplens.engine.compare import compare_rows
-from oplens.records.format import device_label, fmt_us
+from oplens.records.format import device_label, fmt_count, fmt_speedup, fmt_us
 from oplens.records.run import Run
-from oplens.views.cells import fmt_count, fmt_speedup
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from oplens.backends import registry
-from oplens.records.format import device_label, fmt_share, fmt_us
+from oplens.records.format import device_label, fmt_count, fmt_share, fmt_us
 from oplens.records.overview import FunctionStat, Overview
 from oplens.records.run import Run
-from oplens.views.cells import PageStat, fmt_count
+from oplens.views.cells import PageStat
 
 MODULE_ROWS = 200  # the modules the page lists; result.json has them all
 

@@ -21,6 +21,7 @@ from oplens.records.format import (
     device_label,
     fmt_bound_cell,
     fmt_bytes,
+    fmt_count,
     fmt_measured,
     fmt_share,
     fmt_us,
@@ -29,7 +30,7 @@ from oplens.records.format import (
 )
 from oplens.records.run import Artifacts, LineStat, OpStat, Run
 from oplens.records.spread import RankSpread
-from oplens.views.cells import PageStat, fmt_count
+from oplens.views.cells import PageStat
 from oplens.views.insights import insight_label
 from oplens.views.ranks import RanksView, is_merged, ranks_view, stragglers
 from oplens.views.roofline import RooflineView, bound_phrase, roofline_view
