@@ -749,6 +749,11 @@ export interface Totals {
    */
   memory: string;
   /**
+   * where they were read, where not the profiler's memory events (Neuron's counters)
+   * @default ''
+   */
+  memory_note: string;
+  /**
    * the lines' time at the roofline, summed
    * @default null
    */
@@ -1477,6 +1482,7 @@ export function readTotals(r: Reader): Totals {
     bytes: r.has('bytes') ? r.num('bytes') : null,
     peak_bytes: r.num('peak_bytes', 0),
     memory: r.str('memory', ''),
+    memory_note: r.str('memory_note', ''),
     floor_us: r.has('floor_us') ? r.num('floor_us') : null,
     headroom_us: r.has('headroom_us') ? r.num('headroom_us') : null,
     outliers: r.has('outliers') ? r.obj('outliers', readOutliers) : null,

@@ -316,6 +316,7 @@ class Totals:
     bytes: float | None = None
     peak_bytes: int = 0  # the most memory allocated since the call began, at any point of it
     memory: str = ""  # whose allocator the memory figures are: "device" | "host" ("": not recorded)
+    memory_note: str = ""  # where they were read, where not the profiler's memory events (Neuron's counters)
     floor_us: float | None = None  # the lines' time at the roofline, summed
     headroom_us: float | None = None
     # The calls left out of every figure above as stalled (None: a run older than the record)
