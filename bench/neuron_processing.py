@@ -101,7 +101,7 @@ def child(folder: Path, out: Path) -> None:
     rt = backend_spec(backend.name).runtime_time(stage, artifacts, target.def_line, ingest=True, fused=measured.fused)
     laps: dict[str, float] = {}
     t0 = time.perf_counter()
-    derived = profiling.process(measured.prof, measured.shapes_prof, len(measured.wall_us), target, backend.facts,
+    derived = profiling.process(measured.prof, measured.shapes, len(measured.wall_us), target, backend.facts,
                                 measured.fused, laps=laps, graphs=measured.graph_work, runtime=lambda: rt)  # fmt: skip
     total_ms = (time.perf_counter() - t0) * 1000.0
     dt = derived.device_time

@@ -67,6 +67,7 @@ from oplens.backends.cpu import CpuBackend
 from oplens.records.job import Job
 from oplens.records.run import Target
 from oplens.worker import events, profiling
+from oplens.worker.calls import ShapesCall
 from oplens.worker.linemarks import LineMarker, code_objects
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,7 +108,7 @@ def profile_train_steps() -> tuple[Any, Any, Target]:
               stage_dir=tempfile.mkdtemp(prefix="oplens-bench-"), workspace=str(ROOT))  # fmt: skip
     prepared = profiling.Prepared(job, CpuBackend(), fn, (model, x), LineMarker(fn.__code__, code_objects(module)))
     measured = profiling.measure(prepared, lambda stage, done, total: None)
-    return measured.prof, measured.shapes_prof, target
+    return measured.prof, measured.shapes, target
 
 
 def rss_kib() -> int:
@@ -136,7 +137,7 @@ def timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
     return value, (time.perf_counter() - t0) * 1000.0
 
 
-def measure_oplens(prof: Any, shapes_prof: Any, target: Target) -> dict[str, Any]:
+def measure_oplens(prof: Any, shapes_prof: ShapesCall | None, target: Target) -> dict[str, Any]:
     gc.collect()
     out: dict[str, Any] = {"peak_reset": reset_peak(), "rss_before_kib": rss_kib()}
     laps: dict[str, float] = {}

@@ -64,7 +64,7 @@ def profile(loops: int) -> tuple[Any, Any, Target]:
     torch.manual_seed(0)
     prepared = profiling.Prepared(job, CpuBackend(), fn, (torch.randn(8), loops), LineMarker(fn.__code__, code_objects(module)))
     measured = profiling.measure(prepared, lambda stage, done, total: None)
-    return measured.prof, measured.shapes_prof, target
+    return measured.prof, measured.shapes, target
 
 
 def method(fn: Any) -> dict[str, Any]:
@@ -101,7 +101,8 @@ def child(target_events: int, key_averages_max: int, out_path: Path) -> None:
         export["trace_bytes"] = path.stat().st_size
         parse = method(lambda: len(orjson.loads(path.read_bytes())["traceEvents"]))
         parse["trace_events"] = parse.pop("value")
-    result: dict[str, Any] = {"loops": loops, "events": n, "shapes_events": len(shapes_prof.profiler.kineto_results.events()),
+    shapes_events = len(shapes_prof.prof.profiler.kineto_results.events()) if shapes_prof is not None else 0
+    result: dict[str, Any] = {"loops": loops, "events": n, "shapes_events": shapes_events,
                               "oplens": oplens, "export": export, "orjson": parse}  # fmt: skip
     if n <= key_averages_max:
         table = method(lambda: len(prof.key_averages()) + len(prof.events()))

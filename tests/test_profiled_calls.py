@@ -90,7 +90,9 @@ def test_a_raising_call_counts_and_is_synchronised(tmp_path: Path) -> None:
 
 def test_the_shapes_call_synchronises_before_its_profiler_stops(tmp_path: Path) -> None:
     device = QueuedDevice()
-    prof, result = shapes_call(device, LineMarker(target.__code__, {target.__code__}), lambda: target(device))
+    shapes, result = shapes_call(device, LineMarker(target.__code__, {target.__code__}), lambda: target(device),
+                                 target.__code__.co_firstlineno)  # fmt: skip
+    prof = shapes.prof
     assert result is None and "device_work:0" in names_in(prof)
 
 

@@ -70,6 +70,7 @@ class Inputs:
     # The device's ceilings, asked for only where a line has work to set against them (calibrating takes seconds).
     ceilings: Callable[[], DeviceRoof | None] = lambda: None
     capture: bool = False  # the calls are a program's (`oplens run`): the insights say --calls
+    device_memory: memory.DeviceLineMemory | None = None  # that call's lines read from the device's counters
     statement: bool = False  # each call is a notebook statement that reaches the function: outside its lines, not its
 
 
@@ -113,7 +114,8 @@ def shapes(d: Derived, inp: Inputs) -> None:
     if inp.shape_events is not None:
         a.sequence = attribute(inp.shape_events, 1, inp.target.def_line, outside=inp.statement).sequence
         work.assign(a.lines, a.totals, work.line_work(inp.shape_events, inp.target.def_line, inp.graphs))
-        memory.assign(a.lines, a.totals, memory.line_memory(inp.shape_events, inp.target.def_line))
+        found, note = memory.chosen(memory.line_memory(inp.shape_events, inp.target.def_line), inp.device_memory)
+        memory.assign(a.lines, a.totals, found, note)
     elif inp.stored is not None:
         keep_stored(inp.stored, d)
 

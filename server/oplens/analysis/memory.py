@@ -35,6 +35,30 @@ class LineMemory:
     temp_freed_line: int = 0  # the line that freed it
 
 
+@dataclass
+class DeviceLineMemory:
+    """Each line's memory from the device allocator's own counters, read around each line of the call
+    that records input shapes (worker/linememory.py), where the profiler's memory events are the host's;
+    `lines` None where they could not be read (`note` says why)."""
+
+    lines: dict[int, LineMemory] | None
+    peak: int
+    note: str  # where the figures were read, or why they were not, in words
+
+
+def chosen(
+    events: tuple[dict[int, LineMemory], int, str], device: DeviceLineMemory | None
+) -> tuple[tuple[dict[int, LineMemory], int, str], str]:
+    """The memory the lines show, and where it was read ("": the profiler's memory events): the device's
+    allocations from the events where they have any, else from the device's counters where they were
+    read, else the host's from the events. Host and device figures are never mixed."""
+    if events[2] == "device" or device is None:
+        return events, ""
+    if device.lines is None:
+        return events, device.note
+    return (device.lines, device.peak, "device"), device.note
+
+
 def line_memory(events: AnyEvents, def_line: int) -> tuple[dict[int, LineMemory], int, str]:
     """Each line's allocations in the first iteration of a profile recorded with `profile_memory`:
     bytes allocated and freed by its ops, and the peak of the memory allocated since the call began
@@ -71,7 +95,7 @@ def line_memory(events: AnyEvents, def_line: int) -> tuple[dict[int, LineMemory]
     return found, peak, "device" if device else "host"
 
 
-def assign(lines: list[LineStat], totals: Totals, memory: tuple[Mapping[int, LineMemory], int, str]) -> None:
+def assign(lines: list[LineStat], totals: Totals, memory: tuple[Mapping[int, LineMemory], int, str], note: str = "") -> None:
     """Each line's memory (`line_memory`) into the run's records; a line that only frees (`del x`)
     or allocates without an op of its own joins the lines, with no time."""
     by_line, peak, kind = memory
@@ -86,7 +110,7 @@ def assign(lines: list[LineStat], totals: Totals, memory: tuple[Mapping[int, Lin
         m = by_line.get(s.line, LineMemory())
         s.alloc_bytes, s.freed_bytes, s.peak_bytes = m.alloc, m.freed, m.peak
         s.temporary = Temporary(m.temp_bytes, m.temp_freed_line) if m.temp_bytes else None
-    totals.peak_bytes, totals.memory = peak, kind
+    totals.peak_bytes, totals.memory, totals.memory_note = peak, kind, note
 
 
 _ASSIGNED = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?::[^=]*)?=(?!=)")

@@ -7,6 +7,7 @@ checks and commands) is its `BackendSpec` (`spec.py`), which names its class her
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -18,6 +19,30 @@ from oplens.backends.spec import NoOptions
 from oplens.records.run import Artifacts, BackendInfo
 
 OptionsT = TypeVar("OptionsT")
+
+
+@dataclass(frozen=True)
+class MemoryReading:
+    """The device allocator's counters at one moment, in bytes."""
+
+    current: int  # allocated to tensors now
+    peak: int  # the most allocated since the last `DeviceMemory.reset_peak`
+    allocated: int | None = None  # bytes ever allocated (None: the device counts none; then from `current`)
+    freed: int | None = None  # bytes ever freed
+
+
+class DeviceMemory:
+    """A device whose allocator the profiler's memory events do not see (they record the host's) but
+    which reports its own counters: read around each line of one call (`worker/linememory.py`).
+    `source` names the API in the run's words."""
+
+    source = ""
+
+    def read(self) -> MemoryReading:
+        raise NotImplementedError
+
+    def reset_peak(self) -> None:
+        """Start the peak counter again from the current figure."""
 
 
 class Backend(Generic[OptionsT]):
@@ -58,6 +83,12 @@ class Backend(Generic[OptionsT]):
 
     def synchronize(self) -> None:
         """Wait for queued device work, so that a timed iteration holds all of its work."""
+
+    def device_memory(self) -> tuple[DeviceMemory | None, str]:
+        """The device allocator's own counters where the profiler's memory events miss them, with why
+        none where this device should have them ("" otherwise). CUDA's allocator reports to the profiler
+        itself, and the CPU is the host: both None."""
+        return None, ""
 
     @classmethod
     def environment(cls, options: Any) -> dict[str, str]:

@@ -24,7 +24,8 @@ program's log, not the user's terminal: every profiler call here runs under `qui
 
 `shapes_call` is the one call recorded with input shapes and memory on the CPU activity, what the
 insights and each line's work and memory read (recording them costs as much as a small op, so the
-timed calls go without).
+timed calls go without). On a device whose allocator the profiler does not see (Neuron), that call
+also reads the device's memory counters around each line (`worker/linememory.py`).
 """
 
 from __future__ import annotations
@@ -33,15 +34,18 @@ import hashlib
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import torch
 
+from oplens.analysis.memory import DeviceLineMemory
 from oplens.backends.device import Backend
 from oplens.records import names
 from oplens.worker import quiet
 from oplens.worker.linemarks import LineMarker, Range
+from oplens.worker.linememory import LineDeviceMemory
 
 T = TypeVar("T")
 
@@ -173,18 +177,34 @@ def work_of(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str:
     return hashlib.blake2b(";".join(parts).encode(), digest_size=8).hexdigest() if parts else ""
 
 
-def shapes_call(backend: Backend[Any], marker: LineMarker, fn: Callable[[], T]) -> tuple[Any, T]:
+@dataclass
+class ShapesCall:
+    """The call recorded with input shapes and memory."""
+
+    prof: Any  # its torch.profiler.profile (CPU activity)
+    device_memory: DeviceLineMemory | None = None  # its lines read from the device's counters (None: not that device)
+
+
+def shapes_call(backend: Backend[Any], marker: LineMarker, fn: Callable[[], T], def_line: int) -> tuple[ShapesCall, T]:
     """One call on the CPU activity with input shapes and memory, the device synchronised before the
     profiler stops: (the profile, what the call returned). What it returns is freed by its caller,
-    after the profile: it is the caller's, not a temporary of the call."""
+    after the profile: it is the caller's, not a temporary of the call. Where the backend reads its
+    device memory itself, the call's lines are read too, between their ranges."""
+    memory, why_not = backend.device_memory()
+    lines = LineDeviceMemory(memory, backend.synchronize, def_line) if memory is not None else None
     prof = start_profiler([torch.profiler.ProfilerActivity.CPU], record_shapes=True, profile_memory=True)
     try:
+        if lines is not None:
+            lines.start()
+            marker.on_target_line = lines.at
         with Range(f"{names.ITER_RANGE}0"), marker:
             result = fn()
     finally:
+        marker.on_target_line = None
         try:
             backend.synchronize()
         finally:
             with quiet.to_log():
                 prof.stop()
-    return prof, result
+    device = lines.finish() if lines is not None else DeviceLineMemory(None, 0, why_not) if why_not else None
+    return ShapesCall(prof, device), result

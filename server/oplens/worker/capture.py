@@ -47,7 +47,7 @@ from oplens.records.job import Ended, Finished, Job, Progress, WorkerMessage
 from oplens.records.run import Capture as CaptureRecord
 from oplens.records.run import Config, Run, Target
 from oplens.worker import profiling
-from oplens.worker.calls import ProfiledCalls, shapes_call, work_of
+from oplens.worker.calls import ProfiledCalls, ShapesCall, shapes_call, work_of
 from oplens.worker.compiled import FusedLines
 from oplens.worker.instrument import ImportHook
 from oplens.worker.linemarks import LineMarker
@@ -87,7 +87,7 @@ class Window:
     busy: bool = False  # a counted call is running (a nested one is part of it)
     done: bool = False
     first_call_us: float = 0.0
-    shapes_prof: Any = None
+    shapes: ShapesCall | None = None
     marker: LineMarker | None = None
     calls: ProfiledCalls | None = None  # the window's profiled calls, once it opens
 
@@ -225,7 +225,7 @@ class Capturer:
         return w.marker
 
     def _shapes_call(self, w: Window, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        w.shapes_prof, result = shapes_call(self.backend, self._marker(w, fn), lambda: fn(*args, **kwargs))
+        w.shapes, result = shapes_call(self.backend, self._marker(w, fn), lambda: fn(*args, **kwargs), w.target.def_line)
         return result
 
     def _window_call(self, w: Window, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -309,7 +309,7 @@ class Capturer:
         # objects) must not stay alive for the collector to walk on every full collection.
         if w.calls is not None:
             w.calls.release()  # its counts stay: what the end of the program reports reads them
-        w.shapes_prof = w.marker = None
+        w.shapes = w.marker = None
         gc.collect()
 
     def describe(self, w: Window, partial: str, stopped: bool) -> Run:
@@ -341,14 +341,14 @@ class Lines:
         job = dataclasses.replace(capture.job, target=w.target, stage_dir=w.stage_dir, more_targets=[])
         first = [w.first_call_us] if w.first_call_us else []
         fused = capture.fused
-        measured = profiling.Measured(w.calls.prof, w.shapes_prof, w.wall_us, first, fused.regions, fused.graphs,
+        measured = profiling.Measured(w.calls.prof, w.shapes, w.wall_us, first, fused.regions, fused.graphs,
                                       fused.work())  # fmt: skip
         run = profiling.finish(job, capture.backend, measured, capture=True,
                                progress=lambda stage, done, total: capture.send(Progress(stage, done, total)))  # fmt: skip
         iters = len(w.wall_us)
         run.run_id = run_id_of(w)
         run.config = Config(warmup=capture.skip, iters=iters, profiler_warmup=capture.warm, args="",
-                            timeout_s=job.timeout_s, record_shapes=w.shapes_prof is not None)  # fmt: skip
+                            timeout_s=job.timeout_s, record_shapes=w.shapes is not None)  # fmt: skip
         program = job.program
         assert program is not None
         run.capture = CaptureRecord(

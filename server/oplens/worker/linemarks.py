@@ -61,6 +61,9 @@ class LineMarker:
         self._previous: TraceFn = None
         self._ranges: dict[CodeType, dict[int, Any]] = {}  # code → line → its range
         self._depth: dict[CodeType, int] = {}  # code → frames of it running now
+        # Called where the target's outermost frame starts a line (its number) or returns (None), between
+        # two lines' ranges: the device memory's readings (linememory.py) in the one call that takes them.
+        self.on_target_line: Callable[[int | None], None] | None = None
 
     def __enter__(self) -> LineMarker:
         self._previous = sys.gettrace()
@@ -86,6 +89,7 @@ class LineMarker:
         depth[code] = depth.get(code, 0) + 1
         cached = self._ranges.setdefault(code, {}) if depth[code] == 1 else {}
         current: Any = None  # the open range of this frame's current line
+        hook = self.on_target_line if code is self._target and depth[code] == 1 else None
 
         def on_line(frame: FrameType, event: str, arg: object) -> TraceFn:
             nonlocal current
@@ -93,6 +97,8 @@ class LineMarker:
                 if current is not None:
                     current.__exit__(None, None, None)
                 line = frame.f_lineno
+                if hook is not None:
+                    hook(line)
                 current = cached.get(line)
                 if current is None:
                     current = cached[line] = Range(prefix + str(line))
@@ -101,6 +107,8 @@ class LineMarker:
                 if current is not None:
                     current.__exit__(None, None, None)
                     current = None
+                if hook is not None:
+                    hook(None)
                 depth[code] -= 1
             return on_line
 

@@ -32,7 +32,7 @@ from oplens.records.job import RUN_DIR_ENV, Job
 from oplens.records.run import Artifacts, Compile, Config, DeviceRoof, Run, SourceRef, Target
 from oplens.records.run import from_dict as record_from_dict
 from oplens.worker import calibrate, events
-from oplens.worker.calls import ProfiledCalls, shapes_call
+from oplens.worker.calls import ProfiledCalls, ShapesCall, shapes_call
 from oplens.worker.compiled import FusedLines
 from oplens.worker.linemarks import LineMarker, code_objects
 from oplens.worker.usercode import build_args, call, find_callable, find_code, load_module
@@ -56,7 +56,7 @@ class Measured:
     """What the calls gave: the profiles and the wall times, before any processing."""
 
     prof: Any  # the timed iterations' torch.profiler.profile
-    shapes_prof: Any  # one CPU-only call with input shapes (for the insights)
+    shapes: ShapesCall | None  # one CPU-only call with input shapes and memory (None: the capture skipped none)
     wall_us: list[float]  # per timed iteration
     warmup_wall_us: list[float]  # per warm-up call (the first compiles)
     fused: dict[str, list[SourceRef]] = field(default_factory=dict)  # compiled region → lines its graph fused
@@ -93,7 +93,7 @@ def finish(job: Job, backend: Backend[Any], measured: Measured, clock: _Clock | 
             warnings.extend(rt.warnings)
         return rt
 
-    derived = process(measured.prof, measured.shapes_prof, len(measured.wall_us), job.target, backend.facts,
+    derived = process(measured.prof, measured.shapes, len(measured.wall_us), job.target, backend.facts,
                       measured.fused, graphs=measured.graph_work, ceilings=lambda: ceilings(backend, warnings),
                       capture=capture, runtime=runtime, statement=statement)  # fmt: skip
     clock.lap("processing_ms")
@@ -153,14 +153,14 @@ def measure(p: Prepared, progress: Progress, clock: _Clock | None = None) -> Mea
     first-call time), else one after the timed iterations."""
     job = p.job
     shapes_in_warmup = job.warmup >= 2
-    shapes_prof: Any = None
+    shapes: ShapesCall | None = None
     warmup_wall: list[float] = []
     with FusedLines() as fused:
         if job.warmup:
             progress("warmup", 0, job.warmup)  # said before the first call: it compiles, where the device does
         for i in range(job.warmup):
             if shapes_in_warmup and i == job.warmup - 1:
-                shapes_prof = record_shapes(p)
+                shapes = record_shapes(p)
             else:
                 warmup_wall.append(timed_call(p))
             progress("warmup", i + 1, job.warmup)
@@ -169,9 +169,9 @@ def measure(p: Prepared, progress: Progress, clock: _Clock | None = None) -> Mea
         prof, wall = profile_iterations(p, job.iters, progress)
         if clock is not None:
             clock.lap("profile_ms")
-        if shapes_prof is None:
-            shapes_prof = record_shapes(p)
-    return Measured(prof, shapes_prof, wall, warmup_wall, fused.regions, fused.graphs, fused.work())
+        if shapes is None:
+            shapes = record_shapes(p)
+    return Measured(prof, shapes, wall, warmup_wall, fused.regions, fused.graphs, fused.work())
 
 
 def timed_call(p: Prepared) -> float:
@@ -182,10 +182,10 @@ def timed_call(p: Prepared) -> float:
     return (time.perf_counter_ns() - t0) / 1000.0
 
 
-def record_shapes(p: Prepared) -> Any:
+def record_shapes(p: Prepared) -> ShapesCall:
     """One more call with input shapes and memory (`calls.shapes_call`); its result freed after the profile."""
-    prof, _ = shapes_call(p.backend, p.marker, lambda: call(p.fn, p.args, p.job.target))
-    return prof
+    shapes, _ = shapes_call(p.backend, p.marker, lambda: call(p.fn, p.args, p.job.target), p.job.target.def_line)
+    return shapes
 
 
 def profile_iterations(p: Prepared, iters: int, progress: Progress) -> tuple[Any, list[float]]:
@@ -200,7 +200,7 @@ def profile_iterations(p: Prepared, iters: int, progress: Progress) -> tuple[Any
 
 def process(
     prof: Any,
-    shapes_prof: Any,
+    shapes: ShapesCall | None,
     iters: int,
     target: Target,
     facts: BackendFacts = CPU,
@@ -223,13 +223,13 @@ def process(
     try:
         raw = events.columns(prof, per_op_device_time=facts.per_op_device_time)  # in bulk: up to millions
         # None: a capture that skipped no call has no shapes call
-        shape_events = events.columns(shapes_prof, inputs=True) if shapes_prof is not None else None
+        shape_events = events.columns(shapes.prof, inputs=True) if shapes is not None else None
         table = op_table(prof) if facts.on_device and facts.op_table_device_time else None
         if laps is not None:
             laps["read_ms"] = (time.perf_counter() - t0) * 1000.0
         rt = runtime() if facts.on_device else None
         inputs = Inputs(raw, iters, target, facts, fused or {}, shape_events, graphs, ceilings=ceilings, capture=capture,
-                        statement=statement)  # fmt: skip
+                        statement=statement, device_memory=shapes.device_memory if shapes is not None else None)  # fmt: skip
         t1 = time.perf_counter()
         chosen = sources.choose(inputs, op_table=table, runtime=rt)
         if laps is not None:

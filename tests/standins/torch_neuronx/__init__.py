@@ -12,6 +12,8 @@ Environment (set by the test):
                             test sees which call's device work a trace holds
   STANDIN_FUSE, STANDIN_CPU_FALLBACK
                             Adaptive Eager Execution and CPU fallback (profiling.py)
+  STANDIN_MEMORY_STATS=flat|none
+                            the device memory counters' layout, or none (memory.py)
   STANDIN_TENSORS=device    tensors moved to `neuron:0` are held there (on the CPU, see python_device.py); default:
                             the device holds none and tests build their inputs on the CPU
 """
@@ -55,6 +57,9 @@ def _synchronize(device: Any = None) -> None:
         with torch.profiler.record_function(f"standin.device_work:{_synced}"):
             torch.ones(8).sum()
     _synced += 1
+    from torch_neuronx import memory
+
+    memory.synchronized()
 
 
 # What the environment held when we were imported. TorchNeuron is loaded by `import torch` itself where it is installed
@@ -106,6 +111,10 @@ def clear_op_tracking() -> None:
     """"Clear both fallback and executed operation tracking" (the same source)."""
     _tracked["cleared"] = True
     record("clear_op_tracking")
+
+
+if os.environ.get("STANDIN_MEMORY_STATS") != "none":  # the memory profiling guide's API (memory.py)
+    from torch_neuronx.memory import max_memory_allocated, memory_allocated, memory_stats, reset_peak_memory_stats  # noqa: F401
 
 
 def _autoload() -> None:

@@ -12,11 +12,14 @@ the device (`oplens doctor`'s probe) runs as it would on a host, with nothing on
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import torch
 from torch.utils._pytree import tree_map
 from torch.utils.backend_registration import _DummyDeviceGuard, _DummyPrivateUse1Hook
+
+from torch_neuronx import memory
 
 DEVICE = torch.device("neuron", 0)
 
@@ -32,6 +35,7 @@ class OnDevice(torch.Tensor):
             cls, held.size(), strides=held.stride(), dtype=held.dtype, device=DEVICE, requires_grad=held.requires_grad
         )
         r.held = held
+        weakref.finalize(r, memory.release, memory.hold(held))  # the device's block, counted (memory.py)
         return r  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:  # type: ignore[override]
@@ -40,6 +44,7 @@ class OnDevice(torch.Tensor):
     @classmethod
     def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         kwargs = dict(kwargs or {})
+        memory.ran_op()
         if func is torch.ops.aten._to_copy.default:  # .to(device): the CPU keeps the data, the device wraps it
             src = _unwrap(args[0])
             target = kwargs.pop("device", None)

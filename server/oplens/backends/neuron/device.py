@@ -40,8 +40,8 @@ from typing import Any
 import torch
 from torch.profiler import ProfilerActivity
 
-from oplens.backends.device import Backend
-from oplens.backends.neuron import adaptive, api, environment, install
+from oplens.backends.device import Backend, DeviceMemory
+from oplens.backends.neuron import adaptive, api, environment, install, memory
 from oplens.backends.neuron.artifacts import COLLECT_FROM_ENV, COLLECT_SINCE_ENV, DEFAULT_NEFF_CACHE, PROFILE_DIR, find_artifacts
 from oplens.backends.neuron.facts import NEURON
 from oplens.backends.neuron.options import DEFAULT_MODES, DEFAULT_NEFF_CACHE_ENV, NEFF_CACHE_ENV, NeuronOptions
@@ -122,6 +122,12 @@ class NeuronBackend(Backend[NeuronOptions]):
 
     def synchronize(self) -> None:
         torch.neuron.synchronize()  # type: ignore[attr-defined]  # execution is asynchronous
+
+    def device_memory(self) -> tuple[DeviceMemory | None, str]:
+        """TorchNeuron's own counters (memory.py): its allocator does not report to torch's profiler."""
+        import torch_neuronx
+
+        return memory.device_memory(torch_neuronx, self.options.device_index)
 
     def neuron_config(self, run_dir: Path) -> Any:
         self.generation()  # recorded in the run
