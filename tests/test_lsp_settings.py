@@ -3,11 +3,13 @@ warning naming a bad setting (which keeps its default) instead of a failed start
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import ROOT
 from oplens.backends import registry
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
 from oplens.lsp import settings
@@ -73,6 +75,19 @@ def test_backend_options_and_command_settings_go_under_the_registry_names(tmp_pa
     assert settings.check_backend_options(parsed, tmp_path) == []
     typed = registry.parse_options(name, parsed.backend_options, tmp_path)[name]
     assert isinstance(typed, options_type) and typed.max_events_per_nc == 5000
+
+
+def test_the_neuron_flags_of_the_cli_are_editor_settings_too(tmp_path: Path) -> None:
+    """`oplens.neuron.exact`, `.measured`, `.debugInfo` and `.withStack` (package.json) reach the same NeuronOptions
+    fields as --neuron-exact, --neuron-measured, --neuron-debug-info and --no-neuron-with-stack."""
+    raw = {"neuron": {"exact": True, "measured": True, "debugInfo": True, "withStack": False}}
+    parsed, warnings = settings.parse(raw)
+    assert warnings == [] and settings.check_backend_options(parsed, tmp_path) == []
+    typed = registry.parse_options("neuron", parsed.backend_options, tmp_path)["neuron"]
+    assert (typed.exact, typed.measured, typed.debug_info, typed.with_stack) == (True, True, True, False)
+    manifest = json.loads((ROOT / "package.json").read_text())["contributes"]["configuration"]
+    declared = {k for section in manifest for k in section["properties"]}
+    assert {"oplens.neuron.exact", "oplens.neuron.measured", "oplens.neuron.debugInfo", "oplens.neuron.withStack"} <= declared
 
 
 def test_a_bad_backend_option_is_dropped_with_the_backends_own_message(tmp_path: Path) -> None:

@@ -142,6 +142,10 @@ describe('what reaches the server', () => {
     assert.deepEqual(initializationOptions(set.settings).neuron, {
       modes: ['DEVICE', 'CPU_UTIL'], captureEnabledForNc: '0-1', maxEventsPerNc: 2000000,
     });
+    const flags = from({ 'neuron.exact': true, 'neuron.measured': true, 'neuron.debugInfo': true, 'neuron.withStack': false });
+    assert.deepEqual(initializationOptions(flags.settings).neuron, { exact: true, measured: true, debugInfo: true, withStack: false });
+    const unset = from({ 'neuron.exact': false, 'neuron.measured': false, 'neuron.debugInfo': false, 'neuron.withStack': true });
+    assert.equal(initializationOptions(unset.settings).neuron, undefined); // the server's defaults stand
     const bad = from({ 'neuron.modes': ['GPU'] });
     assert.equal(initializationOptions(bad.settings).neuron, undefined);
     assert.match(bad.problems[0] ?? '', /neuron\.modes/);

@@ -42,7 +42,17 @@ export interface Settings {
   /** Profile Function in Program: the calls run untouched first, the calls profiled, end the program once captured. */
   capture: { skip: number; calls: number; stop: boolean };
   /** NeuronConfig options (only what the user set; the server and torch_neuronx default the rest). */
-  neuron: { modes?: NeuronMode[]; captureEnabledForNc?: string; maxEventsPerNc?: number; neffCacheDir?: string };
+  neuron: {
+    modes?: NeuronMode[];
+    captureEnabledForNc?: string;
+    maxEventsPerNc?: number;
+    neffCacheDir?: string;
+    /** the CLI's --neuron-exact, --neuron-measured, --neuron-debug-info, --no-neuron-with-stack (sent only where set) */
+    exact?: true;
+    measured?: true;
+    debugInfo?: true;
+    withStack?: false;
+  };
 }
 
 export { NEURON_MODES };
@@ -177,6 +187,18 @@ export function readSettings(get: Getter): { settings: Settings; problems: strin
   const neffCache = str('neuron.neffCacheDir', '');
   if (neffCache) {
     neuron.neffCacheDir = neffCache;
+  }
+  if (bool('neuron.exact', false)) {
+    neuron.exact = true;
+  }
+  if (bool('neuron.measured', false)) {
+    neuron.measured = true;
+  }
+  if (bool('neuron.debugInfo', false)) {
+    neuron.debugInfo = true;
+  }
+  if (!bool('neuron.withStack', true)) {
+    neuron.withStack = false;
   }
 
   const settings: Settings = {
