@@ -136,8 +136,11 @@ def main() -> int:
     if worker is None or parent is None:
         print("no process reached analysis/attribution.attribute", file=sys.stderr)
         return 1
+    to_attribution = worker["files"][: worker["files"].index("analysis/attribution.py") + 1]
     report = {"parent": summarize(parent), "worker": summarize(worker),
-              "files": len(set(parent["files"]) | set(worker["files"])), "worker_files": worker["files"]}  # fmt: skip
+              "files": len(set(parent["files"]) | set(worker["files"])),
+              "files_to_attribution": len(set(parent["files"]) | set(to_attribution)),
+              "parent_files": parent["files"], "worker_files": worker["files"]}  # fmt: skip
     print(json.dumps(report, indent=1))
     return 0
 

@@ -149,7 +149,7 @@ STOP_SIGNAL = signal.SIGUSR1
 STOP_GRACE_S = 20.0  # how long the parent waits for that before it kills the worker
 
 # The environment variable that gives a worker (and, through torchrun, every rank) its parent's pid:
-# a worker whose parent is gone ends itself and the program's processes (worker/parentwatch.py).
+# a worker whose parent is gone ends itself and the program's processes (worker/parent.py).
 PARENT_ENV = "OPLENS_PARENT_PID"
 # The program's log (worker.log to be), where a worker appends torch's profiler chatter (worker/quiet.py).
 LOG_ENV = "OPLENS_WORKER_LOG"

@@ -15,22 +15,18 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
 
 from oplens.records.errors import OpLensError
-from oplens.records.job import Ended, Failed, Finished, Job, Progress, Ready, WorkerMessage, encode
+from oplens.records.job import Ended, Failed, Finished, Job, Ready, WorkerMessage
 from oplens.worker.bundled import environment_first
-from oplens.worker.parentwatch import watch_parent
+from oplens.worker.parent import ToParent, watch_parent
 
 
 def main(argv: list[str]) -> int:
     environment_first()  # the user's code imports the environment's packages, not the extension's copies
     watch_parent()
-    out: IO[str] = os.fdopen(int(argv[0]), "w", buffering=1, encoding="utf-8")
-
-    def send(message: WorkerMessage) -> None:
-        out.write(encode(message))
-        out.flush()
+    parent = ToParent(os.fdopen(int(argv[0]), "w", buffering=1, encoding="utf-8"))
+    send = parent.send
 
     if len(argv) > 1:
         return _capture(Job.from_json(Path(argv[1]).read_text(encoding="utf-8")), send)
@@ -51,7 +47,7 @@ def main(argv: list[str]) -> int:
         return 0  # the parent closed us without a job
     try:
         job = Job.from_json(line)
-        run = profiling.run(job, lambda stage, done, total: send(Progress(stage, done, total)))
+        run = profiling.run(job, parent.progress)
         send(Finished(run))
     except OpLensError as e:
         send(Failed(e))

@@ -58,6 +58,7 @@ from oplens.records.ceilings import (
     save,
 )
 from oplens.records.errors import OpLensError
+from oplens.records.run import DeviceRoof
 
 TARGET_S = 0.06  # one timed repeat of a kernel (one call on a CPU; several on a fast device)
 REPEATS = 3  # timed repeats of a kernel; the best is kept
@@ -108,6 +109,20 @@ def ceilings(backend: Backend[Any], again: bool = False, spec_name: str = "", en
     except OSError as e:
         error = f"cannot write {path}: {e.strerror or e}"
     return Calibrated(measured, path, reused=False, cache_error=error)
+
+
+def roof(backend: Backend[Any], warnings: list[str]) -> DeviceRoof | None:
+    """The device's ceilings for a run's roofline (`ceilings`: calibrated once per host and device, ~2 s the
+    first time, cached), asked for by the derivation only where a line has work. A failed calibration must
+    not lose the run: it is a warning."""
+    try:
+        c = ceilings(backend).ceilings
+    except Exception as e:
+        warnings.append(f"no roofline: calibrating the device failed ({type(e).__name__}: {e}); "
+                        "oplens calibrate --again tells more")  # fmt: skip
+        return None
+    return DeviceRoof(name=c.name, dtype_peaks=dict(c.dtype_peaks), bytes_per_s=c.bytes_per_s,
+                      source=c.source, measured_at=c.measured_at)  # fmt: skip
 
 
 def measure(

@@ -10,6 +10,7 @@ Runs only in the worker process (imports torch and the user's code). Errors come
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import time
@@ -94,7 +95,7 @@ def finish(job: Job, backend: Backend[Any], measured: Measured, clock: _Clock | 
         return rt
 
     derived = process(measured.prof, measured.shapes, len(measured.wall_us), job.target, backend.facts,
-                      measured.fused, graphs=measured.graph_work, ceilings=lambda: ceilings(backend, warnings),
+                      measured.fused, graphs=measured.graph_work, ceilings=functools.partial(calibrate.roof, backend, warnings),
                       capture=capture, runtime=runtime, statement=statement)  # fmt: skip
     clock.lap("processing_ms")
     run = describe(job, backend, measured, derived, artifacts)
@@ -184,7 +185,7 @@ def timed_call(p: Prepared) -> float:
 
 def record_shapes(p: Prepared) -> ShapesCall:
     """One more call with input shapes and memory (`calls.shapes_call`); its result freed after the profile."""
-    shapes, _ = shapes_call(p.backend, p.marker, lambda: call(p.fn, p.args, p.job.target), p.job.target.def_line)
+    shapes, _ = shapes_call(p.backend, p.marker, functools.partial(call, p.fn, p.args, p.job.target), p.job.target.def_line)
     return shapes
 
 
@@ -192,7 +193,7 @@ def profile_iterations(p: Prepared, iters: int, progress: Progress) -> tuple[Any
     """The timed iterations: `profiler_warmup` dropped ones, then `iters` recorded (`ProfiledCalls`)."""
     with ProfiledCalls(p.backend, Path(p.job.stage_dir), p.marker, iters, p.job.profiler_warmup) as calls:
         while not calls.done:
-            calls.call(lambda: call(p.fn, p.args, p.job.target))
+            calls.call(functools.partial(call, p.fn, p.args, p.job.target))  # the user's function, called from calls.py
             if calls.wall_us and calls.started > calls.warm:
                 progress("profile", len(calls.wall_us), iters)
     return calls.prof, calls.wall_us
@@ -249,20 +250,6 @@ def op_table(prof: Any) -> list[RawEvent] | Exception:
         return events.from_function_events(prof)
     except Exception as e:
         return e
-
-
-def ceilings(backend: Backend[Any], warnings: list[str]) -> DeviceRoof | None:
-    """The device's ceilings for the roofline: calibrated once per host and device (worker/calibrate.py;
-    ~2 s the first time, cached), the vendor's figures beside them. A failed calibration must not lose
-    the run: it is a warning."""
-    try:
-        c = calibrate.ceilings(backend).ceilings
-    except Exception as e:
-        warnings.append(f"no roofline: calibrating the device failed ({type(e).__name__}: {e}); "
-                        "oplens calibrate --again tells more")  # fmt: skip
-        return None
-    return DeviceRoof(name=c.name, dtype_peaks=dict(c.dtype_peaks), bytes_per_s=c.bytes_per_s,
-                      source=c.source, measured_at=c.measured_at)  # fmt: skip
 
 
 def describe(job: Job, backend: Backend[Any], m: Measured, derived: Derived, artifacts: Artifacts) -> Run:

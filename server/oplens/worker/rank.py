@@ -22,7 +22,7 @@ from oplens.records.errors import OpLensError
 from oplens.records.job import STOP_SIGNAL, Ended, Failed, Finished, Job, StagedTarget, WorkerMessage, encode
 from oplens.records.run import RankInfo
 from oplens.worker.bundled import environment_first
-from oplens.worker.parentwatch import watch_parent
+from oplens.worker.parent import watch_parent
 
 
 def main(argv: list[str]) -> int:

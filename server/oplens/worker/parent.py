@@ -1,4 +1,8 @@
-"""End a worker, and the program's processes with it, when the OpLens process that started it is gone.
+"""The worker's link to the OpLens process that started it: its messages to it (`ToParent`), and its end,
+with the program's processes, when that process is gone (`watch_parent`).
+
+`ToParent` writes the messages of `records/job.py` (Ready, Progress, Finished, Failed, Ended) as JSON lines
+on the file descriptor the parent gave; `progress` is what a profile reports its stages with.
 
 A worker runs in a session of its own: its process group holds the program's child processes and,
 for a distributed capture, torchrun and the local ranks. So when the parent dies without stopping
@@ -15,12 +19,27 @@ import os
 import signal
 import threading
 import time
+from typing import IO
 
-from oplens.records.job import PARENT_ENV
+from oplens.records.job import PARENT_ENV, Progress, WorkerMessage, encode
 
 POLL_S = 1.0
 GRACE_S = 5.0  # for SIGTERM to end the group before SIGKILL does
 _PROC = os.path.exists("/proc/self/stat")
+
+
+class ToParent:
+    """Messages to the parent, one JSON line each, flushed at once."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self._out = out
+
+    def send(self, message: WorkerMessage) -> None:
+        self._out.write(encode(message))
+        self._out.flush()
+
+    def progress(self, stage: str, done: int, total: int) -> None:
+        self.send(Progress(stage, done, total))
 
 
 def watch_parent() -> None:
