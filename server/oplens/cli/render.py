@@ -31,6 +31,8 @@ from oplens.records.format import (
 )
 from oplens.records.run import HOST_CPU, LineStat, Run
 from oplens.views.compare import ComparePage
+from oplens.views.lines import bound_cell, iterations_phrase, line_cells, totals_cells
+from oplens.views.run import op_row
 
 BAR_WIDTH = 20
 OP_ROWS = 15
@@ -104,12 +106,12 @@ def profile(console: Console, run: Run, view: str = "time") -> None:
             if i.evidence:
                 console.print(f"    [dim]{escape(i.evidence)}[/]", highlight=False)
     tot = run.totals
-    wall = tot.wall_us
+    cells = totals_cells(run)
     console.print(
-        f"Total per iteration: Self {label} {fmt_us(tot.self_device_us)}"
-        + (f", self CPU {fmt_us(tot.self_cpu_us)}" if has_device else "")
-        + f", {tot.op_calls:g} operator calls; wall median {fmt_us(wall.median)} "
-        f"(min {fmt_us(wall.min)}, max {fmt_us(wall.max)})",
+        f"Total per iteration: Self {label} {cells.self_device}"
+        + (f", self CPU {cells.self_cpu}" if has_device else "")
+        + f", {cells.op_calls} operator calls; wall median {cells.wall_median} "
+        f"(min {cells.wall_min}, max {cells.wall_max})",
         highlight=False,
     )
     if outliers_sentence(run):  # stalled calls, left out of every figure above
@@ -235,12 +237,12 @@ def line_table(run: Run, has_device: bool) -> Table:
         if s is None:
             row = [str(n), "", *([""] if has_device else []), "", Text(""), *([""] if ranked else []), Text(code)]
         else:
-            dev = fmt_us(s.self_device_us) + (" ~" if s.noisy else "")
+            c = line_cells(s)
             row = [
                 str(n),
-                dev,
-                *([fmt_us(s.self_cpu_us)] if has_device else []),
-                f"{s.pct_device:.1f}",
+                c.self_device + (" ~" if s.noisy else ""),
+                *([c.self_cpu] if has_device else []),
+                c.share_device,
                 _bar(s.pct_device),
                 *([_rank_cell(s, stragglers.get(n))] if ranked else []),
                 Text(code),
@@ -307,10 +309,9 @@ def bound_table(run: Run) -> Table:
     def cells(s: LineStat) -> list[str]:
         if not s.bound:
             return [fmt_us(s.self_device_us), "", "", "", "", ""]
-        # the bound with its % of the roofline, or the ceiling it beats (never over 100 %)
-        bound = fmt_bound_cell(s.bound, s.roofline_pct, s.above_ceiling)
-        if s.bound_from == "measured":  # the device's MFU/MBU decided it; the roofline % is still the estimate's
-            bound = f"measured {s.bound}"
+        # the bound with its % of the roofline, or the ceiling it beats (never over 100 %); `measured memory` where
+        # the device's MFU/MBU decided it (the roofline % is still the estimate's)
+        bound = bound_cell(s)
         floor = fmt_us(s.floor_us) if s.floor_us is not None else ""
         headroom = fmt_us(s.headroom_us) if s.headroom_us is not None else ""
         intensity = f"{s.intensity:.2f}" if s.intensity is not None else ""
@@ -361,12 +362,13 @@ def op_table(run: Run, has_device: bool) -> Table:
         table.add_column(f"Self {label}", justify="right")
     table.add_column(f"% {label}", justify="right")
     for o in run.ops[:OP_ROWS]:
+        row = op_row(o)
         table.add_row(
             escape(o.name) + (f" [cyan]{o.category}[/]" if o.category else ""),
-            f"{o.calls:g}",
-            fmt_us(o.self_cpu_us),
-            *([fmt_us(o.self_device_us)] if has_device else []),
-            f"{o.pct:.1f}",
+            row.calls,
+            row.self_cpu,
+            *([row.self_device] if has_device else []),
+            row.share,
         )
     if len(run.ops) > OP_ROWS:
         table.add_row(f"[dim]… {len(run.ops) - OP_ROWS} more (see --json)[/]", "", "", *([""] if has_device else []), "")
@@ -535,7 +537,7 @@ def overview(console: Console, run: Run) -> None:
 def _runs_what(run: Run) -> str:
     c = run.capture
     if c is None:
-        return f"{run.config.iters} iterations after {run.config.warmup} warm-up"
+        return iterations_phrase(run)
     what = f"{c.calls_profiled} calls of {c.calls_seen} in {c.program}, after {c.calls_skipped} skipped"
     return what + (f"  ·  [bold yellow]partial[/]: {escape(c.reason)}" if c.partial else "")
 

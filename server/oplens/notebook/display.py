@@ -1,6 +1,7 @@
 """A notebook run shown in the output cell: HTML in Jupyter and VS Code (the function's source with each line's
 time, share and bar; the op table with its device column labelled NEURON, CUDA or CPU; the insights), text in
-a terminal IPython. The numbers are written as everywhere else in OpLens (`records/format.py`).
+a terminal IPython. The figures are the page model's (`views/lines.py`'s totals and line cells, `views/run.py`'s op
+rows), as the results page, the CLI and the editor write them.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ import html
 import linecache
 from dataclasses import dataclass
 
-from oplens.backends import registry
-from oplens.records.format import fmt_share, fmt_us, outliers_sentence, outside_sentence
+from oplens.records.format import outliers_sentence, outside_sentence
 from oplens.records.run import Run
+from oplens.views.lines import LineCells, iterations_phrase, line_cells, totals_cells
+from oplens.views.run import op_row
 
 BAR = 24  # the text bar's width in characters
 TOP_OPS = 15
@@ -31,21 +33,11 @@ class RunDisplay:
         return html_of(self.run, self.run_dir)
 
 
-def _label(run: Run) -> str:
-    return run.backend.device_label
-
-
-def _on_device(run: Run) -> bool:
-    """A device apart from the host: its time and the host's are two figures (on the CPU, one)."""
-    return registry.facts_of(run.backend.name).on_device
-
-
 def headline(run: Run) -> str:
     """The function's totals per iteration: one run of the statement (with `-f`, every call of the function in it)."""
-    t = run.totals
-    cpu = f" · CPU {fmt_us(t.self_cpu_us)}" if _on_device(run) else ""
-    return (f"{run.target.qualname}: {_label(run)} {fmt_us(t.self_device_us)} per iteration{cpu} · "
-            f"{t.op_calls:g} ops · {run.config.iters} iterations after {run.config.warmup} warm-up")  # fmt: skip
+    t = totals_cells(run)
+    cpu = f" · CPU {t.self_cpu}" if t.on_device else ""
+    return f"{run.target.qualname}: {t.label} {t.self_device} per iteration{cpu} · {t.op_calls} ops · {iterations_phrase(run)}"
 
 
 def _source(run: Run) -> list[str]:
@@ -57,30 +49,33 @@ def _source(run: Run) -> list[str]:
     return lines or [""] * (t.last_line - t.first_line + 1)
 
 
-def _rows(run: Run) -> list[tuple[int, str, float, float, int]]:
-    """(line, its text, self device µs, share %, op calls) for each line of the function."""
+def _rows(run: Run) -> list[tuple[int, str, float, LineCells | None, bool]]:
+    """(line, its text, its share % (the bar's length), its cells (None: no op ran on it), whether it took time) for
+    each line of the function."""
     by_line = {s.line: s for s in run.lines}
     out = []
     for i, code in enumerate(_source(run)):
         n = run.target.first_line + i
         s = by_line.get(n)
-        out.append((n, code, s.self_device_us if s else 0.0, s.pct_device if s else 0.0, round(s.op_calls) if s else 0))
+        timed = s is not None and bool(s.self_device_us or s.pct_device)
+        out.append((n, code, s.pct_device if s is not None else 0.0, line_cells(s) if s is not None else None, timed))
     return out
 
 
 def text(run: Run, run_dir: str) -> str:
-    label = _label(run)
+    totals = totals_cells(run)
+    label, cpu = totals.label, totals.on_device
     lines = [headline(run), *filter(None, [outliers_sentence(run), outside_sentence(run)]), ""]
-    width = max((len(c) for _, c, *_ in _rows(run)), default=0)
-    for n, code, us, pct, _ in _rows(run):
+    rows = _rows(run)
+    width = max((len(code) for _, code, *_ in rows), default=0)
+    for n, code, pct, c, timed in rows:
         bar = "█" * round(BAR * pct / 100.0)
-        figures = f"{fmt_us(us):>11} {pct:5.1f} % {bar}" if us or pct else ""
+        figures = f"{c.self_device:>11} {c.share_device:>7} {bar}" if c is not None and timed else ""
         lines.append(f"{n:>5}  {code:<{min(width, 80)}}  {figures}".rstrip())
-    cpu = _on_device(run)
     lines += ["", f"{'op':<40} {'calls':>7} {'Self ' + label:>13}" + (f" {'Self CPU':>11}" if cpu else "")]
     for op in run.ops[:TOP_OPS]:
-        lines.append(f"{op.name[:40]:<40} {op.calls:>7g} {fmt_us(op.self_device_us):>13}"
-                     + (f" {fmt_us(op.self_cpu_us):>11}" if cpu else ""))  # fmt: skip
+        row = op_row(op)
+        lines.append(f"{op.name[:40]:<40} {row.calls:>7} {row.self_device:>13}" + (f" {row.self_cpu:>11}" if cpu else ""))
     if run.insights:
         lines.append("")
         lines += [f"line {i.line}: {i.message}" for i in run.insights]
@@ -89,23 +84,25 @@ def text(run: Run, run_dir: str) -> str:
 
 
 def html_of(run: Run, run_dir: str) -> str:
-    label = html.escape(_label(run))
+    totals = totals_cells(run)
+    label, cpu = html.escape(totals.label), totals.on_device
     rows = []
-    for n, code, us, pct, calls in _rows(run):
+    for n, code, pct, c, timed in _rows(run):
         bar = f'<div style="background:#e8590c;height:0.8em;width:{pct:.1f}%"></div>' if pct else ""
+        calls = c.op_calls if c is not None and c.op_calls != "0" else ""
         rows.append(
             f'<tr><td style="text-align:right;color:#888">{n}</td>'
             f'<td style="text-align:left"><pre style="margin:0">{html.escape(code)}</pre></td>'
-            f'<td style="text-align:right">{fmt_us(us) if us or pct else ""}</td>'
-            f'<td style="text-align:right">{fmt_share(pct) if us or pct else ""}</td>'
-            f'<td style="width:10em">{bar}</td><td style="text-align:right">{calls or ""}</td></tr>'
+            f'<td style="text-align:right">{c.self_device if c is not None and timed else ""}</td>'
+            f'<td style="text-align:right">{c.share_device if c is not None and timed else ""}</td>'
+            f'<td style="width:10em">{bar}</td><td style="text-align:right">{calls}</td></tr>'
         )
-    cpu = _on_device(run)
+    op_rows = [(o, op_row(o)) for o in run.ops[:TOP_OPS]]
     ops = "".join(
-        f"<tr><td style='text-align:left'><code>{html.escape(o.name)}</code></td><td>{o.calls:g}</td>"
-        f"<td>{fmt_us(o.self_device_us)}</td>" + (f"<td>{fmt_us(o.self_cpu_us)}</td>" if cpu else "")
-        + f"<td>{fmt_share(o.pct)}</td></tr>"
-        for o in run.ops[:TOP_OPS]
+        f"<tr><td style='text-align:left'><code>{html.escape(o.name)}</code></td><td>{row.calls}</td>"
+        f"<td>{row.self_device}</td>" + (f"<td>{row.self_cpu}</td>" if cpu else "")
+        + f"<td>{row.share}</td></tr>"
+        for o, row in op_rows
     )
     insights = "".join(f"<li>line {i.line}: {html.escape(i.message)}</li>" for i in run.insights)
     return (

@@ -14,12 +14,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from oplens.backends import registry
 from oplens.records.execution_words import execution_notes
 from oplens.records.format import (
     bound_from_words,
-    device_label,
-    fmt_bound_cell,
     fmt_bytes,
     fmt_count,
     fmt_measured,
@@ -32,6 +29,7 @@ from oplens.records.run import Artifacts, LineStat, OpStat, Run
 from oplens.records.spread import RankSpread
 from oplens.views.cells import PageStat
 from oplens.views.insights import insight_label
+from oplens.views.lines import iterations_phrase, line_cells, memory_sentence, spread_phrase, time_phrase, totals_cells
 from oplens.views.ranks import RanksView, is_merged, ranks_view, stragglers
 from oplens.views.roofline import RooflineView, bound_phrase, roofline_view
 
@@ -132,19 +130,6 @@ class RunPage:
         return dataclasses.asdict(self)
 
 
-def memory_cell(ln: LineStat) -> str:
-    """`16.0 MiB / 32.0 MiB` (allocated / peak); '' where the line allocated nothing and saw no peak."""
-    if not ln.alloc_bytes and not ln.peak_bytes:
-        return ""
-    return f"{fmt_bytes(ln.alloc_bytes) if ln.alloc_bytes else '–'} / {fmt_bytes(ln.peak_bytes)}"
-
-
-def memory_title(ln: LineStat, memory: str) -> str:
-    """`device memory in one call: allocated 16.0 MiB, freed 0 B, peak 32.0 MiB`."""
-    return (f"{memory or 'host'} memory in one call: allocated {fmt_bytes(ln.alloc_bytes)}, freed {fmt_bytes(ln.freed_bytes)}, "
-            f"peak {fmt_bytes(ln.peak_bytes)}")  # fmt: skip
-
-
 def across_ranks(r: RankSpread) -> str:
     """`9.01–27.04 ms, slowest rank 1`: a figure's spread over the ranks."""
     slowest = f", slowest rank {r.slowest}" if r.max > r.min and r.slowest >= 0 else ""
@@ -168,8 +153,8 @@ def run_page(run: Run, distributed: Run | None = None, rank: int | None = None) 
     if distributed is None and rank is None and is_merged(run):
         distributed = run
     merged = distributed is not None and rank is None
-    label = device_label(run.backend.device_label)
-    with_cpu = registry.facts_of(run.backend.name).on_device
+    cells = totals_cells(run)
+    label, with_cpu = cells.label, cells.on_device
     use_device = run.totals.self_device_us > 0
     t = run.totals
     slow = stragglers(run.insights)
@@ -191,7 +176,7 @@ def run_page(run: Run, distributed: Run | None = None, rank: int | None = None) 
         created=created,
         note=run.backend.note,
         warnings=list(run.backend.warnings),
-        stats=_stats(run, label, with_cpu, merged),
+        stats=_stats(run, merged),
         stalled=outliers_sentence(run),
         unattributed=f"{fmt_us(t.unattributed_device_us)} of device time had no launching op and is in no line."
         if t.unattributed_device_us > 0 else "",
@@ -212,7 +197,7 @@ def run_page(run: Run, distributed: Run | None = None, rank: int | None = None) 
         ops_device_head=f"Self {label}",
         ops_share_head=f"% {label}",
         ops_filter=f"Filter {len(run.ops)} operators",
-        ops=[_op_row(o, ops_lines.get(o.name)) for o in run.ops],
+        ops=[op_row(o, ops_lines.get(o.name)) for o in run.ops],
         run_dir=f"{run.run_id} · {run.run_dir}",
         artifacts=_artifacts(run.artifacts),
         timings=_timings(run.timings_ms),
@@ -227,23 +212,24 @@ def _sub(run: Run) -> str:
         how = f"{c.calls_profiled} calls of {c.calls_seen} in {c.program}, {c.calls_skipped} skipped"
         how += f" · partial: {c.reason}" if c.partial else ""
     else:
-        how = f"{run.config.iters} iterations after {run.config.warmup} warm-up"
+        how = iterations_phrase(run)
     return " · ".join(x for x in (bits, how) if x)
 
 
-def _stats(run: Run, label: str, with_cpu: bool, merged: bool) -> list[PageStat]:
+def _stats(run: Run, merged: bool) -> list[PageStat]:
     t = run.totals
+    cells = totals_cells(run)
     per = "per iteration, mean over ranks" if merged else "per iteration"
-    found = [PageStat(f"Self {label}", fmt_us(t.self_device_us), per)]
-    if with_cpu:
-        found.append(PageStat("Self CPU", fmt_us(t.self_cpu_us), per))
+    found = [PageStat(f"Self {cells.label}", cells.self_device, per)]
+    if cells.on_device:
+        found.append(PageStat("Self CPU", cells.self_cpu, per))
     if merged and t.ranks is not None:
         slowest = f" · slowest rank {t.ranks.slowest}" if t.ranks.max > t.ranks.min and t.ranks.slowest >= 0 else ""
         found.append(PageStat("Ranks", str(len(t.ranks.per_rank)), f"{fmt_us_range(t.ranks.min, t.ranks.max)}{slowest}"))
     if t.collective_us > 0:
         found.append(PageStat("In collectives", fmt_us(t.collective_us), per))
-    found.append(PageStat("Operator calls", fmt_count(t.op_calls), "per iteration"))
-    found.append(PageStat("Wall", fmt_us(t.wall_us.median), f"median; {fmt_us(t.wall_us.min)} – {fmt_us(t.wall_us.max)}"))
+    found.append(PageStat("Operator calls", cells.op_calls, "per iteration"))
+    found.append(PageStat("Wall", cells.wall_median, f"median; {cells.wall_min} – {cells.wall_max}"))
     if run.compile.compile_us > 0:
         found.append(PageStat("First call", fmt_us(run.compile.first_call_us), f"{fmt_us(run.compile.compile_us)} compiling"))
     if t.floor_us is not None and t.headroom_us is not None:
@@ -267,10 +253,6 @@ def measured_phrase(ln: LineStat) -> str:
     return f"{head} · measured on the device: {fmt_measured(ln.measured)}"
 
 
-def _bound_cell(ln: LineStat) -> str:
-    return f"measured {ln.bound}" if ln.bound_from == "measured" else fmt_bound_cell(ln.bound, ln.roofline_pct, ln.above_ceiling)
-
-
 def _bound_title(ln: LineStat) -> str:
     """The bound cell's title: the measured phrase first where there is one, the roofline's words as the estimate."""
     estimate = bound_phrase(ln)
@@ -280,26 +262,26 @@ def _bound_title(ln: LineStat) -> str:
 
 
 def _line_row(run: Run, ln: LineStat, label: str, with_cpu: bool, use_device: bool, straggler: int | None) -> LineRow:
+    c = line_cells(ln)
     return LineRow(
         line=ln.line,
-        time=fmt_us(ln.self_device_us if use_device else ln.self_cpu_us),
-        share=fmt_share(ln.pct_device if use_device else ln.pct_cpu),
-        ops=f"{fmt_count(ln.op_calls)} op{'' if ln.op_calls == 1 else 's'}",
+        time=c.self_device if use_device else c.self_cpu,
+        share=c.share_device if use_device else c.share_cpu,
+        ops=c.ops,
         mark=f"⚠ rank {straggler} " if straggler is not None else "",
-        memory=memory_cell(ln),
-        memory_title=memory_title(ln, run.totals.memory),
-        bound=_bound_cell(ln),
+        memory=c.memory,
+        memory_title=memory_sentence(ln, run.totals.memory),
+        bound=c.bound,
         bound_title=_bound_title(ln),
         tooltip=_line_tooltip(ln, label, with_cpu, straggler),
     )
 
 
 def _line_tooltip(ln: LineStat, label: str, with_cpu: bool, straggler: int | None) -> str:
-    parts = [f"line {ln.line}: Self {label} {fmt_us(ln.self_device_us)} ({fmt_share(ln.pct_device)})"]
+    parts = [time_phrase(ln, label)]
     if with_cpu:
         parts.append(f"Self CPU {fmt_us(ln.self_cpu_us)} ({fmt_share(ln.pct_cpu)})")
-    s = ln.device_spread
-    parts.append(f"median {fmt_us(s.median)}, min {fmt_us(s.min)}, max {fmt_us(s.max)}{' — noisy' if ln.noisy else ''}")
+    parts.append(f"{spread_phrase(ln)}{' — noisy' if ln.noisy else ''}")
     if ln.ranks is not None:
         blame = f" — ⚠ rank {straggler} is the straggler" if straggler is not None else ""
         parts.append(f"across {len(ln.ranks.per_rank)} ranks: median {fmt_us(ln.ranks.median)}, {across_ranks(ln.ranks)}{blame}")
@@ -313,7 +295,9 @@ def _line_tooltip(ln: LineStat, label: str, with_cpu: bool, straggler: int | Non
     return "\n".join(parts)
 
 
-def _op_row(o: OpStat, line: int | None) -> OpRow:
+def op_row(o: OpStat, line: int | None = None) -> OpRow:
+    """An operator's cells (its calls, self CPU and device time, share, titles): the page's op table, the CLI's,
+    the notebook's and a hover's."""
     category = f" ({o.category})" if o.category else ""
     across = f"; across {len(o.ranks.per_rank)} ranks {across_ranks(o.ranks)}" if o.ranks is not None else ""
     if line is not None:

@@ -1,0 +1,106 @@
+"""A run's figures and the phrases said of them, each written once: its totals (`TotalsCells`), each profiled line's
+(`LineCells`), a line's time and share, its spread over the iterations, its memory and bound. The results page
+(`views/run.py`), the editor's lenses, hints and hovers (`views/editor.py`, sent by `lsp/views.py`), the terminal
+(`cli/render.py`) and the notebook's output cell (`notebook/display.py`) all take them from here; every figure is
+written by `records/format.py`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from oplens.backends import registry
+from oplens.records.format import device_label, fmt_bound_cell, fmt_bytes, fmt_count, fmt_share, fmt_us
+from oplens.records.run import LineStat, Run
+
+
+@dataclass(frozen=True)
+class TotalsCells:
+    """A run's totals per iteration, written: what the page's header, the lens, the CLI's total line and the
+    notebook's headline say."""
+
+    label: str  # the device time's label: `CPU`, `NEURON`
+    on_device: bool  # a device apart from the host: the host's CPU time is a figure too
+    self_device: str
+    self_cpu: str
+    op_calls: str  # `1,200`
+    wall_median: str
+    wall_min: str
+    wall_max: str
+
+
+def totals_cells(run: Run) -> TotalsCells:
+    t = run.totals
+    return TotalsCells(
+        label=device_label(run.backend.device_label),
+        on_device=registry.facts_of(run.backend.name).on_device,
+        self_device=fmt_us(t.self_device_us),
+        self_cpu=fmt_us(t.self_cpu_us),
+        op_calls=fmt_count(t.op_calls),
+        wall_median=fmt_us(t.wall_us.median),
+        wall_min=fmt_us(t.wall_us.min),
+        wall_max=fmt_us(t.wall_us.max),
+    )
+
+
+def iterations_phrase(run: Run) -> str:
+    """`5 iterations after 3 warm-up`: how a function profiled on its own ran."""
+    return f"{run.config.iters} iterations after {run.config.warmup} warm-up"
+
+
+@dataclass(frozen=True)
+class LineCells:
+    """One profiled line's figures, written: the page's row, the CLI's tables, the notebook's rows, the hint."""
+
+    line: int
+    self_device: str
+    self_cpu: str
+    share_device: str  # `12.3 %`
+    share_cpu: str
+    op_calls: str  # `3`, `1,200`, `1.5`
+    ops: str  # `3 ops`
+    memory: str  # `16.0 MiB / 32.0 MiB` (allocated / peak); '' where the line allocated nothing and saw no peak
+    bound: str  # `memory 12 %`, `memory, in cache`, `measured memory`; '' where the run had no ceilings
+
+
+def line_cells(ln: LineStat) -> LineCells:
+    return LineCells(
+        line=ln.line,
+        self_device=fmt_us(ln.self_device_us),
+        self_cpu=fmt_us(ln.self_cpu_us),
+        share_device=fmt_share(ln.pct_device),
+        share_cpu=fmt_share(ln.pct_cpu),
+        op_calls=fmt_count(ln.op_calls),
+        ops=f"{fmt_count(ln.op_calls)} op{'' if ln.op_calls == 1 else 's'}",
+        memory=memory_cell(ln),
+        bound=bound_cell(ln),
+    )
+
+
+def time_phrase(ln: LineStat, label: str) -> str:
+    """`line 25: Self CPU 1.16 ms (49.5 %)`: the line's device time and share (the bar's tooltip, the hover)."""
+    return f"line {ln.line}: Self {label} {fmt_us(ln.self_device_us)} ({fmt_share(ln.pct_device)})"
+
+
+def spread_phrase(ln: LineStat) -> str:
+    """`median 1.12 ms, min 1.02 ms, max 1.43 ms`: the line's device time over the iterations."""
+    s = ln.device_spread
+    return f"median {fmt_us(s.median)}, min {fmt_us(s.min)}, max {fmt_us(s.max)}"
+
+
+def memory_cell(ln: LineStat) -> str:
+    """`16.0 MiB / 32.0 MiB` (allocated / peak); '' where the line allocated nothing and saw no peak."""
+    if not ln.alloc_bytes and not ln.peak_bytes:
+        return ""
+    return f"{fmt_bytes(ln.alloc_bytes) if ln.alloc_bytes else '–'} / {fmt_bytes(ln.peak_bytes)}"
+
+
+def memory_sentence(ln: LineStat, memory: str) -> str:
+    """`device memory in one call: allocated 16.0 MiB, freed 0 B, peak 32.0 MiB` (`memory`: the run's allocator,
+    `device` or `host`; '' says host)."""
+    return (f"{memory or 'host'} memory in one call: allocated {fmt_bytes(ln.alloc_bytes)}, freed {fmt_bytes(ln.freed_bytes)}, "
+            f"peak {fmt_bytes(ln.peak_bytes)}")  # fmt: skip
+
+
+def bound_cell(ln: LineStat) -> str:
+    """`memory 12 %`; `measured memory` where the device's own MFU/MBU decided the bound; '' without ceilings."""
+    return f"measured {ln.bound}" if ln.bound_from == "measured" else fmt_bound_cell(ln.bound, ln.roofline_pct, ln.above_ceiling)
