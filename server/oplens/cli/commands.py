@@ -40,7 +40,14 @@ from oplens.records.run import NO_SOURCE, Run
 from oplens.views.compare import compare_page
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. `command`, where the command line names one: the arguments of the
+    commands that live in other modules (doctor, calibrate, serve, a backend's) are built for that one
+    only, the others listed by name and help, so that a command reads only its own (None: all, for help)."""
+
+    def wanted(name: str) -> bool:
+        return command is None or command == name
+
     parser = argparse.ArgumentParser(
         prog="oplens",
         description="Per-line self device time (NEURON / CUDA / CPU) for a PyTorch function.",
@@ -139,12 +146,14 @@ def build_parser() -> argparse.ArgumentParser:
         e.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
         e.add_argument("--workspace", metavar="DIR", help="the workspace (source root) of the run (default: .)")
         e.add_argument("--json", metavar="PATH", help="write the answer as JSON to PATH ('-': stdout)")
-        cmd.add_arguments(e)
+        if wanted(cmd.name):
+            cmd.add_arguments(e)
         e.set_defaults(backend_command=cmd)
 
-    doctor.add_arguments(sub.add_parser("doctor", help=doctor.HELP))
-    calibrate.add_arguments(sub.add_parser("calibrate", help=calibrate.HELP))
-    serve.add_arguments(sub.add_parser("serve", help=serve.HELP))
+    for name, module in (("doctor", doctor), ("calibrate", calibrate), ("serve", serve)):
+        command_parser = sub.add_parser(name, help=module.HELP)
+        if wanted(name):
+            module.add_arguments(command_parser)
     return parser
 
 
@@ -155,7 +164,8 @@ def view_option(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    given = sys.argv[1:] if argv is None else argv
+    args = build_parser(given[0] if given and not given[0].startswith("-") else None).parse_args(given)
     out = Console()
     if not out.is_terminal:
         out = Console(width=140)  # piped: wide enough for the source beside the figures
