@@ -69,6 +69,10 @@ def test_each_line_s_device_memory_is_the_stand_in_device_s_counters_read_synchr
     assert "torch_neuronx.memory_stats()" in note and "synchronised" in note and "host's allocations are not" in note
     reads = [c for c in calls if c["event"] == "memory_read"]
     assert reads and all(c["synced"] for c in reads), reads
+    # kept with the run: re-derived from its trace, the memory view says where the figures were read
+    shown = oplens_cli(tmp_path, "analyze", run["run_dir"], "--view", "memory", timeout=120, PYTHONPATH=str(STANDINS))
+    assert shown.returncode == 0, shown.stderr
+    assert "Alloc (device)" in shown.stdout and "torch_neuronx.memory_stats()" in " ".join(shown.stdout.split()), shown.stdout
 
 
 def test_a_torch_like_flat_layout_reads_the_same_on_the_stand_in(tmp_path: Path) -> None:

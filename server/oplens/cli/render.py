@@ -298,7 +298,9 @@ def memory_table(run: Run) -> Table:
         return [*text, f"{fmt_bytes(t.bytes)} → line {t.freed_line}" if t is not None else ""]
 
     kind = run.totals.memory or "host"
-    return _source_table(run, [f"Alloc ({kind})", "Freed", "Net", "Peak", "Temporary (freed on)"], cells)
+    table = _source_table(run, [f"Alloc ({kind})", "Freed", "Net", "Peak", "Temporary (freed on)"], cells)
+    table.caption = run.totals.memory_note or None  # where the figures were read (Neuron: the device's own counters)
+    return table
 
 
 def bound_table(run: Run) -> Table:

@@ -189,7 +189,8 @@ def run_page(run: Run, distributed: Run | None = None, rank: int | None = None) 
         lines_title=f"Lines · {what} per iteration{', mean over ranks' if merged else ''}",
         time_head=f"Self {label if use_device else 'CPU'}",
         with_memory=with_memory,
-        memory_head_title=f"{t.memory} memory in one call: allocated by the line's ops / the most allocated while it ran",
+        memory_head_title=(f"{t.memory} memory in one call: allocated by the line's ops / the most allocated while it ran"
+                           + (f" ({t.memory_note})" if t.memory_note else "")),  # fmt: skip
         with_bound=any(ln.bound != "" for ln in run.lines),
         lines=[_line_row(run, ln, label, with_cpu, use_device, slow.get(ln.line)) for ln in run.lines],
         roofline=roofline_view(run),
