@@ -58,15 +58,16 @@ screenshots: setup vsix
 	bash e2e/pictures.sh e2e/artifacts/readme docs/images
 
 # The extension's TypeScript that is generated from the Python (the records and their readers, the
-# shared settings' defaults, the Neuron modes, the error kinds): extension/shared/generated/.
+# shared settings' defaults, the Neuron modes, the error kinds): extension/shared/generated/, by
+# server/oplens/codegen/ (generate.py: what is generated; typescript.py: the emitter).
 generate: setup
-	$(PY) extension/generate.py
+	$(PY) -m oplens.codegen
 
 lint: setup
-	$(VENV)/bin/ruff check server tests bench extension/generate.py bundled/build.py
+	$(VENV)/bin/ruff check server tests bench bundled/build.py
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports  # the architecture: pyproject.toml [tool.importlinter]
-	$(PY) extension/generate.py --check  # the generated TypeScript is fresh (else: make generate)
+	$(PY) -m oplens.codegen --check  # the generated TypeScript is fresh (else: make generate)
 
 # The OpenSSH server and client the SSH-tunnel tests start on loopback (tests/test_tunnel.py); nothing is configured
 # or left running system-wide.

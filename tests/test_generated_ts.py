@@ -1,7 +1,7 @@
 """The extension's TypeScript records and readers are generated from the Python dataclasses, and fresh.
 
-`extension/generate.py` (`make generate`) writes extension/shared/generated/ with
-`oplens.records.typescript`: each record as an interface and a reader in which a field is required
+`oplens.codegen.generate` (`make generate`) writes extension/shared/generated/ with
+`oplens.codegen.typescript`: each record as an interface and a reader in which a field is required
 exactly where `from_dict` refuses its absence, and otherwise takes the default `from_dict` gives it.
 These tests regenerate the files in memory (a stale one fails, naming `make generate`), check that
 each field's status in the readers is the Python reader's own, and that a field added to a record
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import importlib.util
+import importlib
 import re
 import typing
 from dataclasses import dataclass, field
@@ -23,19 +23,15 @@ from typing import Any, Literal
 import pytest
 
 from oplens.backends import registry
+from oplens.codegen import typescript as ts
 from oplens.lsp import settings
-from oplens.records import typescript as ts
 from oplens.records.run import BackendInfo, Run, from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("generate", ROOT / "extension" / "generate.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("oplens.codegen.generate")
 
 
 @pytest.fixture(scope="module")

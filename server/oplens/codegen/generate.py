@@ -1,11 +1,11 @@
 """Write the extension's generated TypeScript from the Python side: one definition of each fact.
 
-    .venv/bin/python extension/generate.py           # write them (`make generate`)
-    .venv/bin/python extension/generate.py --check   # fail, naming the stale file (`make lint`)
+    .venv/bin/python -m oplens.codegen           # write them (`make generate`)
+    .venv/bin/python -m oplens.codegen --check   # fail, naming the stale file (`make lint`)
 
 - extension/shared/generated/run.ts: every record of a `result.json` (`oplens.records.run.Run` and
   what it holds) as an interface and as a reader that checks its JSON, with each field required or
-  defaulted exactly as `Run.from_dict` takes it (`oplens.records.typescript`);
+  defaulted exactly as `Run.from_dict` takes it (`oplens.codegen.typescript`);
 - extension/shared/generated/views.ts: the pages the server builds (`oplens.views`: every word the results
   page shows, written once in Python) as interfaces and readers, as run.ts;
 - extension/shared/generated/settings.ts: the settings the server reads too (`oplens.lsp.settings`:
@@ -16,7 +16,8 @@
   registry: label, on a device or not), the default backend and `auto`'s order.
 
 `tests/test_generated_ts.py` regenerates them in memory and fails while a committed file differs.
-Imports no torch (only the parent side's modules).
+Imports no torch (only the parent side's modules). It writes into the repository it sits in (a checkout, with
+OpLens installed editable, as `make setup` does): `ROOT` is the checkout's root.
 """
 
 from __future__ import annotations
@@ -31,16 +32,16 @@ from typing import Any
 from oplens.backends import registry
 from oplens.backends.neuron import explorer
 from oplens.backends.neuron.options import DEFAULT_MODES, MODES
+from oplens.codegen.typescript import constant, constants_module, default_of, records_module
 from oplens.lsp import settings
 from oplens.lsp.convert import camel, wire_key
 from oplens.records import errors, run
-from oplens.records.typescript import constant, constants_module, default_of, records_module
 from oplens.views import compare, diff, overview
 from oplens.views import run as run_page
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]  # server/oplens/codegen/generate.py: the checkout's root
 GENERATED = "extension/shared/generated"
-GENERATOR = "extension/generate.py"
+GENERATOR = "server/oplens/codegen/generate.py"
 JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
 
 

@@ -1,6 +1,6 @@
 """The records as TypeScript: each dataclass as an interface and as a reader of its JSON.
 
-`extension/generate.py` writes `extension/shared/generated/*.ts` with this (`make generate`); the
+`oplens.codegen.generate` writes `extension/shared/generated/*.ts` with this (`make generate`); the
 extension reads every `result.json` and `oplens/result` through those readers, so the Python
 dataclasses are the one definition of each record and of each field's status on the wire:
 

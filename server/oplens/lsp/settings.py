@@ -80,7 +80,7 @@ WANTS = {
 @dataclass(frozen=True)
 class Bounds:
     """A number setting's range, in JSON Schema's words (the editor's manifest and its reader of the
-    settings take them from here, through `extension/generate.py`)."""
+    settings take them from here, through `oplens.codegen.generate`)."""
 
     minimum: float | None = None
     maximum: float | None = None
