@@ -16,8 +16,8 @@ from pathlib import Path
 from conftest import oplens_cli
 from oplens.analysis.functions import OpTime, Profile, PyFrame, Span, attribute, function_at
 from oplens.engine.overview_diff import diff_overviews
-from oplens.records.overview import FunctionStat, Overview
-from oplens.records.run import BackendInfo, Config, Run, Target, Totals
+from oplens.records.overview import FunctionStat, Overview, OverviewRun
+from oplens.records.run import BackendInfo, Config, Target, Totals
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -288,13 +288,13 @@ def test_a_program_that_ends_before_the_window_opens_says_so_with_the_fix(tmp_pa
 # ---- before/after -------------------------------------------------------------------------------------
 
 
-def _overview_run(run_id: str, functions: list[tuple[str, list[float]]]) -> Run:
+def _overview_run(run_id: str, functions: list[tuple[str, list[float]]]) -> OverviewRun:
     stats = [FunctionStat(file="/w/m.py", qualname=q, def_line=i + 1, self_device_us=sum(s) / len(s), self_samples_us=s)
              for i, (q, s) in enumerate(functions)]  # fmt: skip
     total = sum(f.self_device_us for f in stats)
-    return Run(target=Target("/w/m.py", "step", 1, 2, ""), backend=BackendInfo("cpu", "CPU"), config=Config(0, 5),
-               totals=Totals(total, total, 0), lines=[], ops=[], run_id=run_id,
-               overview=Overview(steps=5, total_device_us=total, functions=stats))  # fmt: skip
+    return OverviewRun(target=Target("/w/m.py", "step", 1, 2, ""), backend=BackendInfo("cpu", "CPU"),
+                       config=Config(0, 5), totals=Totals(total, total, 0), run_id=run_id,
+                       overview=Overview(steps=5, total_device_us=total, functions=stats))  # fmt: skip
 
 
 def test_two_overviews_diff_by_function_with_a_verdict_from_the_steps() -> None:
@@ -323,3 +323,30 @@ def test_oplens_diff_of_two_stored_overviews(tmp_path: Path) -> None:
     assert all(c["verdict"] in ("same", "slower", "faster") for q, c in by.items() if q != "<module>")
     text = oplens_cli(ROOT, "diff", first, "--out", out).stdout
     assert "overview: run" in text and "Block.forward" in text
+
+
+def test_an_overview_is_stored_as_its_own_record_and_an_older_one_inside_a_run_still_loads(tmp_path: Path) -> None:
+    """An overview has its own file in its run directory (`overview.json`, an `OverviewRun`); a `result.json` of
+    an older OpLens, where it rode on a run with no lines (`"overview": {...}`), is read as one too."""
+    from oplens.engine import runs
+    from oplens.lsp.shared import ResultStore
+    from oplens.records.run import Run
+
+    new = _overview_run("20260101-000002-step-bbbbbb", [("hot", [100.0] * 4)])
+    staged = runs.stage(tmp_path, new.run_id)
+    runs.commit(tmp_path, staged, new)
+    assert (tmp_path / new.run_id / runs.OVERVIEW).is_file() and not (tmp_path / new.run_id / runs.RESULT).exists()
+    old = _overview_run("20260101-000001-step-aaaaaa", [("hot", [90.0] * 4)])
+    data = {**old.to_dict(), "lines": [], "ops": [], "schema": "oplens.result/1"}
+    (tmp_path / old.run_id).mkdir()
+    (tmp_path / old.run_id / runs.RESULT).write_text(json.dumps(data), encoding="utf-8")
+
+    assert [p.name for p in runs.list_runs(tmp_path)] == [old.run_id, new.run_id]
+    loaded = runs.load(tmp_path / old.run_id)
+    assert isinstance(loaded, OverviewRun) and not isinstance(loaded, Run)
+    assert loaded.overview.functions[0].self_device_us == 90.0 and loaded.run_id == old.run_id
+    assert isinstance(runs.find(tmp_path, new.run_id), OverviewRun)
+    assert abs((diff_overviews(loaded, runs.find(tmp_path, "latest")).functions[0].ratio or 0) - 100 / 90) < 1e-6
+    store = ResultStore(tmp_path)
+    assert store.load() == 2 and store.overview is not None and store.overview.run_id == new.run_id
+    assert store.latest == {}, "an overview is not a run of its step function's lines"

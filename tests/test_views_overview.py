@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from oplens.records.overview import ModuleStat
-from oplens.records.run import Run
+from oplens.records.overview import ModuleStat, OverviewRun
 from oplens.views.overview import OverviewView, overview_page
 
 FIXTURE = Path(__file__).resolve().parents[1] / "extension" / "test" / "fixtures" / "overview.expected.json"
@@ -29,10 +28,10 @@ def fixture() -> Json:
     return data
 
 
-def run_of(data: Json, **overview: Any) -> Run:
+def run_of(data: Json, **overview: Any) -> OverviewRun:
     d = copy.deepcopy(data["run"])
     d["overview"] = {**d["overview"], **overview}
-    return Run.from_dict(d)
+    return OverviewRun.from_dict(d)
 
 
 def test_the_answers_carry_the_page(fixture: Json) -> None:

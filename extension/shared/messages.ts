@@ -6,7 +6,7 @@
 
 import type { ComparePage, DiffView, RunPage } from './generated/views';
 import type { HotFunctions } from './overview';
-import type { Run } from './run';
+import type { OverviewRun, Run } from './run';
 
 // ---- the results panel ----------------------------------------------------------------------
 
@@ -16,7 +16,7 @@ export interface RunView {
   run: Run;
   /**
    * The server's page of the run (`oplens.runPage`, `oplens.views.run`): every figure, cell and sentence
-   * written; absent for a program overview, and where the server could not answer (`pageProblem`).
+   * written; absent where the server could not answer (`pageProblem`).
    */
   page?: RunPage;
   pageProblem?: string;
@@ -36,8 +36,13 @@ export interface RunView {
   };
   /** A distributed run: which rank is on show (the page's rank selector, its words the page's `ranks`); absent for a single process. */
   ranks?: RankOnShow;
-  /** A program overview (`run.overview`): its functions as the server lists them (their files as this editor names them). */
-  overview?: OverviewPage;
+}
+
+/** What the results panel shows for a program overview (an `OverviewRun`, not a function's lines). */
+export interface OverviewRunView {
+  run: OverviewRun;
+  /** Its functions as the server lists them (their files as this editor names them), with its page. */
+  overview: OverviewPage;
 }
 
 /** The results page of a program overview: the functions table and the icicle chart of its call tree. */
@@ -82,6 +87,7 @@ export interface ResultsPageState {
 
 export type ToResultsPanel =
   | { type: 'run'; view: RunView }
+  | { type: 'overview'; view: OverviewRunView }
   | { type: 'compare'; view: CompareView }
   /** The server's "vs previous run" view of the shown run (`oplens.views.diff`). */
   | { type: 'diff'; runId: string; view: DiffView }

@@ -7,13 +7,15 @@
  */
 
 import type { OverviewView } from '../shared/generated/views';
-import type { OverviewPage } from '../shared/messages';
+import type { OverviewRunView } from '../shared/messages';
 import { icicle, type HotFunction } from '../shared/overview';
-import type { Overview, Run } from '../shared/run';
+import type { Overview } from '../shared/run';
 import { activate, append, button, clear, h } from './dom';
 import { app, bar, section, stat, vscode } from './page';
 
-export function showOverview(run: Run, o: Overview, page: OverviewPage): void {
+export function showOverview(shown: OverviewRunView): void {
+  const { run, overview: page } = shown;
+  const o = run.overview;
   clear(app);
   const view = page.hot?.page;
   const byIndex = new Map<number, HotFunction>((page.hot?.functions ?? []).map((f) => [f.index, f]));

@@ -6,20 +6,26 @@
  */
 
 import './results.css';
-import type { RunView, ToResultsPanel } from '../shared/messages';
+import type { OverviewRunView, RunView, ToResultsPanel } from '../shared/messages';
 import { showCompare } from './comparePage';
 import { setDiff } from './diffPage';
 import { clear, h } from './dom';
+import { showOverview } from './overviewPage';
 import { app, onRedraw, save, shownId, state, vscode } from './page';
 import { showRun } from './runPage';
 
 let lastRun: RunView | undefined;
+let lastOverview: OverviewRunView | undefined;
 let banner: HTMLElement | undefined;
 
 function showRunAgain(): void {
-  if (lastRun) {
+  if (lastRun || lastOverview) {
     const y = window.scrollY;
-    showRun(lastRun);
+    if (lastRun) {
+      showRun(lastRun);
+    } else if (lastOverview) {
+      showOverview(lastOverview);
+    }
     window.scrollTo(0, y);
     setBanner(bannerMessage);
   }
@@ -42,19 +48,30 @@ window.addEventListener('message', (event: MessageEvent<ToResultsPanel>) => {
   switch (m.type) {
     case 'run':
       lastRun = m.view;
+      lastOverview = undefined;
       state.runId = shownId(m.view);
       state.rank = m.view.ranks?.shown ?? null;
       save();
       showRun(m.view);
       break;
+    case 'overview':
+      lastRun = undefined;
+      lastOverview = m.view;
+      state.runId = m.view.run.run_id;
+      state.rank = null;
+      save();
+      showOverview(m.view);
+      break;
     case 'compare':
       lastRun = undefined;
+      lastOverview = undefined;
       state.runId = undefined;
       save();
       showCompare(m.view);
       break;
     case 'empty':
       lastRun = undefined;
+      lastOverview = undefined;
       state.runId = undefined;
       save();
       clear(app);

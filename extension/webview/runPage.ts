@@ -11,7 +11,6 @@ import type { ResultsPageState, RunView } from '../shared/messages';
 import type { LineStat, OpStat, Run } from '../shared/run';
 import { diffSection, tabs } from './diffPage';
 import { activate, append, button, clear, h } from './dom';
-import { showOverview } from './overviewPage';
 import { allRanks, app, bar, redraw, ROW_HEIGHT, save, section, stat, state, vscode } from './page';
 import { rankSelector, ranksStrip } from './ranks';
 import { rooflineSection } from './rooflineChart';
@@ -21,12 +20,7 @@ type OpKey = ResultsPageState['opSort']['key'];
 type LineOrder = ResultsPageState['lineOrder'];
 
 export function showRun(view: RunView): void {
-  const { run } = view;
-  if (run.overview && view.overview) {
-    showOverview(run, run.overview, view.overview);
-    return;
-  }
-  const { page } = view;
+  const { run, page } = view;
   clear(app);
   if (!page) {
     // the server did not write the page (it could not read the run): say so, with what the panel knows

@@ -197,6 +197,39 @@ export interface Overview {
   schema: string;
 }
 
+/**
+ * A stored program overview (`overview.json`): the `Overview` and how it ran. `target` is the step
+ * function (a time window: the program, `qualname` empty); `config.iters` the profiled steps; `totals`
+ * the overview's per step (or window); `capture` the program and its calls; `ranks` a distributed
+ * overview's parts (`ranks/<R>/overview.json`, each an `OverviewRun`).
+ */
+export interface OverviewRun {
+  target: Target;
+  backend: BackendInfo;
+  config: Config;
+  totals: Totals;
+  overview: Overview;
+  /** @default { trace_json: '', device_profile_dir: '', neff_ntff_pairs: [], worker_log: '', files: [], profile_output_dir: '', system_trace_files: [], neffs: [], ntffs: [], neuron_profiles: [], processed_system_trace: '' } */
+  artifacts: Artifacts;
+  /** @default null */
+  capture: Capture | null;
+  /** @default [] */
+  ranks: RankInfo[];
+  /**
+   * where the worker spent its time
+   * @default {}
+   */
+  timings_ms: Record<string, number>;
+  /** @default '' */
+  run_id: string;
+  /** @default '' */
+  run_dir: string;
+  /** @default '' */
+  created: string;
+  /** @default 'oplens.overview-run/1' */
+  schema: string;
+}
+
 /** Per-iteration distribution of one figure, in µs. */
 export interface Spread {
   /** @default 0 */
@@ -1122,11 +1155,6 @@ export interface Run {
    * @default null
    */
   device_time: DeviceTimeSources | null;
-  /**
-   * a program overview (`oplens run --step`): per function, not per line
-   * @default null
-   */
-  overview: Overview | null;
 }
 
 /** One figure across the ranks of a distributed capture (`oplens run --nproc-per-node`), µs per call. */
@@ -1227,6 +1255,37 @@ export function readOverview(r: Reader): Overview {
     user_roots: r.strings('user_roots'),
     note: r.str('note', ''),
     schema: r.str('schema', 'oplens.overview/1'),
+  };
+}
+
+/** An `OverviewRun` from its JSON: requires target, backend, config, totals, overview; the rest take their defaults. */
+export function readOverviewRun(r: Reader): OverviewRun {
+  return {
+    target: r.obj('target', readTarget),
+    backend: r.obj('backend', readBackendInfo),
+    config: r.obj('config', readConfig),
+    totals: r.obj('totals', readTotals),
+    overview: r.obj('overview', readOverview),
+    artifacts: r.obj('artifacts', readArtifacts, () => ({
+      trace_json: '',
+      device_profile_dir: '',
+      neff_ntff_pairs: [],
+      worker_log: '',
+      files: [],
+      profile_output_dir: '',
+      system_trace_files: [],
+      neffs: [],
+      ntffs: [],
+      neuron_profiles: [],
+      processed_system_trace: '',
+    })),
+    capture: r.has('capture') ? r.obj('capture', readCapture) : null,
+    ranks: r.list('ranks', readRankInfo),
+    timings_ms: r.record('timings_ms', isNumber),
+    run_id: r.str('run_id', ''),
+    run_dir: r.str('run_dir', ''),
+    created: r.str('created', ''),
+    schema: r.str('schema', 'oplens.overview-run/1'),
   };
 }
 
@@ -1662,7 +1721,6 @@ export function readRun(r: Reader): Run {
     engine_graphs: r.list('engine_graphs', readGraphEngines),
     engine_note: r.str('engine_note', ''),
     device_time: r.has('device_time') ? r.obj('device_time', readDeviceTimeSources) : null,
-    overview: r.has('overview') ? r.obj('overview', readOverview) : null,
   };
 }
 

@@ -17,9 +17,10 @@
 
 import * as vscode from 'vscode';
 import { OPEN_EXPLORER_COMMAND } from '../../shared/names';
+import { isOverview, type Run } from '../../shared/run';
 import type { Notifier } from '../problems/notify';
 import type { Profiler } from '../profile/profiler';
-import type { RunStore, StoredRun } from '../runs/runStore';
+import { ofLines, type RunStore, type StoredRun } from '../runs/runStore';
 import type { OpLensServer } from '../server/server';
 import type { SettingsSource } from '../settings/source';
 import { awsExtensionGuide, explorerUnavailable, parseExplorerRecord, tunnelFor, viewContainerId, withPort, type ExplorerRecord } from './explorer';
@@ -37,13 +38,17 @@ export class ExplorerOpener {
     private readonly log: vscode.LogOutputChannel,
   ) {}
 
-  /** The run to open: `runId` when it is a Neuron run, else the newest Neuron run, else `runId` or the newest run. */
-  private pickRun(runId?: string): StoredRun | undefined {
-    const given = runId ? this.store.get(runId) : undefined;
+  /**
+   * The run to open: `runId` when it is a Neuron run, else the newest Neuron run, else `runId` or the newest run
+   * (a function's run: a program overview has no device profile of its own).
+   */
+  private pickRun(runId?: string): StoredRun<Run> | undefined {
+    const given = ofLines(runId ? this.store.get(runId) : undefined);
     if (given?.run.backend.name === 'neuron') {
       return given;
     }
-    return this.store.newest((e) => e.run.backend.name === 'neuron') ?? given ?? this.store.newest();
+    const lines = (e: StoredRun): boolean => !isOverview(e.run);
+    return ofLines(this.store.newest((e) => lines(e) && e.run.backend.name === 'neuron')) ?? given ?? ofLines(this.store.newest(lines));
   }
 
   /** `runId`: the run on show (the panel's button, or the palette with the panel open). */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { icicle } from '../../shared/overview';
 import { jsonFixture } from '../../test/fixtures';
-import { parseRun, RunParseError } from '../runs/parseRun';
+import { parseOverviewRun, RunParseError } from '../runs/parseRun';
 import { hotHeadline, hotRows, otherSort, parseHotFunctions } from './hotFunctions';
 
 // The server's own answers for a made-up overview (extension/test/fixtures/make_fixtures.py, overview_fixture).
@@ -50,7 +50,7 @@ describe('oplens.hotFunctions off the wire', () => {
       ],
     );
     assert.equal(hot.page.title, hot.title);
-    assert.equal(hot.page.nodes.length, (parseRun(fixture.run).overview?.frames ?? []).length);
+    assert.equal(hot.page.nodes.length, (parseOverviewRun(fixture.run).overview?.frames ?? []).length);
   });
 
   it('names a missing field', () => {
@@ -82,7 +82,7 @@ const label = (c: { node: number }): string => nodes[c.node]?.label ?? '';
 
 describe('the icicle chart of the call tree', () => {
   it('puts the step on top, its callees under it by total time, widths in proportion', () => {
-    const run = parseRun(fixture.run);
+    const run = parseOverviewRun(fixture.run);
     assert.ok(run.overview);
     const chart = icicle(run.overview);
     const cells = chart.cells.map((c) => [label(c), c.depth, Number(c.x.toFixed(3)), Number(c.width.toFixed(3))]);
@@ -98,7 +98,7 @@ describe('the icicle chart of the call tree', () => {
   });
 
   it('leaves out what is too narrow to see, and draws nothing without time', () => {
-    const run = parseRun(fixture.run);
+    const run = parseOverviewRun(fixture.run);
     assert.ok(run.overview);
     assert.deepEqual(
       icicle(run.overview, 0.2).cells.map(label),

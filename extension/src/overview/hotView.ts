@@ -12,6 +12,7 @@
 import * as vscode from 'vscode';
 import type { HotSort } from '../../shared/overview';
 import { HOT_FUNCTIONS_COMMAND, HOT_FUNCTIONS_VIEW } from '../../shared/names';
+import { isOverview } from '../../shared/run';
 import type { RunStore } from '../runs/runStore';
 import type { OpLensServer } from '../server/server';
 import { hotHeadline, hotRows, otherSort, parseHotFunctions, type HotRow } from './hotFunctions';
@@ -44,7 +45,7 @@ export class HotFunctionsView implements vscode.TreeDataProvider<HotRow>, vscode
         }
       }),
       store.onDidChange((change) => {
-        if (change.kind === 'added' ? change.entry.run.overview !== null : change.uri === undefined) {
+        if (change.kind === 'added' ? isOverview(change.entry.run) : change.uri === undefined) {
           void this.refresh(); // a new overview; or all cleared
         }
       }),

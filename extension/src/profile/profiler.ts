@@ -24,6 +24,7 @@
 
 import * as vscode from 'vscode';
 import { OVERVIEW_COMMAND, PROFILE_COMMAND } from '../../shared/names';
+import { isOverview } from '../../shared/run';
 import { enclosingFunction, topLevelFunctionNames, type DocFunction, type DocumentInfo } from '../documents/documentIndex';
 import type { Documents } from '../documents/documents';
 import { isCellUri } from '../notebook/notebookCall';
@@ -349,7 +350,7 @@ export class Profiler {
     }
     const uri = vscode.Uri.parse(entry.uri);
     if (entry.run.capture) {
-      await this.profileInProgram(uri, entry.run.target.qualname, { overview: entry.run.overview !== null });
+      await this.profileInProgram(uri, entry.run.target.qualname, { overview: isOverview(entry.run) });
       return;
     }
     const file = vscode.workspace.asRelativePath(uri, false);

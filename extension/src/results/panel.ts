@@ -19,7 +19,7 @@ import { offers } from '../../shared/backends';
 import type { CompareView, FromResultsPanel, OverviewPage, ResultsPageState, RunView, ToResultsPanel } from '../../shared/messages';
 import { DIFF_COMMAND, HOT_FUNCTIONS_COMMAND, OPEN_EXPLORER_COMMAND, RANK_PART_COMMAND, RESULTS_VIEW_TYPE, RUN_PAGE_COMMAND } from '../../shared/names';
 import { isMerged } from '../../shared/ranks';
-import type { Run } from '../../shared/run';
+import { isOverview, type Run } from '../../shared/run';
 import { parseDiffPage } from '../diff/diffAnswer';
 import { isDrawable, physicalLines } from '../documents/documentIndex';
 import type { Documents } from '../documents/documents';
@@ -27,7 +27,7 @@ import type { RpcError } from '../problems/problems';
 import { describeRankPartError, rankPartRequest } from '../ranks/rankPart';
 import { parseResultNotification } from '../runs/parseRun';
 import type { ResultsView } from '../runs/resultsView';
-import type { RunStore, StoredRun } from '../runs/runStore';
+import { ofLines, type RunStore, type StoredRun } from '../runs/runStore';
 import { parseHotFunctions } from '../overview/hotFunctions';
 import { resolveArtifact } from '../server/pathMap';
 import type { OpLensServer } from '../server/server';
@@ -168,19 +168,32 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
     return this.store.get(runId) ?? this.store.get(this.parts.get(runId)?.mergedId ?? '');
   }
 
-  /** Show run `runId` (it must be in the store), or rank `rank`'s part of it; `reveal` brings the panel forward. */
+  /**
+   * Show run `runId` (it must be in the store), or rank `rank`'s part of it, or the program overview `runId`;
+   * `reveal` brings the panel forward.
+   */
   async showRun(runId: string, reveal: boolean, rank: number | null = null): Promise<void> {
-    const view = await this.runView(runId, rank);
-    if (!view) {
+    const shown = await this.pageOf(runId, rank);
+    if (!shown) {
       return;
     }
-    this.showing = { kind: 'run', runId, rank: view.ranks?.shown ?? null };
+    this.showing = { kind: 'run', runId, rank: shown.type === 'run' ? (shown.view.ranks?.shown ?? null) : null };
     const panel = this.ensurePanel(reveal);
-    panel.title = view.overview ? 'OpLens: program overview' : `OpLens: ${view.run.target.qualname}`;
-    this.post({ type: 'run', view });
-    if (!view.overview) {
+    panel.title = shown.type === 'overview' ? 'OpLens: program overview' : `OpLens: ${shown.view.run.target.qualname}`;
+    this.post(shown);
+    if (shown.type === 'run') {
       void this.sendDiff(runId);
     }
+  }
+
+  /** What the page shows of `runId`: a program overview's page, or the run's (rank `rank`'s part of it). */
+  private async pageOf(runId: string, rank: number | null): Promise<Extract<ToResultsPanel, { type: 'run' | 'overview' }> | undefined> {
+    const entry = this.store.get(runId);
+    if (entry && isOverview(entry.run)) {
+      return { type: 'overview', view: { run: entry.run, overview: await this.overviewPage(runId) } };
+    }
+    const view = await this.runView(runId, rank);
+    return view ? { type: 'run', view } : undefined;
   }
 
   /** The shown run `after` against `before` (default: the function's previous run), for the page's "vs previous run" view. */
@@ -243,10 +256,10 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
       return;
     }
     if (this.showing?.kind === 'run') {
-      const view = await this.runView(this.showing.runId, this.showing.rank);
-      if (view) {
-        this.post({ type: 'run', view });
-        if (!view.overview) {
+      const shown = await this.pageOf(this.showing.runId, this.showing.rank);
+      if (shown) {
+        this.post(shown);
+        if (shown.type === 'run') {
           void this.sendDiff(this.showing.runId);
         }
       }
@@ -290,6 +303,9 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
       throw new Error(describeRankPartError(e as RpcError));
     }
     const part = parseResultNotification(answer).run;
+    if (isOverview(part)) {
+      throw new Error(`the server's part ${part.run_id} is a program overview, not rank ${rank}'s lines`);
+    }
     this.parts.delete(part.run_id);
     this.parts.set(part.run_id, { mergedId: merged.run_id, rank, run: part });
     for (const id of this.parts.keys()) {
@@ -302,7 +318,7 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
   }
 
   private async runView(runId: string, rank: number | null = null): Promise<RunView | undefined> {
-    const entry = this.store.get(runId);
+    const entry = ofLines(this.store.get(runId));
     if (!entry) {
       this.log.warn(`results panel: run ${runId} is not loaded`);
       return undefined;
@@ -333,7 +349,7 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
     }
     return {
       run: trimmedForView(run),
-      ...(run.overview ? {} : await this.runPage(entry.run.run_id, shown, run)),
+      ...(await this.runPage(entry.run.run_id, shown, run)),
       uri: entry.uri,
       fileLabel: vscode.workspace.asRelativePath(vscode.Uri.parse(entry.uri), false),
       source,
@@ -343,7 +359,6 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
         trace: run.artifacts.trace_json !== '',
       },
       ...(merged ? { ranks: { runId: entry.run.run_id, shown, ...(problem ? { problem } : {}) } } : {}),
-      ...(run.overview ? { overview: await this.overviewPage(run.run_id) } : {}),
     };
   }
 

@@ -10,7 +10,7 @@
 import * as vscode from 'vscode';
 import { SHOW_RUN_COMMAND } from '../../shared/names';
 import type { OpLensServer } from '../server/server';
-import { parseResultNotification, parseRun } from './parseRun';
+import { parseAnyRun, parseResultNotification } from './parseRun';
 import type { RunStore } from './runStore';
 
 /**
@@ -34,6 +34,6 @@ export function keepResults(server: OpLensServer, store: RunStore, log: vscode.L
 export async function fetchRun(server: OpLensServer, store: RunStore, runId: string): Promise<void> {
   const answer = (await server.execute(SHOW_RUN_COMMAND, { run_id: runId })) as { uri?: unknown; run?: unknown } | null;
   if (answer && typeof answer.uri === 'string') {
-    store.add(vscode.Uri.parse(answer.uri).toString(), parseRun(answer.run));
+    store.add(vscode.Uri.parse(answer.uri).toString(), parseAnyRun(answer.run));
   }
 }

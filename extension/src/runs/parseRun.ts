@@ -11,9 +11,9 @@
  * Pure: imports no `vscode`; unit-tested in parseRun.test.ts.
  */
 
-import { readRun as readRunRecord } from '../../shared/generated/run';
+import { readOverviewRun as readOverviewRunRecord, readRun as readRunRecord } from '../../shared/generated/run';
 import { Reader, RunParseError } from '../../shared/reader';
-import { RUN_SCHEMA, type Run } from '../../shared/run';
+import { RUN_SCHEMA, type AnyRun, type OverviewRun, type Run } from '../../shared/run';
 
 // diff/parseDiff.ts and doctor/doctor.ts read their answers with the same reader
 export { Reader, RunParseError };
@@ -38,11 +38,25 @@ export function readRun(r: Reader): Run {
   return readRunRecord(r);
 }
 
+/** A program overview (`overview.json`, an `OverviewRun`) from its parsed JSON. */
+export function parseOverviewRun(data: unknown): OverviewRun {
+  return readOverviewRunRecord(Reader.of(data, ''));
+}
+
+/** What the server sends as a run: a program overview (it has `overview`) or a function's `Run`. */
+export function parseAnyRun(data: unknown): AnyRun {
+  return readAnyRun(Reader.of(data, ''));
+}
+
+export function readAnyRun(r: Reader): AnyRun {
+  return r.has('overview') ? readOverviewRunRecord(r) : readRun(r);
+}
+
 /** The `oplens/result` notification's params: `{uri, run}`. */
-/** `oplens/result`: the run shown on `uri`; `reveal`: a run not asked for here (a notebook kernel's) to show as if it were. */
-export function parseResultNotification(params: unknown): { uri: string; run: Run; reveal: boolean } {
+/** `oplens/result`: the run (or overview) shown on `uri`; `reveal`: a run not asked for here (a notebook kernel's) to show as if it were. */
+export function parseResultNotification(params: unknown): { uri: string; run: AnyRun; reveal: boolean } {
   const r = Reader.of(params, 'params');
-  return { uri: r.str('uri'), run: r.obj('run', readRun), reveal: r.bool('reveal', false) };
+  return { uri: r.str('uri'), run: r.obj('run', readAnyRun), reveal: r.bool('reveal', false) };
 }
 
 /** The `oplens.profile` response: `{run_id, uri, qualname, title}`. */

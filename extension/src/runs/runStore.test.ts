@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Run } from '../../shared/run';
 import { jsonFixture } from '../../test/fixtures';
-import { parseRun } from './parseRun';
+import { parseOverviewRun, parseRun } from './parseRun';
 import { RunStore, type StoreChange } from './runStore';
 
 const base = parseRun(jsonFixture('rmsnorm_naive.cpu.result.json'));
@@ -34,7 +34,7 @@ describe('RunStore', () => {
   it("a program overview is kept by id but does not take its step function's place", () => {
     const store = new RunStore();
     store.add('file:///m.py', run('r1', 'step', '2026-01-01T00:00:01'));
-    const overview = parseRun((jsonFixture('overview.expected.json') as { run: unknown }).run);
+    const overview = parseOverviewRun((jsonFixture('overview.expected.json') as { run: unknown }).run);
     store.add('file:///m.py', { ...overview, target: { ...overview.target, qualname: 'step' }, created: '2026-01-01T00:00:02' });
     assert.equal(store.latestFor('file:///m.py', 'step')?.run.run_id, 'r1');
     assert.ok(store.has(overview.run_id));

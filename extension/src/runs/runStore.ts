@@ -6,12 +6,18 @@
  * Pure: imports no `vscode`; unit-tested in runStore.test.ts.
  */
 
-import type { Run } from '../../shared/run';
+import { isOverview, type AnyRun, type Run } from '../../shared/run';
 
-export interface StoredRun {
+export interface StoredRun<R extends AnyRun = AnyRun> {
   /** The document as this editor names it (the server already applied path mappings). */
   uri: string;
-  run: Run;
+  /** A function's run, or a program overview (`isOverview`). */
+  run: R;
+}
+
+/** `entry`, where it holds a function's run (not a program overview). */
+export function ofLines(entry: StoredRun | undefined): StoredRun<Run> | undefined {
+  return entry && !isOverview(entry.run) ? { uri: entry.uri, run: entry.run } : undefined;
 }
 
 export type StoreChange = { kind: 'added'; entry: StoredRun } | { kind: 'cleared'; uri?: string };
@@ -35,13 +41,13 @@ export class RunStore {
     }
   }
 
-  add(uri: string, run: Run): StoredRun {
+  add(uri: string, run: AnyRun): StoredRun {
     const entry = { uri, run };
     const id = run.run_id || `${uri}::${run.target.qualname}::${run.created}`;
     this.byId.delete(id); // re-adding moves it to the newest end
     this.byId.set(id, entry);
     // a program overview is not a run of its step function's lines: it does not take that run's place
-    if (run.overview === null) {
+    if (!isOverview(run)) {
       const functions = this.latest.get(uri) ?? new Map<string, string>();
       const current = functions.get(run.target.qualname);
       const currentRun = current ? this.byId.get(current)?.run : undefined;
@@ -81,18 +87,18 @@ export class RunStore {
     return this.byId.has(runId);
   }
 
-  /** The latest run of each function of `uri`. */
-  forUri(uri: string): StoredRun[] {
+  /** The latest run of each function of `uri` (never an overview: it has no lines there). */
+  forUri(uri: string): StoredRun<Run>[] {
     const functions = this.latest.get(uri);
     if (!functions) {
       return [];
     }
-    return [...functions.values()].map((id) => this.byId.get(id)).filter((e): e is StoredRun => e !== undefined);
+    return [...functions.values()].map((id) => ofLines(this.byId.get(id))).filter((e): e is StoredRun<Run> => e !== undefined);
   }
 
-  latestFor(uri: string, qualname: string): StoredRun | undefined {
+  latestFor(uri: string, qualname: string): StoredRun<Run> | undefined {
     const id = this.latest.get(uri)?.get(qualname);
-    return id ? this.byId.get(id) : undefined;
+    return id ? ofLines(this.byId.get(id)) : undefined;
   }
 
   /** Every run held, oldest first. */

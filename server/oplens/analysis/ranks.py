@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from oplens.analysis import outliers, stats
 from oplens.analysis.functions import call_tree, file_stats, frame_paths
 from oplens.records.format import fmt_us
-from oplens.records.overview import FunctionStat, ModuleStat, Overview
+from oplens.records.overview import AnyRun, FunctionStat, ModuleStat, Overview, OverviewRun
 from oplens.records.run import Insight, LineStat, OpStat, RankInfo, Run, Spread, Totals
 from oplens.records.spread import RankSpread
 
@@ -70,11 +70,40 @@ def merge(parts: Sequence[tuple[RankInfo, Run]]) -> Run:
     insights += stragglers + collective_waits(merged.lines, stragglers, numbers)
     merged.insights = sorted(insights, key=lambda i: i.line)
 
-    overviews = [r.overview for r in runs]
-    if all(o is not None for o in overviews):
-        merged.overview = merge_overviews([o for o in overviews if o is not None], numbers)
-        merged.totals.self_device_us = merged.overview.total_device_us
-        merged.totals.self_cpu_us = merged.overview.total_cpu_us
+    _merge_program(merged, runs, infos)
+    return merged
+
+
+def merge_overview_runs(parts: Sequence[tuple[RankInfo, OverviewRun]]) -> OverviewRun:
+    """One program overview across `parts` (each rank's own overview), ordered by rank: `merge_overviews`,
+    its totals the merged overview's."""
+    if not parts:
+        raise ValueError("no rank parts to merge")
+    ordered = sorted(parts, key=lambda p: p[0].rank)
+    infos = [info for info, _ in ordered]
+    runs = [run for _, run in ordered]
+    merged = copy.deepcopy(runs[0])
+    merged.ranks = infos
+    merged.overview = merge_overviews([r.overview for r in runs], [i.rank for i in infos])
+    merged.totals = _merge_totals([r.totals for r in runs], [i.rank for i in infos])
+    merged.totals.self_device_us = merged.overview.total_device_us
+    merged.totals.self_cpu_us = merged.overview.total_cpu_us
+    _merge_program(merged, runs, infos)
+    return merged
+
+
+def merge_any(parts: Sequence[tuple[RankInfo, AnyRun]]) -> AnyRun:
+    """`merge` of a function's rank parts, or `merge_overview_runs` of an overview's (every part one kind)."""
+    lines = [(info, r) for info, r in parts if isinstance(r, Run)]
+    overviews = [(info, r) for info, r in parts if isinstance(r, OverviewRun)]
+    if lines and overviews:
+        raise ValueError("rank parts of a function's lines and of a program overview do not merge")
+    return merge_overview_runs(overviews) if overviews else merge(lines)
+
+
+def _merge_program(merged: AnyRun, runs: Sequence[AnyRun], infos: Sequence[RankInfo]) -> None:
+    """What the ranks' parts say of how the program ran, for either kind of run: their warnings once each,
+    their capture's calls (the fewest) and which were partial."""
     warnings = [w for r in runs for w in r.backend.warnings]
     merged.backend.warnings = list(dict.fromkeys(warnings))
     if merged.capture is not None:
@@ -86,7 +115,6 @@ def merge(parts: Sequence[tuple[RankInfo, Run]]) -> Run:
         ]
         merged.capture.partial = bool(partial)
         merged.capture.reason = "; ".join(partial)
-    return merged
 
 
 def _mean(values: Sequence[float]) -> float:

@@ -20,6 +20,7 @@ from oplens.analysis.attribution import RawEvent
 from oplens.backends.facts import CPU, BackendFacts
 from oplens.records.doctor import Check
 from oplens.records.errors import OpLensError, bad_input
+from oplens.records.overview import AnyRun
 from oplens.records.run import Artifacts, FusedLineTime, LineStat, Run, RuntimeFusion, SourceRef
 
 OptionsT = TypeVar("OptionsT")
@@ -179,7 +180,7 @@ class BackendSpec(Generic[OptionsT]):
         inherit. The parent sets them when it starts the worker (`engine/process.py`). Default: none."""
         return {}
 
-    def run_warnings(self, run: Run, options: OptionsT, run_dir: Path, log_text: str, env: Mapping[str, str]) -> list[str]:
+    def run_warnings(self, run: AnyRun, options: OptionsT, run_dir: Path, log_text: str, env: Mapping[str, str]) -> list[str]:
         """The traps a finished run of this backend fell into, each naming the fix."""
         return []
 

@@ -36,6 +36,7 @@ from oplens.engine.program import DEFAULT_CALLS, DEFAULT_DELAY_S, DEFAULT_DURATI
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.job import ProgramSpec, TargetSpec
+from oplens.records.overview import AnyRun, OverviewRun
 from oplens.records.run import NO_SOURCE, Run
 from oplens.views.compare import compare_page
 
@@ -190,9 +191,9 @@ def main(argv: list[str] | None = None) -> int:
             return _run(args, out, err)
         if args.command == "merge":
             run = merge_dirs([Path(d) for d in args.dirs], runs.runs_root(Path.cwd(), args.out))
-            _emit_json(args.json, run.to_dict())
+            _emit_json(args.json, _json_of(run))
             if args.json != "-":
-                render.profile(out, run if args.rank is None else rank_part(run, args.rank), args.view)
+                _show(out, run if args.rank is None else rank_part(run, args.rank), args.view)
             return 0
         if args.command == "profile":
             run = _profile_one(args, args.target, args.args, err)
@@ -262,7 +263,7 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         target.buffer.write(data) if hasattr(target, "buffer") else target.write(data.decode(errors="replace"))
         target.flush()
 
-    kept: list[Run] = []
+    kept: list[AnyRun] = []
     if not args.target and not args.step:
         err.print(f"oplens: an overview of the program from {args.delay:g} s after its start, for {args.duration:g} s "
                   "(--delay, --duration: past its start-up and first compiles; --step FILE::FUNCTION for whole steps)",
@@ -273,15 +274,33 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         except OpLensError:
             for run in kept:  # partial runs were stored: show what they hold before the error
                 if args.json != "-":
-                    render.profile(out, run, args.view)
+                    _show(out, run, args.view)
             raise
-    data = [r.to_dict() for r in done]
+    data = [_json_of(r) for r in done]
     _emit_json(args.json, data[0] if len(data) == 1 else data)
     if args.json != "-":
         for run in done:
-            render.profile(out, run if args.rank is None else rank_part(run, args.rank), args.view)
-    _require_device_time(done)
+            _show(out, run if args.rank is None else rank_part(run, args.rank), args.view)
+    _require_device_time([r for r in done if isinstance(r, Run)])
     return 0
+
+
+def _json_of(run: AnyRun) -> dict[str, Any]:
+    """A stored run as `--json` writes it: its record; an overview's (`overview.json`) with `lines` and `ops`
+    empty besides, as `--json` wrote an overview before it had a record of its own (a script that reads a
+    run's lines reads none)."""
+    data = run.to_dict()
+    if isinstance(run, OverviewRun):
+        data |= {"lines": [], "ops": []}
+    return data
+
+
+def _show(out: Console, run: AnyRun, view: str) -> None:
+    """A stored run as the terminal shows it: a function's lines, or a program overview's functions."""
+    if isinstance(run, OverviewRun):
+        render.overview(out, run)
+    else:
+        render.profile(out, run, view)
 
 
 # torchrun's options `oplens run` passes through (each takes a value; --standalone is a flag).
@@ -324,7 +343,7 @@ def _diff(args: argparse.Namespace, out: Console) -> int:
     before = runs.find(root, args.before)
     if args.after is None:  # the latest run of the same function (an overview: the latest overview with its step)
         later = [r for r in runs.history(root, before.target.home(), before.target.qualname)
-                 if r.run_id != before.run_id and (r.overview is None) == (before.overview is None)]  # fmt: skip
+                 if r.run_id != before.run_id and isinstance(r, OverviewRun) == isinstance(before, OverviewRun)]  # fmt: skip
         if not later:
             raise OpLensError(
                 "bad_input",
@@ -334,7 +353,7 @@ def _diff(args: argparse.Namespace, out: Console) -> int:
         after = later[-1]
     else:
         after = runs.find(root, args.after)
-    if before.overview is not None or after.overview is not None:
+    if isinstance(before, OverviewRun) or isinstance(after, OverviewRun):
         changes = diff_overviews(before, after)
         _emit_json(args.json, changes.to_dict())
         if args.json != "-":
@@ -349,7 +368,7 @@ def _diff(args: argparse.Namespace, out: Console) -> int:
 
 def _analyze(args: argparse.Namespace, out: Console) -> int:
     _check_json_dest(args.json)
-    run = reanalyze(runs.find(runs.runs_root(Path.cwd(), args.out), args.run))
+    run = reanalyze(runs.find_run(runs.runs_root(Path.cwd(), args.out), args.run))
     _emit_json(args.json, run.to_dict())
     if args.json != "-":
         render.profile(out, run, args.view)
@@ -360,7 +379,7 @@ def _backend_command(cmd: BackendCommand, args: argparse.Namespace, out: Console
     _check_json_dest(args.json)
     workspace = Path(args.workspace or ".").resolve()
     root = runs.runs_root(workspace, args.out)
-    answer = cmd.run_cli(args.run, args, CommandContext(workspace, root, lambda spec: runs.find(root, spec)))
+    answer = cmd.run_cli(args.run, args, CommandContext(workspace, root, lambda spec: runs.find_run(root, spec)))
     _emit_json(args.json, answer.data)
     if args.json != "-":
         render.command_output(out, answer.text)

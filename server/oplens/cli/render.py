@@ -29,6 +29,7 @@ from oplens.records.format import (
     outliers_sentence,
     outside_sentence,
 )
+from oplens.records.overview import OverviewRun
 from oplens.records.run import HOST_CPU, LineStat, Run
 from oplens.views.compare import ComparePage
 from oplens.views.lines import bound_cell, iterations_phrase, line_cells, totals_cells
@@ -57,9 +58,6 @@ VIEWS = ("time", "work", "memory", "bound")  # --view: what the per-line listing
 
 
 def profile(console: Console, run: Run, view: str = "time") -> None:
-    if run.overview is not None:
-        overview(console, run)
-        return
     label = run.backend.device_label
     has_device = registry.facts_of(run.backend.name).on_device
     t = run.target
@@ -193,7 +191,7 @@ def device_time(console: Console, run: Run) -> None:
         console.print(f"[dim]  {escape(line)}[/]", highlight=False)
 
 
-def warnings(console: Console, run: Run) -> None:
+def warnings(console: Console, run: Run | OverviewRun) -> None:
     for w in run.backend.warnings:
         console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False)
 
@@ -471,10 +469,9 @@ def change_text(ratio: float | None) -> str:
 OVERVIEW_ROWS = 15  # functions and modules listed; result.json has them all
 
 
-def overview(console: Console, run: Run) -> None:
+def overview(console: Console, run: OverviewRun) -> None:
     """A program overview: its hot functions (with `file:line` to go to), files and modules, per step."""
     o = run.overview
-    assert o is not None
     label = o.device_label
     c = run.capture
     where = f"{c.program}" if c else ""

@@ -4,8 +4,9 @@
     .venv/bin/python -m oplens.codegen --check   # fail, naming the stale file (`make lint`)
 
 - extension/shared/generated/run.ts: every record of a `result.json` (`oplens.records.run.Run` and
-  what it holds) as an interface and as a reader that checks its JSON, with each field required or
-  defaulted exactly as `Run.from_dict` takes it (`oplens.codegen.typescript`);
+  what it holds) and of an `overview.json` (`oplens.records.overview.OverviewRun`) as an interface and
+  as a reader that checks its JSON, with each field required or defaulted exactly as `Run.from_dict`
+  takes it (`oplens.codegen.typescript`);
 - extension/shared/generated/views.ts: the pages the server builds (`oplens.views`: every word the results
   page shows, written once in Python) as interfaces and readers, as run.ts;
 - extension/shared/generated/settings.ts: the settings the server reads too (`oplens.lsp.settings`:
@@ -36,6 +37,7 @@ from oplens.codegen.typescript import constant, constants_module, default_of, re
 from oplens.lsp import settings
 from oplens.lsp.convert import camel, wire_key
 from oplens.records import errors, run
+from oplens.records.overview import OverviewRun
 from oplens.views import compare, diff, overview
 from oplens.views import run as run_page
 
@@ -47,7 +49,7 @@ JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", l
 
 def run_ts() -> str:
     head = constant("RUN_SCHEMA", run.SCHEMA, ["The schema this extension reads (`Run.schema`)."], as_const=False)
-    return records_module([run.Run], generator=GENERATOR, reader_import="../reader", head=head)
+    return records_module([run.Run, OverviewRun], generator=GENERATOR, reader_import="../reader", head=head)
 
 
 def views_ts() -> str:

@@ -17,14 +17,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from oplens.analysis.ranks import merge as merge_parts
+from oplens.analysis.ranks import merge_any as merge_parts
 from oplens.engine import runs
 from oplens.records.atomic import write_json_atomic
 from oplens.records.errors import OpLensError, bad_input
-from oplens.records.run import RankInfo, Run
+from oplens.records.overview import AnyRun
+from oplens.records.run import RankInfo
 
 
-def rank_part(run: Run, rank: int) -> Run:
+def rank_part(run: AnyRun, rank: int) -> AnyRun:
     """Rank `rank`'s own run within the distributed run `run` (stored)."""
     for info in run.ranks:
         if info.rank == rank:
@@ -32,7 +33,7 @@ def rank_part(run: Run, rank: int) -> Run:
             try:
                 part = runs.load(part_dir)
             except (OSError, ValueError) as e:
-                raise bad_input(f"cannot read rank {rank}'s part {part_dir / runs.RESULT}: {e}") from None
+                raise bad_input(f"cannot read rank {rank}'s part {part_dir / runs.record_name(run)}: {e}") from None
             part.run_dir = str(part_dir)
             return part
     have = ", ".join(str(i.rank) for i in run.ranks) or "none: it is not a distributed run"
@@ -44,13 +45,13 @@ def merge_dirs(
     root: Path,
     cancel: threading.Event | None = None,
     progress: Callable[[int, int, int], None] | None = None,
-) -> Run:
-    """One run from the runs in `dirs` (each a host's part of one job), stored under `root`.
+) -> AnyRun:
+    """One run (or program overview) from the runs in `dirs` (each a host's part of one job), stored under `root`.
     `cancel`: set, the merge stops before the next part (or the commit) and stores nothing;
     `progress(rank, done, total)`: before each rank's part is copied."""
     if len(dirs) < 1:
         raise bad_input("oplens merge needs the run directories to combine", "give each host's run directory")
-    found: list[tuple[RankInfo, Run, Path]] = []
+    found: list[tuple[RankInfo, AnyRun, Path]] = []
     for d in dirs:
         try:
             run = runs.load(d)
@@ -59,7 +60,7 @@ def merge_dirs(
         if run.ranks:
             for info in run.ranks:
                 part_dir = d / info.part
-                if (part_dir / runs.RESULT).is_file():
+                if runs.record_file(part_dir) is not None:
                     found.append((info, runs.load(part_dir), part_dir))
                 elif len(run.ranks) == 1:  # a rank's own run, stored by itself
                     found.append((info, run, d))
@@ -94,7 +95,7 @@ def merge_dirs(
             _copy_tree(source, staged / info.part)  # its result.json too, as stored (a link: no rewrite)
             if [r.rank for r in part.ranks] != [info.rank]:  # a single-process run: say which rank it is
                 part.ranks = [info]
-                write_json_atomic(staged / info.part / runs.RESULT, part.to_dict())
+                write_json_atomic(staged / info.part / runs.record_name(part), part.to_dict())
             parts.append((info, part))
         merged = merge_parts(parts)
         merged.created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -110,7 +111,7 @@ def _check(cancel: threading.Event | None) -> None:
         raise OpLensError("cancelled", "the merge was cancelled; nothing was stored")
 
 
-def combine_artifacts(run_dir: Path, parts: list[tuple[RankInfo, Run]], merged: Run) -> None:
+def combine_artifacts(run_dir: Path, parts: list[tuple[RankInfo, AnyRun]], merged: AnyRun) -> None:
     """The merged run's artifacts from its parts (stored under `run_dir/<part>/`): rank 0's trace,
     and the ranks' device profiles as the vendor lays out a multi-rank job, one profile output
     directory holding one `<instance>_pid_<pid>` folder per rank (Neuron: what Explorer ingests as

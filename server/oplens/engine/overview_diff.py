@@ -16,8 +16,7 @@ from typing import Any
 from oplens.analysis.stats import mann_whitney_p, trimmed_mean
 from oplens.engine.diff import ALPHA, MIN_EFFECT, MIN_SHARE
 from oplens.records.errors import bad_input
-from oplens.records.overview import FunctionStat, Overview
-from oplens.records.run import Run
+from oplens.records.overview import AnyRun, FunctionStat, Overview, OverviewRun
 
 MIN_STEPS = 3  # per side, for the test
 
@@ -48,14 +47,14 @@ class OverviewDiff:
         return asdict(self)
 
 
-def diff_overviews(before: Run, after: Run) -> OverviewDiff:
-    old, new = before.overview, after.overview
-    if old is None or new is None:
+def diff_overviews(before: AnyRun, after: AnyRun) -> OverviewDiff:
+    if not isinstance(before, OverviewRun) or not isinstance(after, OverviewRun):
         raise bad_input("one of the runs is not a program overview",
                         "diff two overviews (oplens run --step ...), or two line profiles of one function")  # fmt: skip
     if before.backend.name != after.backend.name:
         raise bad_input(f"the runs ran on different backends ({before.backend.name} and {after.backend.name})",
                         "compare runs of one backend: their times are not the same kind of figure")  # fmt: skip
+    old, new = before.overview, after.overview
     if old.per != new.per:
         raise bad_input(f"one overview is per {old.per}, the other per {new.per}",
                         "diff overviews made the same way (both with --step, or both over a time window)")  # fmt: skip

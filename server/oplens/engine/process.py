@@ -235,7 +235,7 @@ def run_job(
                 deadline = time.monotonic() + timeout_s
             elif isinstance(msg, messages.Progress) and progress is not None:
                 progress(msg.stage, msg.done, msg.total)
-            elif isinstance(msg, messages.Finished):
+            elif isinstance(msg, messages.Finished) and isinstance(msg.run, Run):  # a profile's: never an overview
                 return msg.run
             elif isinstance(msg, messages.Failed):
                 raise msg.error

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from oplens.analysis.ranks import merge as merge_parts
+from oplens.analysis.ranks import merge_any as merge_parts
 from oplens.backends import registry
 from oplens.engine import request, runs
 from oplens.engine.merge import combine_artifacts
@@ -38,7 +38,8 @@ from oplens.records import job as messages
 from oplens.records.atomic import write_json_atomic
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.job import Job, ProgramSpec, StagedTarget, TargetSpec
-from oplens.records.run import RankInfo, Run, Target
+from oplens.records.overview import AnyRun
+from oplens.records.run import RankInfo, Target
 
 DEFAULT_SKIP = 3
 DEFAULT_CALLS = 10
@@ -66,7 +67,7 @@ class ProgramRequest:
     # every rank captured; None: one process.
     launcher: list[str] | None = None
     # A program overview: `targets` is the one step function, each profiled step recorded whole with
-    # Python stacks and attributed to the user's functions (`Run.overview`), not line by line.
+    # Python stacks and attributed to the user's functions (an `OverviewRun`), not line by line.
     overview: bool = False
     # An overview without a step function (no targets): a time window, `delay_s` after the start, `duration_s` long.
     delay_s: float = DEFAULT_DELAY_S
@@ -132,8 +133,8 @@ def run_program(
     cancel: threading.Event | None = None,
     echo: Echo | None = None,
     stdin: int | None = subprocess.DEVNULL,
-    on_run: Callable[[Run], None] | None = None,
-) -> list[Run]:
+    on_run: Callable[[AnyRun], None] | None = None,
+) -> list[AnyRun]:
     """Run the program with every target captured; the stored runs, in the targets' order.
 
     `echo` gets the program's output as it comes (it is also the runs' worker.log); `stdin` is the
@@ -205,7 +206,7 @@ def _program_target(program: ProgramSpec) -> Target:
 
 @dataclass
 class _Outcome:
-    runs: list[Run] = field(default_factory=list)
+    runs: list[AnyRun] = field(default_factory=list)
     error: OpLensError | None = None
     ended: messages.Ended | None = None
     timed_out: bool = False
@@ -258,7 +259,7 @@ def _wait(worker: WorkerProcess, req: ProgramRequest, progress: ProgressFn | Non
 
 
 def _store(staging: runs.Staging, worker: WorkerProcess, req: ProgramRequest, out: _Outcome,
-           on_run: Callable[[Run], None] | None) -> list[Run]:  # fmt: skip
+           on_run: Callable[[AnyRun], None] | None) -> list[AnyRun]:  # fmt: skip
     """Each run the worker sent (its id: its staging directory's), with what only the parent knows of
     the program (its calls, its exit, a timeout) added, stored (`Staging.store`)."""
     ids = [d.name for d in staging.staged]
@@ -343,19 +344,19 @@ def is_torchrun(program: ProgramSpec) -> bool:
     return program.module in ("torch.distributed.run", "torch.distributed.launch") or Path(program.program).name == "torchrun"
 
 
-def _merge_ranks(root: Path, parts: list[Run]) -> list[Run]:
+def _merge_ranks(root: Path, parts: list[AnyRun]) -> list[AnyRun]:
     """Each target's rank parts written under its run's `ranks/<R>/` and merged into its run."""
-    by_target: dict[str, list[Run]] = {}
+    by_target: dict[str, list[AnyRun]] = {}
     for part in parts:
         by_target.setdefault(part.run_id, []).append(part)
     merged = []
     for run_id, target_parts in by_target.items():
-        infos: list[tuple[RankInfo, Run]] = []
+        infos: list[tuple[RankInfo, AnyRun]] = []
         for part in target_parts:
             info = part.ranks[0] if part.ranks else RankInfo(rank=len(infos))
             part_dir = root / ".staging" / run_id / info.part
             part.run_id, part.run_dir = f"{run_id}/{info.part}", ""
-            write_json_atomic(part_dir / runs.RESULT, part.to_dict())
+            write_json_atomic(part_dir / runs.record_name(part), part.to_dict())
             infos.append((info, part))
         run = merge_parts(infos)
         run.run_id = run_id

@@ -1,4 +1,5 @@
-"""Run directories: `.oplens/runs/<run-id>/` with `result.json`, `trace.json`, artifacts.
+"""Run directories: `.oplens/runs/<run-id>/` with `result.json` (a function's lines: a `Run`) or
+`overview.json` (a program overview: an `OverviewRun`), `trace.json`, artifacts.
 
 A run is built in `.staging/<run-id>/` and renamed into place only when complete, with
 `result.json` written atomically, so a crashed or failed run never leaves half a run and
@@ -21,10 +22,26 @@ from oplens.engine.request import Options
 from oplens.records import jsonfile
 from oplens.records.atomic import write_json_atomic
 from oplens.records.errors import OpLensError, bad_input
+from oplens.records.overview import AnyRun, OverviewRun, read_run
 from oplens.records.run import Run
 
 RUNS_DIR = Path(".oplens") / "runs"
-RESULT = "result.json"
+RESULT = "result.json"  # a function's run (`Run`)
+OVERVIEW = "overview.json"  # a program overview (`OverviewRun`)
+RECORDS = (RESULT, OVERVIEW)
+
+
+def record_name(run: AnyRun) -> str:
+    """The file of a run directory that holds `run`: `overview.json` for an overview, else `result.json`."""
+    return OVERVIEW if isinstance(run, OverviewRun) else RESULT
+
+
+def record_file(run_dir: Path) -> Path | None:
+    """The record a run directory holds (`result.json` or `overview.json`); None where it holds neither."""
+    for name in RECORDS:
+        if (run_dir / name).is_file():
+            return run_dir / name
+    return None
 
 
 def runs_root(workspace: Path, out: str | Path | None = None) -> Path:
@@ -63,11 +80,12 @@ def stage(root: Path, run_id: str) -> Path:
     return path
 
 
-def commit(root: Path, staged: Path, run: Run) -> Path:
-    """Write result.json into the staged run and move it into place; never overwrites."""
+def commit(root: Path, staged: Path, run: AnyRun) -> Path:
+    """Write result.json (an overview: overview.json) into the staged run and move it into place; never
+    overwrites."""
     final = root / run.run_id
     run.run_dir = str(final)
-    write_json_atomic(staged / RESULT, run.to_dict())
+    write_json_atomic(staged / record_name(run), run.to_dict())
     if final.exists():  # run ids carry a random part; a clash means someone else's run
         raise FileExistsError(f"run directory {final} already exists")
     os.rename(staged, final)
@@ -118,7 +136,7 @@ class Staging:
         self.options = options
         self.log: Path | None = None
         self.staged: list[Path] = []
-        self.stored: list[Run] = []
+        self.stored: list[AnyRun] = []
 
     def __enter__(self) -> Staging:
         return self
@@ -129,7 +147,7 @@ class Staging:
         self.staged.append(staged)
         return staged
 
-    def store(self, staged: Path, run: Run, log: Path | None) -> Path:
+    def store(self, staged: Path, run: AnyRun, log: Path | None) -> Path:
         """Complete `run` (from the worker, staged in `staged`, its log at `log` inside it or None) with what
         only the parent knows (the backend's warnings from the run, its files, the log, the environment; the
         time; `complete_run`) and move it into place; its final directory."""
@@ -139,11 +157,12 @@ class Staging:
         run.backend.warnings += spec.run_warnings(run, options, staged, _read(log), os.environ)
         run.run_id = staged.name
         run.created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        spec.complete_run(run, staged)
+        if isinstance(run, Run):  # an overview has no lines for a backend to complete
+            spec.complete_run(run, staged)
         run.artifacts.worker_log = WORKER_LOG if log else ""
         return self.commit(staged, run)
 
-    def commit(self, staged: Path, run: Run) -> Path:
+    def commit(self, staged: Path, run: AnyRun) -> Path:
         """`run` as it is (a merge's, complete already) moved into place; its final directory."""
         run.run_id = staged.name
         final = commit(self.root, staged, run)
@@ -178,15 +197,26 @@ def _read(path: Path | None) -> str:
         return ""
 
 
-def load(run_dir: Path) -> Run:
-    return Run.from_dict(jsonfile.read(run_dir / RESULT))
+def load(run_dir: Path) -> AnyRun:
+    """The run a run directory holds: its `overview.json` (an `OverviewRun`) or its `result.json` (a `Run`; an
+    older overview's, which carried it inside, converted: `records.overview.read_run`)."""
+    found = record_file(run_dir)
+    return read_run(jsonfile.read(found if found is not None else run_dir / RESULT))
+
+
+def load_run(run_dir: Path) -> Run:
+    """A function's run (`result.json`); ValueError where the directory holds a program overview."""
+    run = load(run_dir)
+    if not isinstance(run, Run):
+        raise ValueError(f"{run_dir} holds a program overview, not a function's lines")
+    return run
 
 
 def list_runs(root: Path) -> list[Path]:
-    """Completed runs, oldest first (their ids start with a timestamp)."""
+    """Completed runs, overviews included, oldest first (their ids start with a timestamp)."""
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and (p / RESULT).is_file())
+    return sorted(p for p in root.iterdir() if p.is_dir() and record_file(p) is not None)
 
 
 def history_dirs(root: Path, qualname: str) -> list[Path]:
@@ -200,10 +230,13 @@ def history_dirs(root: Path, qualname: str) -> list[Path]:
     found = []
     for p in root.iterdir():
         if pattern.fullmatch(p.name) and p.is_dir():
+            found_file = record_file(p)
+            if found_file is None:
+                continue  # neither result.json nor overview.json: not a completed run
             try:
-                written = (p / RESULT).stat().st_mtime_ns
+                written = found_file.stat().st_mtime_ns
             except OSError:
-                continue  # no result.json: not a completed run
+                continue
             found.append((p.name[:15], written, p.name, p))
     return [p for *_, p in sorted(found)]
 
@@ -212,8 +245,9 @@ def same_file(a: str, b: str) -> bool:
     return a == b or Path(a).resolve() == Path(b).resolve()
 
 
-def history(root: Path, file: str, qualname: str) -> list[Run]:
-    """Every stored run of function `qualname` of `file`, oldest first (a damaged one is skipped)."""
+def history(root: Path, file: str, qualname: str) -> list[AnyRun]:
+    """Every stored run of function `qualname` of `file` (its overviews with it as their step too), oldest
+    first (a damaged one is skipped)."""
     found = []
     for run_dir in history_dirs(root, qualname):
         try:
@@ -226,10 +260,11 @@ def history(root: Path, file: str, qualname: str) -> list[Run]:
     return found
 
 
-def find(root: Path, spec: str) -> Run:
-    """A stored run by directory path, run id, unique id prefix, or `latest`; its `run_dir` is where it is now."""
+def find(root: Path, spec: str) -> AnyRun:
+    """A stored run (or overview) by directory path, run id, unique id prefix, or `latest`; its `run_dir` is
+    where it is now."""
     path = Path(spec).expanduser()
-    if (path / RESULT).is_file():
+    if record_file(path) is not None:
         run_dir = path
     else:
         done = list_runs(root)
@@ -248,6 +283,15 @@ def find(root: Path, spec: str) -> Run:
     try:
         run = load(run_dir)
     except (OSError, ValueError) as e:
-        raise bad_input(f"cannot read {run_dir / RESULT}: {e}") from None
+        raise bad_input(f"cannot read {record_file(run_dir) or run_dir / RESULT}: {e}") from None
     run.run_dir = str(run_dir.resolve())
+    return run
+
+
+def find_run(root: Path, spec: str) -> Run:
+    """`find`, for a command that reads a function's lines: a program overview is refused, saying so."""
+    run = find(root, spec)
+    if not isinstance(run, Run):
+        raise bad_input(f"{spec!r} is a program overview ({run.run_id}), not a function's lines",
+                        "give a run of a function (oplens profile, oplens run --target)")  # fmt: skip
     return run

@@ -21,7 +21,7 @@ async def run(client: ClientState, cmd: BackendCommand, arg: Any) -> dict[str, A
     shared = client.shared
     root = shared.runs_root
     ctx = CommandContext(
-        shared.workspace, root, lambda spec: runs.find(root, spec), client.settings.command_settings.get(cmd.settings_key, {})
+        shared.workspace, root, lambda spec: runs.find_run(root, spec), client.settings.command_settings.get(cmd.settings_key, {})
     )
     try:
         runs.find(root, run_id)  # over LSP the target is a stored run: say so before any work

@@ -22,7 +22,7 @@ from oplens.lsp.settings import Settings
 from oplens.lsp.shared import Listener, SharedState
 from oplens.records.errors import OpLensError
 from oplens.records.job import ProgramSpec
-from oplens.records.run import Run
+from oplens.records.overview import OverviewRun
 
 SharedFor = Callable[[Path | None], SharedState]  # the client's root (None: unknown) → the shared state
 
@@ -104,10 +104,10 @@ class ClientState:
     def show(self, kind: lsp.MessageType, message: str) -> None:
         self.ls.window_show_message(lsp.ShowMessageParams(type=kind, message=message))
 
-    def program_of(self, run: Run) -> ProgramArgs | None:
+    def program_of(self, run: OverviewRun) -> ProgramArgs | None:
         """The program `run` was captured in, as `oplens.profile`'s `program` takes it in this client's paths
         (an overview's `▶ lines` runs it again): what this server ran (its environment too), else what the
-        run recorded (`Run.capture`); None for neither."""
+        run recorded (`OverviewRun.capture`); None for neither."""
         spec = self.shared.programs.get(run.run_id)
         c = run.capture
         if spec is None and c is not None and c.program:

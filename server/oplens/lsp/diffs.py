@@ -63,4 +63,6 @@ def _run(client: ClientState, run_id: str, what: str) -> Run:
     run = client.shared.results.by_id(run_id)
     if run is None:
         raise JsonRpcInvalidParams(f"{DIFF_COMMAND}: no run {run_id!r} ({what}); give the id of a run in the runs directory")
+    if not isinstance(run, Run):
+        raise JsonRpcInvalidParams(f"{DIFF_COMMAND}: run {run_id!r} ({what}) is a program overview, not a function's lines")
     return run

@@ -22,6 +22,7 @@ from oplens.lsp import arguments, cells, diffs, overview_views, views
 from oplens.lsp.client import ClientState
 from oplens.lsp.paths import notebook_of_cell
 from oplens.records.names import DOCUMENT_NOTIFICATION, FUNCTIONS_COMMAND, RESULT_NOTIFICATION
+from oplens.records.overview import AnyRun
 from oplens.records.run import Run
 
 
@@ -78,7 +79,7 @@ def code_lenses(client: ClientState, params: lsp.CodeLensParams) -> list[lsp.Cod
     mode = client.settings.lenses
     lenses = views.code_lenses(v.uri, v.text, v.functions, v.placed, mode)
     overview = client.shared.results.shown_overview()  # the latest program overview's, on the functions it saw
-    if overview is not None and overview.overview is not None and mode != "off":
+    if overview is not None and mode != "off":
         lenses += overview_views.code_lenses(overview, v.uri, v.path, v.functions, client.program_of(overview))
     return lenses
 
@@ -118,7 +119,7 @@ def publish(client: ClientState, uri: str, new_run: str = "") -> None:
                 client.notify(RESULT_NOTIFICATION, views.result_params(uri, p.run, reveal=True))
 
 
-def shown_on(client: ClientState, run: Run) -> str:
+def shown_on(client: ClientState, run: AnyRun) -> str:
     """The URI `run` is shown on in this client: a notebook kernel's run, the open cell where its function is as
     profiled (else its notebook's); any other run, its file."""
     if run.target.notebook:

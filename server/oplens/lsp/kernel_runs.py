@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from oplens.engine import runs
-from oplens.records.run import Run
+from oplens.records.overview import AnyRun
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ POLL_S = 1.0
 
 
 class KernelRuns:
-    def __init__(self, found: Callable[[Run], None], poll_s: float = POLL_S) -> None:
+    def __init__(self, found: Callable[[AnyRun], None], poll_s: float = POLL_S) -> None:
         self._found = found
         self._poll_s = poll_s
         self._lock = threading.Lock()
@@ -34,7 +34,7 @@ class KernelRuns:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def watch(self, folder: Path, own: bool = False) -> list[Run]:
+    def watch(self, folder: Path, own: bool = False) -> list[AnyRun]:
         """Watch `folder` (a runs folder; `own`: the server's, whose runs it read at start) from now on. The
         runs already stored there, oldest first, when it was not watched before and is not `own` (else
         none): they are not new."""
@@ -86,7 +86,7 @@ def _names(folder: Path) -> set[str]:
     return {d.name for d in runs.list_runs(folder)}
 
 
-def _load(run_dir: Path) -> Run | None:
+def _load(run_dir: Path) -> AnyRun | None:
     try:
         return runs.load(run_dir)
     except Exception as e:  # a damaged run must not stop the watch

@@ -30,7 +30,7 @@ from oplens.lsp.client import ClientState
 from oplens.lsp.convert import wire
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.names import MERGE_COMMAND, RANK_PART_COMMAND
-from oplens.records.run import Run
+from oplens.records.overview import AnyRun
 
 
 async def merge(client: ClientState, arg: Any) -> dict[str, Any]:
@@ -87,7 +87,7 @@ def rank_part(client: ClientState, arg: Any) -> dict[str, Any]:
     return {"uri": client.uri(part.target.file), "run": part.to_dict()}
 
 
-def stored(client: ClientState, run_id: str) -> Run:
+def stored(client: ClientState, run_id: str) -> AnyRun:
     """The stored run `run_id`, or invalid params."""
     run = client.shared.results.by_id(run_id)
     if run is None:
@@ -95,11 +95,11 @@ def stored(client: ClientState, run_id: str) -> Run:
     return run
 
 
-def part_of(client: ClientState, merged: Run, rank: int) -> Run:
+def part_of(client: ClientState, merged: AnyRun, rank: int) -> AnyRun:
     """Rank `rank`'s own run within the distributed run `merged`, read on the host (its id `<run_id>/ranks/<R>`),
     or the request's error."""
     here = client.shared.results.root / merged.run_id
-    if "/" not in merged.run_id and (here / runs.RESULT).is_file():  # where it is now (the runs root may have moved)
+    if "/" not in merged.run_id and runs.record_file(here) is not None:  # where it is now (the runs root may have moved)
         merged = copy.copy(merged)
         merged.run_dir = str(here)
     info = next((i for i in merged.ranks if i.rank == rank), None)

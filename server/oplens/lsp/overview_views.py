@@ -1,4 +1,4 @@
-"""The program overview → LSP: every word an editor shows of an overview run (`Run.overview`).
+"""The program overview → LSP: every word an editor shows of an overview run (`OverviewRun`).
 
 Pure functions of the latest overview and a document's functions. Each function of the document
 that the overview saw (matched by file and qualname, else by file and `def` line) gets two lenses
@@ -24,8 +24,7 @@ from lsprotocol import types as lsp
 from oplens.engine.targets import FunctionDef
 from oplens.records.format import fmt_share, fmt_us
 from oplens.records.names import HOT_FUNCTIONS_COMMAND, PROFILE_COMMAND
-from oplens.records.overview import FunctionStat, Overview
-from oplens.records.run import Run
+from oplens.records.overview import FunctionStat, Overview, OverviewRun
 from oplens.views.overview import function_tooltip, overview_page, overview_title, per_word, seen
 
 SORTS = ("self", "total")
@@ -75,12 +74,15 @@ def lines_arguments(uri: str, qualname: str, program: ProgramArgs | None) -> dic
     return arg
 
 
-def code_lenses(run: Run, uri: str, path: str, functions: list[FunctionDef],
+def result_params(uri: str, run: OverviewRun) -> dict[str, Any]:
+    """`oplens/result` of an overview: `{uri, run}`, `run` the whole `OverviewRun` (its `overview` inside)."""
+    return {"uri": uri, "run": run.to_dict()}
+
+
+def code_lenses(run: OverviewRun, uri: str, path: str, functions: list[FunctionDef],
                 program: ProgramArgs | None) -> list[lsp.CodeLens]:  # fmt: skip
     """The overview's lenses on the document's functions that it saw."""
     o = run.overview
-    if o is None:
-        return []
     lenses = []
     for fn, stat in match(o, path, functions):
         pos = lsp.Position(line=max(fn.first_line - 1, 0), character=0)
@@ -94,11 +96,10 @@ def code_lenses(run: Run, uri: str, path: str, functions: list[FunctionDef],
     return lenses
 
 
-def hot_functions(run: Run, sort: str, uri_of: Any, program: ProgramArgs | None, limit: int = 0) -> dict[str, Any]:
+def hot_functions(run: OverviewRun, sort: str, uri_of: Any, program: ProgramArgs | None, limit: int = 0) -> dict[str, Any]:
     """`oplens.hotFunctions`' answer: the overview's functions by self or total device time (highest first),
     and `page`, the results page of the overview (`views.overview.OverviewView`: every word written)."""
     o = run.overview
-    assert o is not None
     stats = [(i, f) for i, f in enumerate(o.functions) if seen(f)]
     stats.sort(key=lambda x: (x[1].self_device_us if sort == "self" else x[1].total_device_us), reverse=True)
     if limit > 0:

@@ -20,7 +20,7 @@ from oplens.lsp import arguments, overview_views, profiling
 from oplens.lsp.arguments import ProfileArgs
 from oplens.lsp.client import ClientState
 from oplens.records.names import HOT_FUNCTIONS_COMMAND, OVERVIEW_COMMAND
-from oplens.views.overview import overview_title
+from oplens.records.overview import OverviewRun
 
 OVERVIEW_SHAPE = ("{uri, qualname or line (0-based) of the step function, program {program or module, args?, cwd?, "
                   "env?}, skip?, calls?, stop?, backend?, timeoutSeconds?}")  # fmt: skip
@@ -41,9 +41,9 @@ async def overview(client: ClientState, arg: Any) -> dict[str, Any]:
     req.overview = True
     run = await profiling.run_capture(client, req)
     client.shared.programs[run.run_id] = req.program  # its environment too, which the run does not keep
-    o = run.overview
-    return {**profiling.reply(client, run), "title": overview_title(run) if o else "",
-            "functions": len(o.functions) if o else 0}  # fmt: skip
+    if not isinstance(run, OverviewRun):  # the worker sends an overview for `req.overview`
+        raise JsonRpcInvalidParams(f"{OVERVIEW_COMMAND}: the program's run {run.run_id} is not a program overview")
+    return {**profiling.reply(client, run), "functions": len(run.overview.functions)}
 
 
 def hot_functions(client: ClientState, arg: Any) -> dict[str, Any] | None:
@@ -55,10 +55,10 @@ def hot_functions(client: ClientState, arg: Any) -> dict[str, Any] | None:
                                    f"'self' or 'total' (got {a.sort!r})")  # fmt: skip
     if a.run_id:
         run = client.shared.results.by_id(a.run_id)
-        if run is None or run.overview is None:
+        if not isinstance(run, OverviewRun):
             raise JsonRpcInvalidParams(f"{HOT_FUNCTIONS_COMMAND}: run {a.run_id} is not a program overview on this host")
     else:
         run = client.shared.results.shown_overview()
-    if run is None or run.overview is None:
+    if run is None:
         return None
     return overview_views.hot_functions(run, a.sort, client.uri, client.program_of(run), max(a.limit, 0))

@@ -46,8 +46,10 @@ from oplens.lsp.protocol import work_done_token
 from oplens.records.errors import OpLensError
 from oplens.records.job import ProgramSpec, TargetSpec
 from oplens.records.names import COMPARE_COMMAND, PROFILE_COMMAND
+from oplens.records.overview import AnyRun, OverviewRun
 from oplens.records.run import Run
 from oplens.views.compare import compare_page
+from oplens.views.overview import overview_title
 
 STAGE_WORDS = {"queued": "queued", "importing": "importing", "warmup": "warm-up", "profile": "iteration",
                "ingesting": "reading the device runtime's trace", "processing": "attributing"}
@@ -67,10 +69,16 @@ async def profile(client: ClientState, arg: Any) -> dict[str, Any]:
     return reply(client, run)
 
 
-def reply(client: ClientState, run: Run) -> dict[str, Any]:
-    """What a command that made a run answers (oplens.profile, oplens.merge): `{run_id, uri, qualname, title}`."""
+def reply(client: ClientState, run: AnyRun) -> dict[str, Any]:
+    """What a command that made a run answers (oplens.profile, oplens.merge, oplens.overview): `{run_id, uri,
+    qualname, title}`; an overview's title its headline."""
     return {"run_id": run.run_id, "uri": client.uri(run.target.file), "qualname": run.target.qualname,
-            "title": views.totals_title(run)}
+            "title": title(run)}
+
+
+def title(run: AnyRun) -> str:
+    """A finished run in a line: a function's totals, an overview's headline."""
+    return overview_title(run) if isinstance(run, OverviewRun) else views.totals_title(run)
 
 
 async def compare(client: ClientState, arg: Any) -> dict[str, Any]:
@@ -195,7 +203,7 @@ async def run_profile(client: ClientState, req: ProfileRequest, within: Tracker 
     return run
 
 
-async def run_capture(client: ClientState, req: ProgramRequest) -> Run:
+async def run_capture(client: ClientState, req: ProgramRequest) -> AnyRun:
     """Run the program of `req` on the shared queue with progress, its output to the client's log;
     `oplens/result` to this client for each stored run (a partial one too); the first target's run."""
     target = req.targets[0]
@@ -219,7 +227,7 @@ async def run_capture(client: ClientState, req: ProgramRequest) -> Run:
         raise
     output.flush()
     run = done[0]
-    tracker.end(views.totals_title(run))
+    tracker.end(title(run))
     return run
 
 

@@ -7,10 +7,10 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from oplens.lsp import arguments, documents, views
+from oplens.lsp import arguments, documents, overview_views, views
 from oplens.lsp.client import ClientState
 from oplens.records.names import CLEAR_COMMAND, RESULT_NOTIFICATION, SHOW_RUN_COMMAND
-from oplens.records.run import Run
+from oplens.records.overview import AnyRun, OverviewRun
 
 
 class Redraw:
@@ -19,22 +19,23 @@ class Redraw:
     def __init__(self, client: ClientState) -> None:
         self.client = client
 
-    def on_result(self, run: Run) -> None:
+    def on_result(self, run: AnyRun) -> None:
         """The file ran cleanly, so an earlier exception there is no longer news."""
         self.client.errors.pop(run.target.file, None)
         self.client.refresh()
         # an overview: every file; a kernel's run (a notebook's): shown on its cell
-        documents.redraw(self.client, None if run.overview is not None else run.target.home(), run.run_id)
+        documents.redraw(self.client, None if isinstance(run, OverviewRun) else run.target.home(), run.run_id)
 
     def on_clear(self, file: str | None) -> None:
         self.client.refresh()
         documents.redraw(self.client, file)
 
 
-def announce(client: ClientState, run: Run) -> dict[str, Any]:
-    """`oplens/result` `{uri, run}` to `client` (the whole run; its file in the client's paths): what
-    a client that asked for a run (profile, capture, merge, showRun) hears first. The params sent."""
-    payload = views.result_params(documents.shown_on(client, run), run)
+def announce(client: ClientState, run: AnyRun) -> dict[str, Any]:
+    """`oplens/result` `{uri, run}` to `client` (the whole run, or the whole overview; its file in the client's
+    paths): what a client that asked for a run (profile, capture, merge, showRun) hears first. The params sent."""
+    uri = documents.shown_on(client, run)
+    payload = overview_views.result_params(uri, run) if isinstance(run, OverviewRun) else views.result_params(uri, run)
     client.notify(RESULT_NOTIFICATION, payload)
     return payload
 

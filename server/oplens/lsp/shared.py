@@ -29,6 +29,7 @@ from oplens.engine.program import ProgramRequest, run_program
 from oplens.lsp.kernel_runs import KernelRuns
 from oplens.records.errors import OpLensError
 from oplens.records.job import ProgramSpec
+from oplens.records.overview import AnyRun, OverviewRun
 from oplens.records.run import Run
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ log = logging.getLogger(__name__)
 class Listener(Protocol):
     """A connected client, told what changed for every client."""
 
-    def on_result(self, run: Run) -> None:
+    def on_result(self, run: AnyRun) -> None:
         """A run finished (asked for by any client)."""
 
     def on_clear(self, file: str | None) -> None:
@@ -55,12 +56,12 @@ class ResultStore:
     root: Path
     latest: dict[tuple[str, str], Run] = field(default_factory=dict)
     hidden: set[tuple[str, str]] = field(default_factory=set)  # cleared from view, still on disk
-    # The latest program overview of the workspace (`Run.overview`): kept apart from the functions'
-    # runs, whose lenses and hints it would otherwise replace on its step function.
-    overview: Run | None = None
+    # The latest program overview of the workspace (an `OverviewRun`, stored as `overview.json`): its own
+    # slot, apart from the functions' runs, whose lenses and hints it would otherwise replace on its step function.
+    overview: OverviewRun | None = None
     overview_hidden: bool = False
 
-    def load(self, seen: Callable[[Run, str], None] | None = None) -> int:
+    def load(self, seen: Callable[[AnyRun, str], None] | None = None) -> int:
         """Read every stored run (each also to `seen`, with its directory's name); the latest of each
         function is kept."""
         loaded = 0
@@ -76,20 +77,20 @@ class ResultStore:
             loaded += 1
         return loaded
 
-    def _keep(self, run: Run) -> None:
-        if run.overview is not None:
+    def _keep(self, run: AnyRun) -> None:
+        if isinstance(run, OverviewRun):
             self.overview = run
         else:
             self.latest[result_key(run.target.home(), run.target.qualname)] = run
 
-    def add(self, run: Run) -> None:
+    def add(self, run: AnyRun) -> None:
         self._keep(run)
-        if run.overview is not None:
+        if isinstance(run, OverviewRun):
             self.overview_hidden = False
         else:
             self.hidden.discard(result_key(run.target.home(), run.target.qualname))
 
-    def shown_overview(self) -> Run | None:
+    def shown_overview(self) -> OverviewRun | None:
         """The latest overview, unless cleared from view."""
         return None if self.overview_hidden else self.overview
 
@@ -97,14 +98,22 @@ class ResultStore:
         path = str(Path(file).resolve())
         return [r for k, r in self.latest.items() if k[0] == path and k not in self.hidden]
 
-    def by_id(self, run_id: str) -> Run | None:
-        for run in [*self.latest.values(), *([self.overview] if self.overview else [])]:
+    def by_id(self, run_id: str) -> AnyRun | None:
+        """A run (or overview) by id: the latest ones in memory, else read from its directory."""
+        if self.overview is not None and self.overview.run_id == run_id:
+            return self.overview
+        for run in self.latest.values():
             if run.run_id == run_id:
                 return run
         run_dir = self.root / run_id
-        if run_id and "/" not in run_id and (run_dir / runs.RESULT).is_file():
+        if run_id and "/" not in run_id and runs.record_file(run_dir) is not None:
             return runs.load(run_dir)
         return None
+
+    def run_by_id(self, run_id: str) -> Run | None:
+        """`by_id`, for a function's run (None for an overview)."""
+        run = self.by_id(run_id)
+        return run if isinstance(run, Run) else None
 
     def clear(self, file: str | None = None) -> None:
         path = str(Path(file).resolve()) if file else None
@@ -124,7 +133,7 @@ class StoredRun:
     self_device_us: float
     device_label: str
     args: str
-    overview: bool = False  # a program overview (no lines): not a run of its step function to diff against
+    overview: bool = False  # a program overview (`OverviewRun`): not a run of its step function to diff against
 
     def entry(self) -> dict[str, Any]:
         """`{run_id, created, self_device_us, device_label, args}`, as `oplens.diff`'s `earlier` lists it."""
@@ -145,7 +154,7 @@ class RunDiffs:
         self._diffs: OrderedDict[tuple[str, str], FunctionDiff] = OrderedDict()
         self._previous: OrderedDict[str, FunctionDiff | None] = OrderedDict()  # after run id → vs its previous run
 
-    def remember(self, run: Run, dir_name: str | None = None) -> None:
+    def remember(self, run: AnyRun, dir_name: str | None = None) -> None:
         """What a list of its function's runs needs of `run` (in directory `dir_name`, by default
         its id), read elsewhere: it is not read again."""
         name = dir_name or run.run_id
@@ -212,10 +221,10 @@ def _stored(run_dir: Path) -> StoredRun | None:
     return _stored_run(run, run_dir.name)
 
 
-def _stored_run(run: Run, run_id: str) -> StoredRun:
+def _stored_run(run: AnyRun, run_id: str) -> StoredRun:
     """`run` as a list of runs needs it; `run_id`: its directory's name, which finds it."""
     return StoredRun(run_id, run.target.home(), run.target.qualname, run.created,
-                     run.totals.self_device_us, run.backend.device_label, run.config.args, run.overview is not None)
+                     run.totals.self_device_us, run.backend.device_label, run.config.args, isinstance(run, OverviewRun))
 
 
 class WarmPool:
@@ -274,7 +283,7 @@ class SharedState:
         self.workspace = workspace.resolve()
         self.runs_root = runs.prepare(runs.runs_root(self.workspace, runs_dir))
         self.results = ResultStore(self.runs_root)
-        self.diffs = RunDiffs(self.runs_root, self.results.by_id)
+        self.diffs = RunDiffs(self.runs_root, self.results.run_by_id)
         self.results.load(self.diffs.remember)  # read once at start: the runs' lists need not read them again
         self.pool = WarmPool(self.runs_root / ".staging", self.workspace, enabled=warm)
         self.device_lock = asyncio.Lock()  # jobs on the device run one at a time
@@ -294,7 +303,7 @@ class SharedState:
             self.results.add(run)
             self.diffs.remember(run)
 
-    def _from_kernel(self, run: Run) -> None:  # on the watch's thread
+    def _from_kernel(self, run: AnyRun) -> None:  # on the watch's thread
         if self._loop is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._finished, run, None)
 
@@ -311,7 +320,7 @@ class SharedState:
         req: ProfileRequest,
         progress: Callable[[str, int, int], None],
         cancel: threading.Event,
-        announce: Callable[[Run], object] | None = None,
+        announce: Callable[[AnyRun], object] | None = None,
     ) -> Run:
         """Queue `req` on the device and run it in a warm worker; every client hears of the result
         (after `announce`, which tells the client that asked)."""
@@ -328,16 +337,16 @@ class SharedState:
         req: ProgramRequest,
         progress: Callable[[str, int, int], None],
         cancel: threading.Event,
-        announce: Callable[[Run], object] | None = None,
+        announce: Callable[[AnyRun], object] | None = None,
         echo: Echo | None = None,
-    ) -> list[Run]:
+    ) -> list[AnyRun]:
         """Queue `req` on the device and run the user's program with its targets captured (its own
         worker: the program has its own working directory and environment; stdin: none). Every
         stored run, a partial one too, is added and heard of as a profile's is, as soon as it is
         stored: a failure after it (raised here) does not lose it. The complete runs, in order."""
         loop = asyncio.get_running_loop()
 
-        def stored(run: Run) -> None:  # on the capture's thread: the rest happens on the loop, in order,
+        def stored(run: AnyRun) -> None:  # on the capture's thread: the rest happens on the loop, in order,
             loop.call_soon_threadsafe(self._finished, run, announce)  # before the result or error is back
 
         async with self._device(progress, cancel, "capture"):
@@ -346,10 +355,10 @@ class SharedState:
     async def merge(
         self,
         dirs: list[Path],
-        announce: Callable[[Run], object] | None = None,
+        announce: Callable[[AnyRun], object] | None = None,
         cancel: threading.Event | None = None,
         progress: Callable[[int, int, int], None] | None = None,
-    ) -> Run:
+    ) -> AnyRun:
         """`oplens merge`: the runs in `dirs` (each a host's part of one distributed capture) as one
         run under the runs root, off the event loop (it reads and links files), not on the device
         queue; every client hears of it as of a profile's run (after `announce`). `cancel` set: it
@@ -376,7 +385,7 @@ class SharedState:
         finally:
             self.device_lock.release()
 
-    def _finished(self, run: Run, announce: Callable[[Run], object] | None) -> None:
+    def _finished(self, run: AnyRun, announce: Callable[[AnyRun], object] | None) -> None:
         self.results.add(run)
         self.diffs.remember(run)
         if announce is not None:

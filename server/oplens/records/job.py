@@ -6,7 +6,7 @@ the worker writes back on its message pipe:
 
     Ready                      torch is imported; send the job
     Progress(stage, done, total)
-    Finished(run)              the Run, as result.json's object (a capture: one per target)
+    Finished(run)              the Run (an overview: the OverviewRun), as stored (a capture: one per target)
     Failed(error)              an OpLensError (kind, message, detail, location)
     Ended(exit_code, calls)    a capture's program ended (its exit status, each target's calls)
 """
@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from oplens.records.errors import OpLensError, bad_input
-from oplens.records.run import Run, Target, from_dict
+from oplens.records.overview import AnyRun, read_run
+from oplens.records.run import Target, from_dict
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ class Progress:
 
 @dataclass
 class Finished:
-    run: Run
+    run: AnyRun  # a function's run, or a program overview's
 
 
 @dataclass
@@ -194,7 +195,7 @@ def decode(line: str) -> WorkerMessage | None:
         if kind == "progress":
             return Progress(str(data["stage"]), int(data.get("done", 0)), int(data.get("total", 0)))
         if kind == "result":
-            return Finished(Run.from_dict(data["run"]))
+            return Finished(read_run(data["run"]))
         if kind == "error":
             return Failed(OpLensError.from_dict(data["error"]))
         if kind == "ended":

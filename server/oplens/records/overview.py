@@ -3,17 +3,24 @@
 `oplens run --step FILE::QUALNAME` without `--target` profiles whole steps of the program with
 Python stacks; every op's self time goes to the user's function innermost on its stack (self) and to
 every user function on it (total, each counted once per op), and to the `nn.Module` instance path
-it ran under. Figures are µs *per step* (mean over the profiled steps). The record rides on a `Run`
-(`Run.overview`) so a stored overview is listed, kept and compared like any run.
+it ran under. Figures are µs *per step* (mean over the profiled steps).
+
+A stored overview is an `OverviewRun`: the `Overview` with what a stored run says of how it ran (its id,
+target, backend, program, steps, time), written as `overview.json` in its run directory (a line profile's
+is `result.json`), so it is listed, kept and compared beside the runs of functions without being one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 
+from oplens.records.run import Artifacts, BackendInfo, Capture, Config, RankInfo, Run, Target, Totals, from_dict
 from oplens.records.spread import RankSpread
 
 OVERVIEW_SCHEMA = "oplens.overview/1"
+OVERVIEW_RUN_SCHEMA = "oplens.overview-run/1"
 
 
 @dataclass
@@ -90,3 +97,46 @@ class Overview:
     user_roots: list[str] = field(default_factory=list)  # what counted as the user's code
     note: str = ""
     schema: str = OVERVIEW_SCHEMA
+
+
+@dataclass
+class OverviewRun:
+    """A stored program overview (`overview.json`): the `Overview` and how it ran. `target` is the step
+    function (a time window: the program, `qualname` empty); `config.iters` the profiled steps; `totals`
+    the overview's per step (or window); `capture` the program and its calls; `ranks` a distributed
+    overview's parts (`ranks/<R>/overview.json`, each an `OverviewRun`)."""
+
+    target: Target
+    backend: BackendInfo
+    config: Config
+    totals: Totals
+    overview: Overview
+    artifacts: Artifacts = field(default_factory=Artifacts)
+    capture: Capture | None = None
+    ranks: list[RankInfo] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)  # where the worker spent its time
+    run_id: str = ""
+    run_dir: str = ""
+    created: str = ""
+    schema: str = OVERVIEW_RUN_SCHEMA
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OverviewRun:
+        return from_dict(cls, data)
+
+
+AnyRun: TypeAlias = Run | OverviewRun  # what a run directory holds: a function's lines, or a program overview
+
+
+def read_run(data: dict[str, Any]) -> AnyRun:
+    """A stored run from its JSON: an `OverviewRun` (its schema, or an older `result.json` that carried the
+    overview inside a run with no lines, `"overview": {...}`), else a `Run`. The one place that tells them
+    apart on reading."""
+    if data.get("schema") == OVERVIEW_RUN_SCHEMA or data.get("overview") is not None:
+        run = OverviewRun.from_dict(data)
+        run.schema = OVERVIEW_RUN_SCHEMA
+        return run
+    return Run.from_dict(data)

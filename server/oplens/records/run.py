@@ -16,7 +16,6 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, Union
 
-from oplens.records.overview import Overview
 from oplens.records.spread import RankSpread
 
 SCHEMA = "oplens.result/1"
@@ -499,7 +498,6 @@ class Run:
     engine_graphs: list[GraphEngines] = field(default_factory=list)
     engine_note: str = ""
     device_time: DeviceTimeSources | None = None  # where device time came from (None: a run older than the record)
-    overview: Overview | None = None  # a program overview (`oplens run --step`): per function, not per line
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

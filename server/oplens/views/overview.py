@@ -13,8 +13,7 @@ from typing import Any
 
 from oplens.backends import registry
 from oplens.records.format import device_label, fmt_count, fmt_share, fmt_us
-from oplens.records.overview import FunctionStat, Overview
-from oplens.records.run import Run
+from oplens.records.overview import FunctionStat, Overview, OverviewRun
 from oplens.views.cells import PageStat
 
 MODULE_ROWS = 200  # the modules the page lists; result.json has them all
@@ -83,10 +82,9 @@ def seen(f: FunctionStat) -> bool:
     return not f.qualname.startswith("<") and f.def_line > 0
 
 
-def overview_title(run: Run) -> str:
+def overview_title(run: OverviewRun) -> str:
     """`overview of train_step: CPU 220.21 ms/step over 4 steps`: the overview's headline."""
     o = run.overview
-    assert o is not None
     what = f"overview of {o.step.rsplit('::', 1)[-1]}" if o.step else "overview of a time window"
     over = f" over {o.steps} step{'s' if o.steps != 1 else ''}" if per_word(o) == "step" else ""
     partial = " (partial)" if run.capture is not None and run.capture.partial else ""
@@ -102,10 +100,9 @@ def function_tooltip(o: Overview, f: FunctionStat) -> str:
             f"the mean over {steps}")  # fmt: skip
 
 
-def overview_page(run: Run) -> OverviewView:
+def overview_page(run: OverviewRun) -> OverviewView:
     """The page of `run`'s overview."""
     o = run.overview
-    assert o is not None
     label, per = device_label(o.device_label), per_word(o)
     listed = [i for i, f in enumerate(o.functions) if seen(f)] or list(range(len(o.functions)))
     order = sorted(listed, key=lambda i: (-o.functions[i].self_device_us, -o.functions[i].total_device_us))
@@ -126,7 +123,7 @@ def overview_page(run: Run) -> OverviewView:
     )
 
 
-def _sub(run: Run) -> str:
+def _sub(run: OverviewRun) -> str:
     c = run.capture
     program = f"{c.program} {' '.join(c.argv)}" if c is not None else ""
     created = run.created.replace("T", " ", 1)
@@ -134,7 +131,7 @@ def _sub(run: Run) -> str:
     return program + (f" · {created}" if created else "")
 
 
-def _stats(run: Run, o: Overview, label: str, per: str, functions: int) -> list[PageStat]:
+def _stats(run: OverviewRun, o: Overview, label: str, per: str, functions: int) -> list[PageStat]:
     found = [PageStat(f"{label} time", fmt_us(o.total_device_us), f"per {per}")]
     if o.total_cpu_us > 0 and registry.facts_of(run.backend.name).on_device:
         found.append(PageStat("CPU time", fmt_us(o.total_cpu_us), f"per {per}"))

@@ -44,6 +44,7 @@ import torch
 
 from oplens.backends.device import Backend
 from oplens.records.job import Ended, Finished, Job, Progress, WorkerMessage
+from oplens.records.overview import AnyRun
 from oplens.records.run import Capture as CaptureRecord
 from oplens.records.run import Config, Run, Target
 from oplens.worker import profiling
@@ -117,8 +118,8 @@ class WindowKind(Protocol):
     def calling(self, w: Window, frame: FrameType | None) -> None:
         """Before each window call (`frame`: the capture's, under the program's caller)."""
 
-    def describe(self, capture: Capturer, w: Window, partial: str, stopped: bool) -> Run:
-        """The window's Run."""
+    def describe(self, capture: Capturer, w: Window, partial: str, stopped: bool) -> AnyRun:
+        """The window's run (an overview's: its `OverviewRun`)."""
         ...
 
     def end(self, capture: Capturer) -> None:
@@ -312,8 +313,8 @@ class Capturer:
         w.shapes = w.marker = None
         gc.collect()
 
-    def describe(self, w: Window, partial: str, stopped: bool) -> Run:
-        """The window's Run, as its kind makes it."""
+    def describe(self, w: Window, partial: str, stopped: bool) -> AnyRun:
+        """The window's run, as its kind makes it."""
         return self.kind.describe(self, w, partial, stopped)
 
 

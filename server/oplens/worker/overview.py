@@ -7,7 +7,7 @@ own (`worker/userframes.py`, its code swapped for the window only), or, in a pro
 torch.compile, torch's Python tracer (`with_stack=True`, every Python call); and every `nn.Module` call in
 it gets a range named by the module's attribute path (global forward hooks, installed for the window
 only). The profile is then attributed to the user's functions, files and modules
-(`analysis/functions.py`) and sent as a `Run` with its `overview`.
+(`analysis/functions.py`) and sent as an `OverviewRun` (records/overview.py).
 
 Both overview windows are kinds of the capture's one window (`WindowKind`, the capturer's parameter):
 `Steps` (a step function's calls) and `TimeWindow` (a span of the program's time, opened and closed from
@@ -37,8 +37,9 @@ import oplens
 from oplens.analysis.functions import OpTime, Profile, PyFrame, Span, attribute
 from oplens.records import names
 from oplens.records.job import Job, Progress
+from oplens.records.overview import OverviewRun
 from oplens.records.run import Capture as CaptureRecord
-from oplens.records.run import Config, Run, Spread, Totals
+from oplens.records.run import Config, Spread, Totals
 from oplens.worker import userframes
 from oplens.worker.calls import ProfiledCalls
 from oplens.worker.capture import Capturer, Window, run_id_of
@@ -79,7 +80,7 @@ class Recording:
         return ProfiledCalls(capture.backend, Path(w.stage_dir), contextlib.nullcontext(), calls, warm,
                              stacks=self.frames is None)  # fmt: skip
 
-    def describe(self, capture: Capturer, w: Window, partial: str, stopped: bool) -> Run:
+    def describe(self, capture: Capturer, w: Window, partial: str, stopped: bool) -> OverviewRun:
         self.modules.remove()
         if self.frames is not None:
             self.frames.restore()
@@ -110,7 +111,7 @@ class Recording:
         iters = len(w.wall_us)
         wall = sorted(w.wall_us)
         skip, warm = capture.skip, capture.warm
-        run = Run(
+        run = OverviewRun(
             target=t,
             backend=info,
             config=Config(warmup=skip, iters=iters, profiler_warmup=warm, timeout_s=job.timeout_s,
@@ -118,10 +119,8 @@ class Recording:
             totals=Totals(self_cpu_us=overview.total_cpu_us, self_device_us=overview.total_device_us,
                           op_calls=len(profile.ops) / max(1, iters),
                           wall_us=Spread(median=wall[len(wall) // 2], min=wall[0], max=wall[-1]) if wall else Spread()),
-            lines=[],
-            ops=[],
-            run_id=run_id_of(w),
             overview=overview,
+            run_id=run_id_of(w),
         )  # fmt: skip
         run.capture = CaptureRecord(program=str(program), argv=list(program.args), cwd=program.cwd, calls_seen=w.seen,
                                     calls_skipped=min(w.seen, skip), calls_profiler_warmup=min(w.started, warm),
@@ -158,7 +157,7 @@ class Steps:
         if frames is not None and w.calls is not None and w.calls.started == w.calls.warm:  # the first recorded step
             frames.note_running(frame)
 
-    def describe(self, capture: Capturer, w: Window, partial: str, stopped: bool) -> Run:
+    def describe(self, capture: Capturer, w: Window, partial: str, stopped: bool) -> OverviewRun:
         return self.recording.describe(capture, w, partial, stopped)
 
     def end(self, capture: Capturer) -> None:
@@ -221,7 +220,7 @@ class TimeWindow:
     def calling(self, w: Window, frame: types.FrameType | None) -> None:
         pass
 
-    def describe(self, capture: Capturer, w: Window, partial: str, stopped: bool) -> Run:
+    def describe(self, capture: Capturer, w: Window, partial: str, stopped: bool) -> OverviewRun:
         return self.recording.describe(capture, w, partial, stopped)
 
     def end(self, capture: Capturer) -> None:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from oplens.backends.neuron.options import DEFAULT_MAX_EVENTS_PER_NC, NeuronOptions, parse_cores
 from oplens.records.errors import OUT_OF_MEMORY, OpLensError
-from oplens.records.run import Artifacts, Run
+from oplens.records.overview import AnyRun
+from oplens.records.run import Artifacts
 
 MIN_WARMUP = 3  # the first runs compile: "run 3+ forward passes before starting the profiler"
 MANY_NEFFS = 10  # beyond this many graphs, the function most likely ran in eager mode (one NEFF per op)
@@ -23,7 +24,7 @@ _DROPPED = re.compile(r"([\d,]+) trace events were dropped")
 _DEVICE_OOM = re.compile(OUT_OF_MEMORY.pattern + r"|\bHBM\b", re.I)
 
 
-def run_warnings(run: Run, options: NeuronOptions, run_dir: Path, log_text: str, env: Mapping[str, str]) -> list[str]:
+def run_warnings(run: AnyRun, options: NeuronOptions, run_dir: Path, log_text: str, env: Mapping[str, str]) -> list[str]:
     """Every trap this Neuron run fell into (an empty list for other backends)."""
     if run.backend.name != "neuron":
         return []

@@ -14,6 +14,7 @@ from oplens.backends.spec import BackendSpec, DoctorContext, InterpreterAdvice, 
 from oplens.records.doctor import Check
 from oplens.records.errors import OpLensError
 from oplens.records.format import fmt_bytes, fmt_us
+from oplens.records.overview import AnyRun
 from oplens.records.run import Artifacts, EngineTime, Run, SourceRef
 
 PAIR_ROWS = 5  # NEFF/NTFF pairs listed by name; the rest are counted
@@ -78,7 +79,7 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
         return environment.before_import(options, run_dir, env)
 
     def run_warnings(
-        self, run: Run, options: NeuronOptions, run_dir: Path, log_text: str, env: Mapping[str, str]
+        self, run: AnyRun, options: NeuronOptions, run_dir: Path, log_text: str, env: Mapping[str, str]
     ) -> list[str]:
         return checks.run_warnings(run, options, run_dir, log_text, env)
 
