@@ -60,8 +60,8 @@ def from_stats(stats: Mapping[str, Any]) -> MemoryReading | None:
     flat = stats.get("allocated_bytes.all.current")
     if flat is not None:
         current = int(flat)
-        return MemoryReading(current, int(stats.get("allocated_bytes.all.peak", current)),
-                             _int(stats.get("allocated_bytes.all.allocated")), _int(stats.get("allocated_bytes.all.freed")))  # fmt: skip
+        flat_of = {k: stats.get(f"allocated_bytes.all.{k}") for k in ("peak", "allocated", "freed")}
+        return MemoryReading(current, _int(flat_of["peak"]) or current, _int(flat_of["allocated"]), _int(flat_of["freed"]))
     return None
 
 
