@@ -21,6 +21,7 @@ from oplens.lsp.arguments import ProfileArgs
 from oplens.lsp.client import ClientState
 from oplens.records.names import HOT_FUNCTIONS_COMMAND, OVERVIEW_COMMAND
 from oplens.records.overview import OverviewRun
+from oplens.views.overview import overview_title
 
 OVERVIEW_SHAPE = ("{uri, qualname or line (0-based) of the step function, program {program or module, args?, cwd?, "
                   "env?}, skip?, calls?, stop?, backend?, timeoutSeconds?}")  # fmt: skip
@@ -43,7 +44,7 @@ async def overview(client: ClientState, arg: Any) -> dict[str, Any]:
     client.shared.programs[run.run_id] = req.program  # its environment too, which the run does not keep
     if not isinstance(run, OverviewRun):  # the worker sends an overview for `req.overview`
         raise JsonRpcInvalidParams(f"{OVERVIEW_COMMAND}: the program's run {run.run_id} is not a program overview")
-    return {**profiling.reply(client, run), "functions": len(run.overview.functions)}
+    return {**profiling.reply(client, run), "title": overview_title(run), "functions": len(run.overview.functions)}
 
 
 def hot_functions(client: ClientState, arg: Any) -> dict[str, Any] | None:

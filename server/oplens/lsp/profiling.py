@@ -46,10 +46,9 @@ from oplens.lsp.protocol import work_done_token
 from oplens.records.errors import OpLensError
 from oplens.records.job import ProgramSpec, TargetSpec
 from oplens.records.names import COMPARE_COMMAND, PROFILE_COMMAND
-from oplens.records.overview import AnyRun, OverviewRun
+from oplens.records.overview import AnyRun
 from oplens.records.run import Run
 from oplens.views.compare import compare_page
-from oplens.views.overview import overview_title
 
 STAGE_WORDS = {"queued": "queued", "importing": "importing", "warmup": "warm-up", "profile": "iteration",
                "ingesting": "reading the device runtime's trace", "processing": "attributing"}
@@ -70,15 +69,9 @@ async def profile(client: ClientState, arg: Any) -> dict[str, Any]:
 
 
 def reply(client: ClientState, run: AnyRun) -> dict[str, Any]:
-    """What a command that made a run answers (oplens.profile, oplens.merge, oplens.overview): `{run_id, uri,
-    qualname, title}`; an overview's title its headline."""
+    """What a command that made a run answers (oplens.profile, oplens.merge): `{run_id, uri, qualname, title}`."""
     return {"run_id": run.run_id, "uri": client.uri(run.target.file), "qualname": run.target.qualname,
-            "title": title(run)}
-
-
-def title(run: AnyRun) -> str:
-    """A finished run in a line: a function's totals, an overview's headline."""
-    return overview_title(run) if isinstance(run, OverviewRun) else views.totals_title(run)
+            "title": views.totals_title(run)}
 
 
 async def compare(client: ClientState, arg: Any) -> dict[str, Any]:
@@ -227,7 +220,7 @@ async def run_capture(client: ClientState, req: ProgramRequest) -> AnyRun:
         raise
     output.flush()
     run = done[0]
-    tracker.end(title(run))
+    tracker.end(views.totals_title(run))
     return run
 
 

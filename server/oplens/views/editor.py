@@ -28,6 +28,7 @@ from oplens.records.format import (
     text_bar,
     verdict_phrase,
 )
+from oplens.records.overview import AnyRun
 from oplens.records.run import LineStat, OpStat, Run
 from oplens.records.spread import RankSpread
 from oplens.views.lines import line_cells, memory_sentence, spread_phrase, time_phrase, totals_cells
@@ -41,7 +42,7 @@ HOVER_OPS = 12  # the ops a line's hover lists
 # ---- the lens ---------------------------------------------------------------------------------
 
 
-def totals_title(run: Run) -> str:
+def totals_title(run: AnyRun) -> str:
     """`CPU 19.57 ms · 6 ops · 5 iters`: the run's totals per iteration (the host's CPU too on a device), and how
     many iterations (or captured calls) they are of."""
     cells = totals_cells(run)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from oplens.backends import registry
 from oplens.records.format import device_label, fmt_bound_cell, fmt_bytes, fmt_count, fmt_share, fmt_us
+from oplens.records.overview import AnyRun
 from oplens.records.run import LineStat, Run
 
 
@@ -28,7 +29,7 @@ class TotalsCells:
     wall_max: str
 
 
-def totals_cells(run: Run) -> TotalsCells:
+def totals_cells(run: AnyRun) -> TotalsCells:
     t = run.totals
     return TotalsCells(
         label=device_label(run.backend.device_label),
