@@ -18,7 +18,7 @@ from pathlib import Path
 
 from oplens.records.errors import OpLensError
 from oplens.records.job import Ended, Failed, Finished, Job, Ready, WorkerMessage
-from oplens.worker.bundled import environment_first
+from oplens.worker.importing import environment_first
 from oplens.worker.parent import ToParent, watch_parent
 
 

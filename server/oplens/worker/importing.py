@@ -12,6 +12,16 @@ How Python itself would name the file, in order:
    workspace's `src/`, else the workspace, is its root;
 4. anything else is a standalone script, imported by path as it always was (its folder on `sys.path`).
 
+And the environment's packages before the extension's (`environment_first`, at the worker's start): the
+extension starts the language server with its bundled pure-Python libraries (`bundled/libs`: OpLens, pygls,
+attrs, rich, ...) first on PYTHONPATH, and names that folder in `OPLENS_BUNDLED_LIBS`; the worker inherits
+both. The user's imports must find what the environment has, as the program alone would (its attrs, its
+typing_extensions, torch's own), not the extension's copies. So once `oplens` itself is imported from the
+bundle, the worker moves that folder to the end of `sys.path`: OpLens's modules keep coming from the bundle
+(through the package's `__path__`, so the server and its worker are one version), everything else from the
+environment first, and a package only the bundle has still imports. Processes the user's code starts
+inherit PYTHONPATH as it is (one of them may unpickle OpLens's objects).
+
 Worker side, but no torch: the rules are the interpreter's, read from this process's `sys.path`.
 """
 
@@ -29,6 +39,21 @@ from pathlib import Path
 
 from oplens.records.errors import bad_input
 from oplens.records.run import SCRIPT_MODULE as SCRIPT
+
+BUNDLED_LIBS_ENV = "OPLENS_BUNDLED_LIBS"
+
+
+def environment_first() -> None:
+    """Move the bundled libraries' folder (`OPLENS_BUNDLED_LIBS`) to the end of `sys.path`, if it is on it."""
+    libs = os.environ.get(BUNDLED_LIBS_ENV, "")
+    if not libs:
+        return
+    key = os.path.normcase(os.path.abspath(libs))
+    found = [p for p in sys.path if p and os.path.normcase(os.path.abspath(p)) == key]
+    for p in found:
+        sys.path.remove(p)
+    if found:
+        sys.path.append(found[0])
 
 
 @dataclass(frozen=True)
