@@ -84,6 +84,8 @@ def profile(console: Console, run: Run, view: str = "time") -> None:
         console.print(work_table(run))
     elif view == "memory":
         console.print(memory_table(run))
+        if run.totals.memory_note:  # where the figures were read (Neuron: the device's own counters)
+            console.print(f"[dim]{escape(run.totals.memory_note)}[/]", highlight=False)
     elif view == "bound":
         console.print(bound_table(run))
         for text in measured_lines(run):
@@ -296,9 +298,7 @@ def memory_table(run: Run) -> Table:
         return [*text, f"{fmt_bytes(t.bytes)} → line {t.freed_line}" if t is not None else ""]
 
     kind = run.totals.memory or "host"
-    table = _source_table(run, [f"Alloc ({kind})", "Freed", "Net", "Peak", "Temporary (freed on)"], cells)
-    table.caption = run.totals.memory_note or None  # where the figures were read (Neuron: the device's own counters)
-    return table
+    return _source_table(run, [f"Alloc ({kind})", "Freed", "Net", "Peak", "Temporary (freed on)"], cells)
 
 
 def bound_table(run: Run) -> Table:
