@@ -157,3 +157,29 @@ def test_stand_in_fused_execution_through_the_early_framework_mapping(tmp_path: 
     assert per_line(run) == pytest.approx({8: 17.0, 12: 14.0}, rel=0.01)
     assert [f["lines"] for f in line(run, 10)["runtime_fused"]] == [[8, 9, 10, 11]]
     assert [f["launched_by"] for f in line(run, 13)["runtime_fused"]] == [12]
+
+
+def test_stand_in_neuron_exact_holds_in_every_window_of_a_capture(tmp_path: Path) -> None:
+    """`oplens run --neuron-exact` with two targets on the stand-ins: each window has its own NeuronConfig (its
+    profile in its own run: a second NeuronProfiler writing into the first window's folder raised "Trace is already
+    saved" into the user's program), and the first window's end gives the user's setting back while the second
+    window's profiler start takes deterministic mode again, so neither window's executions are fused."""
+    path = f"{write_stand_in_explorer(tmp_path / 'bin').parent}{os.pathsep}{os.environ['PATH']}"
+    second = NAIVE_TARGET.split("def rmsnorm_naive():")[1]
+    (tmp_path / "rmsnorm.py").write_text(NAIVE_TARGET + "\n\ndef rmsnorm_again():" + second)
+    (tmp_path / "prog.py").write_text("from rmsnorm import rmsnorm_again, rmsnorm_naive\n\n"
+                                      "for _ in range(12):\n    rmsnorm_naive()\n    rmsnorm_again()\n")  # fmt: skip
+    proc = oplens_cli(
+        tmp_path, "run", "--target", "rmsnorm.py::rmsnorm_naive", "--target", "rmsnorm.py::rmsnorm_again", "--skip", "1",
+        "--calls", "3", "--backend", "neuron", "--neuron-exact", "--json", str(tmp_path / "result.json"), "--", "prog.py",
+        timeout=300, PYTHONPATH=str(STANDINS), STANDIN_EXEC_US=NAIVE_KNOWN, PATH=path, STANDIN_NO_CORRELATE="1",
+        STANDIN_FUSE="4",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    runs = json.loads((tmp_path / "result.json").read_text())
+    assert [r["target"]["qualname"] for r in runs] == ["rmsnorm_naive", "rmsnorm_again"]
+    for r in runs:
+        aee = r["backend"]["details"]["adaptive_eager"]
+        assert aee["active"] is False and aee["exact"] is True, (r["target"]["qualname"], aee)
+        assert all(not s["runtime_fused"] for s in r["lines"]), r["target"]["qualname"]
+        assert sorted(per_line(r).values()) == pytest.approx(sorted(NAIVE_PER_LINE.values()), rel=0.01)

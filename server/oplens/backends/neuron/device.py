@@ -61,6 +61,7 @@ class NeuronBackend(Backend[NeuronOptions]):
     _configured: dict[str, Any] | None = None  # the profiler's options, once configured
     _generation: api.Generation | None = None
     _restore: tuple[bool, bool] | None = None  # the user's deterministic setting, while --neuron-exact holds it
+    _calls_open = False  # between _begin_calls and _end_calls: the settings of the profiled calls hold
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
@@ -198,7 +199,10 @@ class NeuronBackend(Backend[NeuronOptions]):
         source information in the framework events" (overview-system-profiles.rst; how-to-profile-workload.rst lists
         it among the arguments supported with NeuronConfig), so Explorer names them `file(line): function`. It costs
         host time per op; OpLens's line attribution does not read it (docs/trainium.md)."""
-        if self._configured is None:
+        if self._configured is None or not self._calls_open:
+            # not configured yet, or a capture's next window (the last one's `artifacts` ended its calls): its own
+            # NeuronConfig, whose profile_output_dir is this window's run (a second NeuronProfiler writing into the
+            # first window's folder collides with its trace there), and its calls' settings again
             self.configure(run_dir)
         stack = {"with_stack": True} if self.options.with_stack is not False else {}
         self.details["with_stack"] = bool(stack)
@@ -255,9 +259,11 @@ class NeuronBackend(Backend[NeuronOptions]):
         return ready
 
     def _begin_calls(self, early: bool) -> None:
-        """Before the warm-up (the profiled calls follow): deterministic mode where --neuron-exact asks (Adaptive
+        """Before the warm-up (the profiled calls follow), and as each later window of a capture starts its profiler
+        (the earlier window's `artifacts` ended its calls): deterministic mode where --neuron-exact asks (Adaptive
         Eager Execution off, adaptive.py), TorchNeuron's op tracking cleared (its CPU fallbacks are this run's), and
         whether Adaptive Eager Execution is active recorded (details["adaptive_eager"])."""
+        self._calls_open = True
         if self.options.exact and self._restore is None:
             self._restore = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
             torch.use_deterministic_algorithms(True)
@@ -271,6 +277,7 @@ class NeuronBackend(Backend[NeuronOptions]):
     def _end_calls(self, run_dir: Path) -> None:
         """After the profiled calls: the user's deterministic setting back, and the ops TorchNeuron ran on the CPU
         (`torch_neuronx.get_fallback_ops()`) kept with the run (adaptive.FALLBACK_FILE) and in its details."""
+        self._calls_open = False
         if self._restore is not None:
             torch.use_deterministic_algorithms(self._restore[0], warn_only=self._restore[1])
             self._restore = None
