@@ -185,7 +185,9 @@ class NeuronBackend(Backend[NeuronOptions]):
         self.details["environment"] = environment.recorded(os.environ, self.options)
         self._begin_calls(generation.name == api.EARLY)
         if generation.name == api.EARLY:
-            self.warnings.append(f"{generation.line} (detected: {generation.evidence})")
+            said = f"{generation.line} (detected: {generation.evidence})"
+            if said not in self.warnings:  # a capture's later window configures again
+                self.warnings.append(said)
             self._configured = {}
             return
         from torch_neuronx.profiling import NeuronProfiler
