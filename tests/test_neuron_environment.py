@@ -12,6 +12,7 @@ and neuron-explorer (tests/standins/), each test saying so in its name ("stand_i
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -189,3 +190,43 @@ def test_a_neuron_run_s_framework_trace_names_the_user_s_lines_and_attribution_i
     assert without["backend"]["details"]["with_stack"] is False and python_frames(without) == []
     assert per_line(run) == per_line(without) == pytest.approx(NAIVE_PER_LINE, rel=0.01)
     assert {o["name"] for o in run["ops"]} == {o["name"] for o in without["ops"]}  # no Python frame counted as an op
+
+
+def test_the_warm_worker_s_own_neff_cache_serves_a_stand_in_run_and_its_neffs_land_in_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The editor's warm worker, started before any run where TorchNeuron is installed (the stand-in, autoloaded),
+    has a NEFF cache of its own from its start: a Neuron run takes it (no fresh worker, one import of TorchNeuron),
+    the NEFFs written there during the run are copied into the run's own cache, and the scratch folder is gone."""
+    from oplens.engine.process import SCRATCH_ENV, warm_environment
+    from oplens.engine.profile import ProfileRequest, profile
+    from oplens.records.job import TargetSpec
+
+    monkeypatch.syspath_prepend(str(STANDINS))  # the server's interpreter sees TorchNeuron installed
+    path = f"{write_stand_in_explorer(tmp_path / 'bin').parent}{os.pathsep}{os.environ['PATH']}"
+    for name, value in {"PYTHONPATH": f"{AUTOLOAD}{os.pathsep}{STANDINS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+                        "STANDIN_EXEC_US": NAIVE_KNOWN, "PATH": path, "STANDIN_API": "documented",
+                        "STANDIN_RECORD": str(tmp_path / "calls.jsonl")}.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+    (tmp_path / "rmsnorm.py").write_text(NAIVE_TARGET)
+    staging = tmp_path / ".oplens" / "runs" / ".staging"
+    env = warm_environment(staging)
+    cache = env[NEFF_CACHE_ENV]
+    assert env[environment.WARM_CACHE_ENV] == "1" and cache.startswith(env[SCRATCH_ENV])
+    warm = WorkerProcess(staging, cwd=tmp_path, env=env)
+    req = ProfileRequest(TargetSpec("rmsnorm.py", "rmsnorm_naive"), backend="neuron", warmup=1, iters=3, workspace=tmp_path,
+                         backend_options={"neuron": NeuronOptions()})  # fmt: skip
+    run = profile(req, worker=warm).to_dict()
+    (first, *more) = imports(tmp_path)
+    assert not more and first["neff_cache_env"] == cache and first["autoloaded"] is True  # the warm worker ran it
+    own = Path(run["run_dir"]) / "neuron_profile" / "neff_cache"
+    assert list(own.rglob("*.neff")), "the NEFFs the run compiled are in its own cache"
+    assert any("copied the NEFF(s)" in w for w in run["backend"]["warnings"]), run["backend"]["warnings"]
+    assert not Path(env[SCRATCH_ENV]).exists()
+    assert per_line(run) == pytest.approx(NAIVE_PER_LINE, rel=0.01)
+
+
+def test_no_warm_cache_where_torch_neuronx_is_missing_or_the_user_exported_one(tmp_path: Path) -> None:
+    assert environment.warm_worker(tmp_path, {NEFF_CACHE_ENV: "/shared/neffs"}) == {}
+    if importlib.util.find_spec("torch_neuronx") is None:  # this interpreter, without the stand-in on its path
+        assert environment.warm_worker(tmp_path, {}) == {}

@@ -180,6 +180,11 @@ class BackendSpec(Generic[OptionsT]):
         inherit. The parent sets them when it starts the worker (`engine/process.py`). Default: none."""
         return {}
 
+    def warm_worker_environment(self, cache_root: Path, env: Mapping[str, str]) -> dict[str, str]:
+        """Variables a worker started ahead of any run (the editor's warm one) begins with, so that the runs that
+        need some there can take it (`engine/process.warm_environment`); files under `cache_root`. Default: none."""
+        return {}
+
     def run_warnings(self, run: AnyRun, options: OptionsT, run_dir: Path, log_text: str, env: Mapping[str, str]) -> list[str]:
         """The traps a finished run of this backend fell into, each naming the fix."""
         return []

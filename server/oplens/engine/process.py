@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -28,6 +30,7 @@ from oplens.records.run import Run
 ProgressFn = Callable[[str, int, int], None]
 Echo = Callable[[int, bytes], None]  # (1 stdout | 2 stderr, bytes)
 STARTUP_TIMEOUT_S = 120.0  # for the worker to import torch, before the job's own timeout starts
+SCRATCH_ENV = "OPLENS_WORKER_SCRATCH"  # a warm worker's own files (warm_environment), removed after its job
 _EOF = object()
 
 
@@ -162,6 +165,29 @@ def run_environment(backend_options: Mapping[str, Any], run_dir: Path, base: Map
     for name, options in backend_options.items():
         extra.update(registry.get(name).worker_environment(options, run_dir, {**env, **extra}))
     return extra
+
+
+def warm_environment(log_dir: Path) -> dict[str, str]:
+    """What a worker started ahead of any run begins with (every backend's `warm_worker_environment`), with the
+    scratch folder their files are in (`SCRATCH_ENV`, removed with `remove_scratch` after its job); {} where none
+    needs anything."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="warm-", dir=log_dir))
+    env = dict(os.environ)
+    extra: dict[str, str] = {}
+    for spec in registry.SPECS.values():
+        extra.update(spec.warm_worker_environment(scratch, {**env, **extra}))
+    if not extra:
+        shutil.rmtree(scratch, ignore_errors=True)
+        return {}
+    return {**extra, SCRATCH_ENV: str(scratch)}
+
+
+def remove_scratch(worker: WorkerProcess) -> None:
+    """The files a worker started ahead was given (`warm_environment`), once its job is done or it is dropped."""
+    scratch = worker.env.get(SCRATCH_ENV)
+    if scratch:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def fits(worker: WorkerProcess, wanted: Mapping[str, str]) -> bool:

@@ -8,6 +8,7 @@ stores what comes back as a run directory. `cli` and `lsp` call `profile`.
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 
 from oplens.backends import registry
 from oplens.engine import request, runs
-from oplens.engine.process import ProgressFn, WorkerProcess, fits, run_environment, run_job
+from oplens.engine.process import ProgressFn, WorkerProcess, fits, remove_scratch, run_environment, run_job
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
 from oplens.engine.targets import resolve
 from oplens.records.errors import bad_input
@@ -85,12 +86,19 @@ def profile(
         # and compile-time debug info): a warm worker started without it is not used, a fresh one is.
         env = run_environment(req.backend_options, staged)
         if worker is not None and worker.alive() and not fits(worker, env):
+            # what the run needs beside what the warm worker was started with (a NEFF cache of its own serves)
+            env = run_environment(req.backend_options, staged, base={**os.environ, **worker.env})
+        if worker is not None and worker.alive() and not fits(worker, env):
             worker.kill()
             worker.log.unlink(missing_ok=True)
+            remove_scratch(worker)
             worker = None
         if worker is None or not worker.alive():
             worker = WorkerProcess(staging.root / ".staging", cwd=workspace, env=env)
         staging.log = worker.log  # the user's output: a failure keeps it in .failed/
-        run = run_job(worker, job, req.timeout_s, progress, cancel)
+        try:
+            run = run_job(worker, job, req.timeout_s, progress, cancel)
+        finally:
+            remove_scratch(worker)  # a warm worker's NEFF cache: its NEFFs are in the run by now
         staging.store(staged, run, runs.keep_log(worker.log, staged / runs.WORKER_LOG))
     return run

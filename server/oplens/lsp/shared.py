@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from oplens.engine import runs
 from oplens.engine.diff import FunctionDiff, diff_runs
 from oplens.engine.merge import merge_dirs
-from oplens.engine.process import Echo, WorkerProcess
+from oplens.engine.process import Echo, WorkerProcess, remove_scratch, warm_environment
 from oplens.engine.profile import ProfileRequest, profile
 from oplens.engine.program import ProgramRequest, run_program
 from oplens.lsp.kernel_runs import KernelRuns
@@ -249,7 +249,8 @@ class WarmPool:
 
         def start() -> None:
             try:
-                worker: WorkerProcess | None = WorkerProcess(self._log_dir, cwd=self._cwd)
+                env = warm_environment(self._log_dir)
+                worker: WorkerProcess | None = WorkerProcess(self._log_dir, cwd=self._cwd, env=env)
             except OSError as e:
                 log.warning("could not start a warm worker: %s", e)
                 worker = None
@@ -276,6 +277,7 @@ class WarmPool:
         if worker is not None:
             worker.kill()
             worker.log.unlink(missing_ok=True)
+            remove_scratch(worker)
 
 
 class SharedState:

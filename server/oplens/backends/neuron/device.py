@@ -315,8 +315,9 @@ def _neff_cache_environment(options: NeuronOptions, env: Mapping[str, str]) -> d
     ours = {v for v in env.get(environment.SET_BEFORE_IMPORT_ENV, "").split(",") if v}
     out: dict[str, str] = {}
     late: dict[str, str] = {}
-    if NEFF_CACHE_ENV in ours:
-        pass  # set by the parent before import torch: the user's --neff-cache-dir or the run's own cache
+    if NEFF_CACHE_ENV in ours:  # set by the parent before import torch: the user's --neff-cache-dir or the run's own cache
+        if environment.takes_warm_cache(options, env):  # or the warm worker's own: this run's NEFFs copied from it
+            sources.append(env[NEFF_CACHE_ENV])
     elif options.neff_cache_dir:
         late[NEFF_CACHE_ENV] = options.neff_cache_dir
     elif env.get(NEFF_CACHE_ENV):

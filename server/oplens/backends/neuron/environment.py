@@ -22,6 +22,12 @@ worker's environment when the process starts, not set by the worker after its (w
 
 The parent sets these when it starts the worker of a run (`NeuronSpec.worker_environment`), and lists the ones it
 set in `OPLENS_NEURON_SET`, so the worker records in the run which were set, and when (`recorded`).
+
+The editor's warm worker is started before any run exists (`warm_worker`): where TorchNeuron is installed it gets a
+NEFF cache of its own (one job per worker, so the cache holds that job's NEFFs only), marked `OPLENS_NEURON_WARM_CACHE`;
+a run that would set its own cache takes it instead of starting a fresh worker (the cache was there at the import),
+and the worker copies the NEFFs written there during the run into the run's own `neuron_profile/neff_cache/`
+(`artifacts.collect_neffs`); the parent removes the worker's scratch folder, cache and all, after its job.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from oplens.backends.neuron.artifacts import NEFF_CACHE_DIR, PROFILE_DIR
 from oplens.backends.neuron.options import MEASURED_ENV, NEFF_CACHE_ENV, NeuronOptions
 
 DEBUG_VARS = ("XLA_IR_DEBUG", "XLA_HLO_DEBUG", "NEURON_FRAMEWORK_DEBUG")  # 2.33's two first, the older page's last
+WARM_CACHE_ENV = "OPLENS_NEURON_WARM_CACHE"  # 1: the NEFF cache is a warm worker's own (`warm_worker`), not a run's
 SET_BEFORE_IMPORT_ENV = "OPLENS_NEURON_SET"  # comma-separated: what the parent set at the worker's start
 SET_AFTER_IMPORT_ENV = "OPLENS_NEURON_SET_LATE"  # what the worker had to set itself, after import torch
 
@@ -69,6 +76,21 @@ def before_import(options: NeuronOptions, run_dir: Path, env: Mapping[str, str])
     if out:
         out[SET_BEFORE_IMPORT_ENV] = ",".join(out)
     return out
+
+
+def warm_worker(cache_root: Path, env: Mapping[str, str]) -> dict[str, str]:
+    """The variables a worker started ahead of any run begins with (`env`: what it would inherit): a NEFF cache of its
+    own under `cache_root`, where TorchNeuron is installed and the user exported none; {} otherwise."""
+    if env.get(NEFF_CACHE_ENV) or importlib.util.find_spec("torch_neuronx") is None:
+        return {}
+    cache = cache_root / NEFF_CACHE_DIR
+    cache.mkdir(parents=True, exist_ok=True)
+    return {NEFF_CACHE_ENV: str(cache), WARM_CACHE_ENV: "1", SET_BEFORE_IMPORT_ENV: NEFF_CACHE_ENV}
+
+
+def takes_warm_cache(options: NeuronOptions, worker_env: Mapping[str, str]) -> bool:
+    """Whether a run may use the warm worker's own NEFF cache in place of its own: it asks for no cache of its own."""
+    return worker_env.get(WARM_CACHE_ENV) == "1" and not options.neff_cache_dir
 
 
 def recorded(env: Mapping[str, str], options: NeuronOptions) -> dict[str, object]:
