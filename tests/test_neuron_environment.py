@@ -226,6 +226,35 @@ def test_the_warm_worker_s_own_neff_cache_serves_a_stand_in_run_and_its_neffs_la
     assert per_line(run) == pytest.approx(NAIVE_PER_LINE, rel=0.01)
 
 
+def test_a_run_needing_more_than_the_warm_worker_has_starts_a_fresh_one_with_its_own_stand_in_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--neuron-debug-info must be there at the import too: the warm worker (its own cache, no debug info) is dropped,
+    its scratch removed, and the fresh worker starts with the debug variables and the run's own NEFF cache."""
+    from oplens.engine.process import SCRATCH_ENV, warm_environment
+    from oplens.engine.profile import ProfileRequest, profile
+    from oplens.records.job import TargetSpec
+
+    monkeypatch.syspath_prepend(str(STANDINS))
+    path = f"{write_stand_in_explorer(tmp_path / 'bin').parent}{os.pathsep}{os.environ['PATH']}"
+    for name, value in {"PYTHONPATH": f"{AUTOLOAD}{os.pathsep}{STANDINS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+                        "STANDIN_EXEC_US": NAIVE_KNOWN, "PATH": path, "STANDIN_API": "documented",
+                        "STANDIN_RECORD": str(tmp_path / "calls.jsonl")}.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+    (tmp_path / "rmsnorm.py").write_text(NAIVE_TARGET)
+    staging = tmp_path / ".oplens" / "runs" / ".staging"
+    env = warm_environment(staging)
+    warm = WorkerProcess(staging, cwd=tmp_path, env=env)
+    req = ProfileRequest(TargetSpec("rmsnorm.py", "rmsnorm_naive"), backend="neuron", warmup=1, iters=3, workspace=tmp_path,
+                         backend_options={"neuron": NeuronOptions(debug_info=True)})  # fmt: skip
+    run = profile(req, worker=warm).to_dict()
+    fresh = [e for e in imports(tmp_path) if e["pid"] != warm.proc.pid]
+    assert len(fresh) == 1 and fresh[0]["debug_env"].get("XLA_IR_DEBUG") == "1"
+    assert fresh[0]["neff_cache_env"] != env[NEFF_CACHE_ENV] and fresh[0]["neff_cache_env"].endswith("neuron_profile/neff_cache")
+    assert not Path(env[SCRATCH_ENV]).exists()
+    assert per_line(run) == pytest.approx(NAIVE_PER_LINE, rel=0.01)
+
+
 def test_no_warm_cache_where_torch_neuronx_is_missing_or_the_user_exported_one(tmp_path: Path) -> None:
     assert environment.warm_worker(tmp_path, {NEFF_CACHE_ENV: "/shared/neffs"}) == {}
     if importlib.util.find_spec("torch_neuronx") is None:  # this interpreter, without the stand-in on its path

@@ -85,15 +85,12 @@ def profile(
         # What a vendor module reads when `import torch` loads it is set as the worker starts (Neuron: its NEFF cache
         # and compile-time debug info): a warm worker started without it is not used, a fresh one is.
         env = run_environment(req.backend_options, staged)
-        if worker is not None and worker.alive() and not fits(worker, env):
-            # what the run needs beside what the warm worker was started with (a NEFF cache of its own serves)
-            env = run_environment(req.backend_options, staged, base={**os.environ, **worker.env})
-        if worker is not None and worker.alive() and not fits(worker, env):
+        if worker is not None and not (worker.alive() and serves(worker, req.backend_options, staged, env)):
             worker.kill()
             worker.log.unlink(missing_ok=True)
             remove_scratch(worker)
             worker = None
-        if worker is None or not worker.alive():
+        if worker is None:
             worker = WorkerProcess(staging.root / ".staging", cwd=workspace, env=env)
         staging.log = worker.log  # the user's output: a failure keeps it in .failed/
         try:
@@ -102,3 +99,12 @@ def profile(
             remove_scratch(worker)  # a warm worker's NEFF cache: its NEFFs are in the run by now
         staging.store(staged, run, runs.keep_log(worker.log, staged / runs.WORKER_LOG))
     return run
+
+
+def serves(worker: WorkerProcess, backend_options: dict[str, Any], run_dir: Path, wanted: dict[str, str]) -> bool:
+    """Whether a warm worker (torch imported) can run the job: started with what the run needs there (`wanted`), or
+    with what serves in its place (a NEFF cache of its own where the run would set one: what the run needs beside
+    what the worker has is then nothing)."""
+    if fits(worker, wanted):
+        return True
+    return fits(worker, run_environment(backend_options, run_dir, base={**os.environ, **worker.env}))
