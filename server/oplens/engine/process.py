@@ -167,6 +167,13 @@ def run_environment(backend_options: Mapping[str, Any], run_dir: Path, base: Map
     return extra
 
 
+def serves(worker: WorkerProcess, backend_options: Mapping[str, Any], run_dir: Path) -> bool:
+    """Whether a worker started ahead (torch imported) can run a job: what the run needs there beside what the worker
+    was started with is nothing, or what it has already (a warm worker's own NEFF cache serves where the run would set
+    one of its own; a worker started without a variable the run needs does not)."""
+    return fits(worker, run_environment(backend_options, run_dir, base={**os.environ, **worker.env}))
+
+
 def warm_environment(log_dir: Path) -> dict[str, str]:
     """What a worker started ahead of any run begins with (every backend's `warm_worker_environment`), with the
     scratch folder their files are in (`SCRATCH_ENV`, removed with `remove_scratch` after its job); {} where none

@@ -8,7 +8,6 @@ stores what comes back as a run directory. `cli` and `lsp` call `profile`.
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 
 from oplens.backends import registry
 from oplens.engine import request, runs
-from oplens.engine.process import ProgressFn, WorkerProcess, fits, remove_scratch, run_environment, run_job
+from oplens.engine.process import ProgressFn, WorkerProcess, remove_scratch, run_environment, run_job, serves
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
 from oplens.engine.targets import resolve
 from oplens.records.errors import bad_input
@@ -85,7 +84,7 @@ def profile(
         # What a vendor module reads when `import torch` loads it is set as the worker starts (Neuron: its NEFF cache
         # and compile-time debug info): a warm worker started without it is not used, a fresh one is.
         env = run_environment(req.backend_options, staged)
-        if worker is not None and not (worker.alive() and serves(worker, req.backend_options, staged, env)):
+        if worker is not None and not (worker.alive() and serves(worker, req.backend_options, staged)):
             worker.kill()
             worker.log.unlink(missing_ok=True)
             remove_scratch(worker)
@@ -99,12 +98,3 @@ def profile(
             remove_scratch(worker)  # a warm worker's NEFF cache: its NEFFs are in the run by now
         staging.store(staged, run, runs.keep_log(worker.log, staged / runs.WORKER_LOG))
     return run
-
-
-def serves(worker: WorkerProcess, backend_options: dict[str, Any], run_dir: Path, wanted: dict[str, str]) -> bool:
-    """Whether a warm worker (torch imported) can run the job: started with what the run needs there (`wanted`), or
-    with what serves in its place (a NEFF cache of its own where the run would set one: what the run needs beside
-    what the worker has is then nothing)."""
-    if fits(worker, wanted):
-        return True
-    return fits(worker, run_environment(backend_options, run_dir, base={**os.environ, **worker.env}))

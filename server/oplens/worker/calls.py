@@ -206,5 +206,6 @@ def shapes_call(backend: Backend[Any], marker: LineMarker, fn: Callable[[], T], 
         finally:
             with quiet.to_log():
                 prof.stop()
-    device = lines.finish() if lines is not None else DeviceLineMemory(None, 0, why_not) if why_not else None
-    return ShapesCall(prof, device), result
+    if lines is not None:
+        return ShapesCall(prof, lines.finish()), result
+    return ShapesCall(prof, DeviceLineMemory(None, 0, why_not) if why_not else None), result

@@ -201,10 +201,11 @@ class NeuronBackend(Backend[NeuronOptions]):
         source information in the framework events" (overview-system-profiles.rst; how-to-profile-workload.rst lists
         it among the arguments supported with NeuronConfig), so Explorer names them `file(line): function`. It costs
         host time per op; OpLens's line attribution does not read it (docs/trainium.md)."""
-        if self._configured is None or not self._calls_open:
-            # not configured yet, or a capture's next window (the last one's `artifacts` ended its calls): its own
-            # NeuronConfig, whose profile_output_dir is this window's run (a second NeuronProfiler writing into the
-            # first window's folder collides with its trace there), and its calls' settings again
+        if not self._calls_open:
+            # not configured yet (`configure` opens the calls), or a capture's next window (the last one's `artifacts`
+            # ended its calls): its own NeuronConfig, whose profile_output_dir is this window's run (a second
+            # NeuronProfiler writing into the first window's folder collides with its trace there), and its calls'
+            # settings again
             self.configure(run_dir)
         stack = {"with_stack": True} if self.options.with_stack is not False else {}
         self.details["with_stack"] = bool(stack)
@@ -316,7 +317,7 @@ def _neff_cache_environment(options: NeuronOptions, env: Mapping[str, str]) -> d
     out: dict[str, str] = {}
     late: dict[str, str] = {}
     if NEFF_CACHE_ENV in ours:  # set by the parent before import torch: the user's --neff-cache-dir or the run's own cache
-        if environment.takes_warm_cache(options, env):  # or the warm worker's own: this run's NEFFs copied from it
+        if env.get(environment.WARM_CACHE_ENV) == "1":  # or the warm worker's own: this run's NEFFs copied from it
             sources.append(env[NEFF_CACHE_ENV])
     elif options.neff_cache_dir:
         late[NEFF_CACHE_ENV] = options.neff_cache_dir

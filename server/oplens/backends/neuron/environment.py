@@ -88,11 +88,6 @@ def warm_worker(cache_root: Path, env: Mapping[str, str]) -> dict[str, str]:
     return {NEFF_CACHE_ENV: str(cache), WARM_CACHE_ENV: "1", SET_BEFORE_IMPORT_ENV: NEFF_CACHE_ENV}
 
 
-def takes_warm_cache(options: NeuronOptions, worker_env: Mapping[str, str]) -> bool:
-    """Whether a run may use the warm worker's own NEFF cache in place of its own: it asks for no cache of its own."""
-    return worker_env.get(WARM_CACHE_ENV) == "1" and not options.neff_cache_dir
-
-
 def recorded(env: Mapping[str, str], options: NeuronOptions) -> dict[str, object]:
     """What the run records (`backend.details["environment"]`): each variable OpLens set and when, and the debug
     variables in effect for the compile."""
