@@ -192,17 +192,12 @@ def test_a_neuron_run_s_framework_trace_names_the_user_s_lines_and_attribution_i
     assert {o["name"] for o in run["ops"]} == {o["name"] for o in without["ops"]}  # no Python frame counted as an op
 
 
-def test_the_warm_worker_s_own_neff_cache_serves_a_stand_in_run_and_its_neffs_land_in_the_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The editor's warm worker, started before any run where TorchNeuron is installed (the stand-in, autoloaded),
-    has a NEFF cache of its own from its start: a Neuron run takes it (no fresh worker, one import of TorchNeuron),
-    the NEFFs written there during the run are copied into the run's own cache, and the scratch folder is gone."""
-    from oplens.engine.process import SCRATCH_ENV, warm_environment
-    from oplens.engine.profile import ProfileRequest, profile
-    from oplens.records.job import TargetSpec
+def warm_stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, str], WorkerProcess]:
+    """The editor's warm worker as the language server starts it (`warm_environment`), where the server's
+    interpreter sees the stand-in TorchNeuron installed and its worker autoloads it; the target written."""
+    from oplens.engine.process import warm_environment
 
-    monkeypatch.syspath_prepend(str(STANDINS))  # the server's interpreter sees TorchNeuron installed
+    monkeypatch.syspath_prepend(str(STANDINS))
     path = f"{write_stand_in_explorer(tmp_path / 'bin').parent}{os.pathsep}{os.environ['PATH']}"
     for name, value in {"PYTHONPATH": f"{AUTOLOAD}{os.pathsep}{STANDINS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
                         "STANDIN_EXEC_US": NAIVE_KNOWN, "PATH": path, "STANDIN_API": "documented",
@@ -211,12 +206,31 @@ def test_the_warm_worker_s_own_neff_cache_serves_a_stand_in_run_and_its_neffs_la
     (tmp_path / "rmsnorm.py").write_text(NAIVE_TARGET)
     staging = tmp_path / ".oplens" / "runs" / ".staging"
     env = warm_environment(staging)
+    return env, WorkerProcess(staging, cwd=tmp_path, env=env)
+
+
+def profile_in(worker: WorkerProcess, tmp_path: Path, options: NeuronOptions) -> dict[str, Any]:
+    """`engine.profile` of the stand-in target on Neuron, offered `worker` as the language server offers its warm one."""
+    from oplens.engine.profile import ProfileRequest, profile
+    from oplens.records.job import TargetSpec
+
+    req = ProfileRequest(TargetSpec("rmsnorm.py", "rmsnorm_naive"), backend="neuron", warmup=1, iters=3, workspace=tmp_path,
+                         backend_options={"neuron": options})  # fmt: skip
+    return profile(req, worker=worker).to_dict()
+
+
+def test_the_warm_worker_s_own_neff_cache_serves_a_stand_in_run_and_its_neffs_land_in_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The editor's warm worker, started before any run where TorchNeuron is installed (the stand-in, autoloaded),
+    has a NEFF cache of its own from its start: a Neuron run takes it (no fresh worker, one import of TorchNeuron),
+    the NEFFs written there during the run are copied into the run's own cache, and the scratch folder is gone."""
+    from oplens.engine.process import SCRATCH_ENV
+
+    env, warm = warm_stand_in(tmp_path, monkeypatch)
     cache = env[NEFF_CACHE_ENV]
     assert env[environment.WARM_CACHE_ENV] == "1" and cache.startswith(env[SCRATCH_ENV])
-    warm = WorkerProcess(staging, cwd=tmp_path, env=env)
-    req = ProfileRequest(TargetSpec("rmsnorm.py", "rmsnorm_naive"), backend="neuron", warmup=1, iters=3, workspace=tmp_path,
-                         backend_options={"neuron": NeuronOptions()})  # fmt: skip
-    run = profile(req, worker=warm).to_dict()
+    run = profile_in(warm, tmp_path, NeuronOptions())
     (first, *more) = imports(tmp_path)
     assert not more and first["neff_cache_env"] == cache and first["autoloaded"] is True  # the warm worker ran it
     own = Path(run["run_dir"]) / "neuron_profile" / "neff_cache"
@@ -231,23 +245,10 @@ def test_a_run_needing_more_than_the_warm_worker_has_starts_a_fresh_one_with_its
 ) -> None:
     """--neuron-debug-info must be there at the import too: the warm worker (its own cache, no debug info) is dropped,
     its scratch removed, and the fresh worker starts with the debug variables and the run's own NEFF cache."""
-    from oplens.engine.process import SCRATCH_ENV, warm_environment
-    from oplens.engine.profile import ProfileRequest, profile
-    from oplens.records.job import TargetSpec
+    from oplens.engine.process import SCRATCH_ENV
 
-    monkeypatch.syspath_prepend(str(STANDINS))
-    path = f"{write_stand_in_explorer(tmp_path / 'bin').parent}{os.pathsep}{os.environ['PATH']}"
-    for name, value in {"PYTHONPATH": f"{AUTOLOAD}{os.pathsep}{STANDINS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-                        "STANDIN_EXEC_US": NAIVE_KNOWN, "PATH": path, "STANDIN_API": "documented",
-                        "STANDIN_RECORD": str(tmp_path / "calls.jsonl")}.items():  # fmt: skip
-        monkeypatch.setenv(name, value)
-    (tmp_path / "rmsnorm.py").write_text(NAIVE_TARGET)
-    staging = tmp_path / ".oplens" / "runs" / ".staging"
-    env = warm_environment(staging)
-    warm = WorkerProcess(staging, cwd=tmp_path, env=env)
-    req = ProfileRequest(TargetSpec("rmsnorm.py", "rmsnorm_naive"), backend="neuron", warmup=1, iters=3, workspace=tmp_path,
-                         backend_options={"neuron": NeuronOptions(debug_info=True)})  # fmt: skip
-    run = profile(req, worker=warm).to_dict()
+    env, warm = warm_stand_in(tmp_path, monkeypatch)
+    run = profile_in(warm, tmp_path, NeuronOptions(debug_info=True))
     fresh = [e for e in imports(tmp_path) if e["pid"] != warm.proc.pid]
     assert len(fresh) == 1 and fresh[0]["debug_env"].get("XLA_IR_DEBUG") == "1"
     assert fresh[0]["neff_cache_env"] != env[NEFF_CACHE_ENV] and fresh[0]["neff_cache_env"].endswith("neuron_profile/neff_cache")
