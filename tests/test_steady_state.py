@@ -2,7 +2,12 @@
 points of the steady-state ground truth, and the same hot line wherever the truth's leads by 10.
 
 The ground truth is the line-marker method over many iterations with the first profiled
-iteration discarded (where the profiler's start-up lands), as a mean. Real worker, real torch.
+iteration discarded (where the profiler's start-up lands), as a mean of each line's samples less the
+far-out ones (`stats.outlier_bar`): in a 200-call profile one line takes a 30-70 µs spike every ~21
+calls (seen at calls 21, 42, 64, 88, 106, 128, 149, 170, 192 of elementwise_chain's line 22 on the
+2-core machine; the function's work is the same every call, so it is the profiler's or the allocator's
+own, periodic in the number of events recorded), which moved that line's truth from 21 % to 27-30 %
+while a 20-call run holds one such spike or none. Real worker, real torch.
 Where a line misses, the truth is measured again after the shown run: a shared machine's load
 moves between runs, and the shown run must match the steady state of its own time.
 """
@@ -15,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, ROOT
+from oplens.analysis import stats
 from oplens.engine.profile import ProfileRequest, profile
 from oplens.records.job import TargetSpec
 from oplens.records.run import Run
@@ -27,9 +33,16 @@ def run(qualname: str, out: Path, **kw: object) -> Run:
     return profile(req)
 
 
+def steady_mean(samples: list[float]) -> float:
+    """The mean of the samples at or below the outlier bar (all of them where there is none)."""
+    bar, _ = stats.outlier_bar(samples)
+    kept = [v for v in samples if v <= bar]
+    return sum(kept) / len(kept)
+
+
 def truth_shares(r: Run) -> dict[int, float]:
-    """Per line: the mean of its per-iteration samples without the first iteration, as a share."""
-    means = {line.line: sum(line.device_samples_us[1:]) / (len(line.device_samples_us) - 1) for line in r.lines}
+    """Per line: the steady mean of its per-iteration samples without the first iteration, as a share."""
+    means = {line.line: steady_mean(line.device_samples_us[1:]) for line in r.lines}
     total = sum(means.values())
     return {line: 100.0 * v / total for line, v in means.items()}
 
