@@ -29,7 +29,7 @@ from pytest_lsp import client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
 from oplens.records.names import PROTOCOL_VERSION
-from oplens.worker import importing as bundled  # environment_first and BUNDLED_LIBS_ENV
+from oplens.worker import parent as bundled  # environment_first and BUNDLED_LIBS_ENV
 from torchonly import fresh_venv, torch_only_site
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -196,7 +196,7 @@ async def test_a_python_without_oplens_starts_the_bundled_server_and_answers_ini
 def test_a_python_without_oplens_profiles_with_the_bundled_libraries(
     vsix: tuple[Path, Path], torch_only: Path, tmp_path: Path
 ) -> None:
-    """The server's worker runs with the bundle after the environment's packages (worker/importing.py), numpy-less."""
+    """The server's worker runs with the bundle after the environment's packages (worker/parent.py), numpy-less."""
     python = fresh_venv(tmp_path / "venv", torch_only, pip=False)
     libs = vsix[1] / "bundled" / "libs"
     env = clean_env(python, PYTHONPATH=str(libs), OPLENS_BUNDLED_LIBS=str(libs))

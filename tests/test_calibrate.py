@@ -17,7 +17,7 @@ import pytest
 
 from conftest import ROOT
 from oplens.analysis import peaks
-from oplens.backends.resolve import resolve
+from oplens.backends.registry import resolve
 from oplens.records import ceilings as records
 from oplens.records.ceilings import BFLOAT16, COPY, FLOAT32, TRIAD, DeviceCeilings, FigureSpread, SpecCeilings
 from oplens.worker import calibrate

@@ -3,7 +3,7 @@
 Every profiler start and stop makes Kineto write `USDT:... SyncActivityProfilerHandler.cpp:52]
 profiler_start` / `...:59] profiler_stop` to fd 2 from C++ (torch 2.13 on this machine does, at its
 default KINETO_LOG_LEVEL; `chatty` asks the installed torch). OpLens sends those to the run's
-worker.log (`worker/quiet.py`): the tests run the real CLI and read both. With NumPy installed
+worker.log (`worker/calls.py`: `to_log`): the tests run the real CLI and read both. With NumPy installed
 (a dependency), torch's "Failed to initialize NumPy" warning is gone too.
 """
 
@@ -102,10 +102,10 @@ def test_what_is_written_during_a_redirected_call_reaches_the_log_and_its_error_
     log.write_bytes(b"")
     script = (
         "import os, sys\n"
-        "from oplens.worker import quiet\n"
+        "from oplens.worker.calls import to_log\n"
         "os.write(2, b'before\\n')\n"
         "try:\n"
-        "    with quiet.to_log():\n"
+        "    with to_log():\n"
         "        os.write(2, b'kineto error\\n')\n"
         "        print('python warning', file=sys.stderr)\n"
         "        raise RuntimeError('profiler failed')\n"

@@ -23,7 +23,7 @@ import pytest
 import torch
 
 from conftest import STANDINS, oplens_cli
-from oplens.backends import resolve as backends
+from oplens.backends import registry as backends
 from oplens.backends.neuron import checks as neuron_checks
 from oplens.backends.neuron import options as neuron_options
 from oplens.backends.neuron.artifacts import PROFILE_DIR, find_artifacts

@@ -1,5 +1,5 @@
 """Real code lives in packages: `oplens profile` (and the language server's profile) imports the target as the
-program would, under its dotted name from its import root, one module object (worker/importing.py).
+program would, under its dotted name from its import root, one module object (worker/usercode.py).
 
 Every package here is written by the test as projects are laid out (a flat package with relative imports, a
 src layout, a namespace package, a module named like its package, a library installed into a temporary

@@ -7,7 +7,7 @@
  * the one with torch (or torch-neuronx), and the bundled libraries first on PYTHONPATH: nothing of
  * OpLens needs installing, the worker imports the environment's torch (and its numpy where it has one),
  * and the worker puts the bundle after the environment's packages for the user's code
- * (server/oplens/worker/importing.py, told the folder by `OPLENS_BUNDLED_LIBS`). With `fromEnvironment`
+ * (server/oplens/worker/parent.py's `environment_first`, told the folder by `OPLENS_BUNDLED_LIBS`). With `fromEnvironment`
  * the interpreter's own OpLens runs. Either way OpLens can be installed into that environment from the
  * wheels, with no registry (`pip install --no-index --find-links bundled/wheels oplens==VERSION`), for
  * the `oplens` command line and `%oplens` in notebooks.
@@ -20,7 +20,7 @@ import * as path from 'node:path';
 export const IMPORT_STRATEGIES = ['useBundled', 'fromEnvironment'] as const;
 export type ImportStrategy = (typeof IMPORT_STRATEGIES)[number];
 
-/** The folder the worker moves after the environment's packages (worker/importing.py's BUNDLED_LIBS_ENV). */
+/** The folder the worker moves after the environment's packages (worker/parent.py's BUNDLED_LIBS_ENV). */
 export const BUNDLED_LIBS_ENV = 'OPLENS_BUNDLED_LIBS';
 
 export interface Bundle {

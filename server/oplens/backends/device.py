@@ -2,7 +2,7 @@
 
 Imported only in the worker process (torch). The parent side of each backend (its options,
 checks and commands) is its `BackendSpec` (`spec.py`), which names its class here by path;
-`resolve.py` picks and builds one.
+`registry.resolve` picks and builds one.
 """
 
 from __future__ import annotations

@@ -1,20 +1,26 @@
-"""The backend registry (parent side, no torch): every backend's `BackendSpec`, by name.
+"""The backend registry: every backend's `BackendSpec`, by name, and the worker's choice among them.
 
 The engine, the CLI and the language server reach a backend only through here: its options,
 its checks, its commands. A new backend is a spec here (or in its own package, like Neuron)
-and a worker-side class (`backends/device.py`) that its spec names.
+and a worker-side class (`backends/device.py`) that its spec names by path. `resolve` (worker side)
+makes the one a profile asks for: it imports that class by its path, so this file itself never imports
+torch and the parent can import it.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oplens.backends.facts import CPU, CUDA, BackendFacts
 from oplens.backends.neuron.spec import NeuronSpec
 from oplens.backends.spec import BackendCommand, BackendSpec, CudaOptions, InterpreterAdvice, NoOptions
 from oplens.records.errors import bad_input
+
+if TYPE_CHECKING:  # the worker-side base imports torch: named for the types only
+    from oplens.backends.device import Backend
 
 
 class CpuSpec(BackendSpec[NoOptions]):
@@ -89,3 +95,52 @@ def interpreter_advice(backend: str, python: str, root: Path = Path("/")) -> lis
 def commands() -> list[tuple[BackendSpec[Any], BackendCommand]]:
     """Every extra command of every backend."""
     return [(spec, cmd) for spec in SPECS.values() for cmd in spec.commands]
+
+
+class BackendUnavailable(Exception):
+    """The requested backend cannot run here; the message says what is missing."""
+
+
+def backend_class(name: str) -> type[Backend[Any]]:
+    """The worker-side class of a registered backend (imported here, in the worker, never in the parent)."""
+    module, _, cls = get(name).device_class.partition(":")
+    found: type[Backend[Any]] = getattr(importlib.import_module(module), cls)
+    return found
+
+
+def missing(reason: str) -> str:
+    """What a backend lacks, without the advice on getting it (`unavailable_reason` says what is missing,
+    then after "; " how to get it): `auto` names each backend it passed over on every run, where the
+    advice would be noise; a request for that backend by name gets the whole reason."""
+    return reason.split("; ", 1)[0]
+
+
+def resolve(name: str, options: dict[str, Any] | None = None) -> Backend[Any]:
+    """The backend a worker profiles with, for the user's choice `name` (`auto`, `cpu`, `cuda`, `neuron`),
+    given each backend's options record by name, or a clear `BackendUnavailable`; `auto` is the best one
+    present (AUTO_ORDER), and says what it fell back from. Worker side: it imports torch."""
+    options = options or {}
+
+    def make(candidate: str) -> Backend[Any]:
+        return backend_class(candidate)(options.get(candidate))
+
+    if name == "auto":
+        skipped: list[str] = []
+        for candidate in AUTO_ORDER[:-1]:
+            reason = backend_class(candidate).unavailable_reason()
+            if reason is None:
+                backend = make(candidate)
+                why = f" ({'; '.join(skipped)})" if skipped else ""  # a fallback says what it fell back from
+                best = get(AUTO_ORDER[0]).title
+                backend.note = f"auto: {candidate} is present" + (f", fell back from {best}{why}" if skipped else "")
+                return backend
+            skipped.append(f"{candidate}: {missing(reason)}")
+        backend = make(AUTO_ORDER[-1])
+        backend.note = f"auto fell back to the {backend.device_label} (" + "; ".join(skipped) + ")"
+        return backend
+    if name not in SPECS:
+        raise BackendUnavailable(f"unknown backend {name!r}; choose one of {', '.join(NAMES)}")
+    reason = backend_class(name).unavailable_reason()
+    if reason is not None:
+        raise BackendUnavailable(f"the {name} backend is unavailable: {reason}. The cpu backend works everywhere: --backend cpu")
+    return make(name)

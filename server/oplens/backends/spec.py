@@ -5,7 +5,7 @@ A spec gives a backend's facts (`facts.py`: its name, device label, how device t
 options as a typed record (parsed and checked before a worker starts), the traps it reads from a
 finished run, the hint it adds to a failure, what it says about its artifacts, and the extra
 commands it offers. The worker-side class that
-profiles (torch) is named by `device_class` and imported only in the worker (`backends/resolve.py`).
+profiles (torch) is named by `device_class` and imported only in the worker (`backends/registry.py`: `resolve`).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from oplens.notebook.target import Live
 from oplens.records.errors import OpLensError
 from oplens.records.job import Job
 from oplens.records.run import Run
-from oplens.worker import profiling, quiet
+from oplens.worker import calls, profiling
 from oplens.worker.linemarks import LineMarker
 
 
@@ -82,7 +82,7 @@ def profile_statement(run_once: Callable[[], Any], live: Live, helpers: Iterable
         log = staged / runs.WORKER_LOG  # the profiler's own lines (Kineto's), not the kernel's stderr
         saved_env = dict(os.environ)
         try:
-            with quiet.logging_to(log):
+            with calls.logging_to(log):
                 backend = profiling.prepare_backend(job)
                 prepared = profiling.Prepared(job, backend, call, (), LineMarker(live.fn.__code__, helpers))
                 measured = profiling.measure(prepared, progress or _quiet)

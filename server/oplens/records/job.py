@@ -152,7 +152,7 @@ STOP_GRACE_S = 20.0  # how long the parent waits for that before it kills the wo
 # The environment variable that gives a worker (and, through torchrun, every rank) its parent's pid:
 # a worker whose parent is gone ends itself and the program's processes (worker/parent.py).
 PARENT_ENV = "OPLENS_PARENT_PID"
-# The program's log (worker.log to be), where a worker appends torch's profiler chatter (worker/quiet.py).
+# The program's log (worker.log to be), where a worker appends torch's profiler chatter (worker/calls.py: `to_log`).
 LOG_ENV = "OPLENS_WORKER_LOG"
 # The run's staging folder, set in the worker before the backends' `environment()` is read (Neuron keeps
 # the run's own NEFF cache there).

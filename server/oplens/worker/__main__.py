@@ -18,8 +18,7 @@ from pathlib import Path
 
 from oplens.records.errors import OpLensError
 from oplens.records.job import Ended, Failed, Finished, Job, Ready, WorkerMessage
-from oplens.worker.importing import environment_first
-from oplens.worker.parent import ToParent, watch_parent
+from oplens.worker.parent import ToParent, environment_first, watch_parent
 
 
 def main(argv: list[str]) -> int:

@@ -42,7 +42,7 @@ import torch
 from oplens.analysis import peaks
 from oplens.backends import registry
 from oplens.backends.device import Backend
-from oplens.backends.resolve import BackendUnavailable, resolve
+from oplens.backends.registry import BackendUnavailable, resolve
 from oplens.records.ceilings import (
     BFLOAT16,
     COPY,

@@ -1,7 +1,7 @@
 """The worker side of `oplens doctor`: what torch and a backend say on this host, as one JSON line.
 
 `python -m oplens.worker.doctor BACKEND` (the parent, `engine/doctor.py`, never imports torch):
-imports torch, asks `backends.resolve` for BACKEND exactly as a profile does (so an unavailable
+imports torch, asks `backends.registry.resolve` for BACKEND exactly as a profile does (so an unavailable
 backend gives the very message `oplens profile` would, and `auto` makes the same choice), then runs
 the chosen backend's `doctor_probe` (e.g. what torch_neuronx reports). It prints
 `{torch_version, torch_error, backend {name, available, message, device_name}, facts}` on stdout.
@@ -20,7 +20,7 @@ import sys
 import traceback
 from typing import Any
 
-from oplens.backends import registry, resolve
+from oplens.backends import registry
 
 
 def facts(requested: str, probe: bool = True) -> dict[str, Any]:
@@ -33,8 +33,8 @@ def facts(requested: str, probe: bool = True) -> dict[str, Any]:
     found["torch_version"] = str(torch.__version__)
     name = requested
     try:
-        backend = resolve.resolve(requested)
-    except resolve.BackendUnavailable as e:
+        backend = registry.resolve(requested)
+    except registry.BackendUnavailable as e:
         found["backend"] = {"name": requested, "available": False, "message": str(e), "device_name": ""}
     else:
         name = backend.name
@@ -64,10 +64,10 @@ def backends(requested: str) -> dict[str, Any]:
     found["torch_version"] = str(torch.__version__)
     for name in registry.AUTO_ORDER:
         try:
-            reason = resolve.backend_class(name).unavailable_reason()
+            reason = registry.backend_class(name).unavailable_reason()
         except Exception as e:  # a vendor module that breaks on import breaks only its backend
             reason = f"{type(e).__name__}: {e}"
-        found["missing"][name] = None if reason is None else resolve.missing(reason)
+        found["missing"][name] = None if reason is None else registry.missing(reason)
     found["backend"] = facts(requested, probe=False)["backend"]
     return found
 

@@ -1,5 +1,6 @@
-"""The worker's link to the OpLens process that started it: its messages to it (`ToParent`), and its end,
-with the program's processes, when that process is gone (`watch_parent`).
+"""The worker's link to the OpLens process that started it: its messages to it (`ToParent`), its end,
+with the program's processes, when that process is gone (`watch_parent`), and the bundle it inherits put
+after the environment's packages (`environment_first`): what every worker process sets up first.
 
 `ToParent` writes the messages of `records/job.py` (Ready, Progress, Finished, Failed, Ended) as JSON lines
 on the file descriptor the parent gave; `progress` is what a profile reports its stages with.
@@ -11,12 +12,25 @@ them, and the program would run on, holding the machine's devices. The parent gi
 environment (`PARENT_ENV`); a daemon thread checks once a second that this pid is still the same
 process (its start time in /proc, so a reused pid does not count) and not a zombie. When it is gone,
 the worker's process group gets SIGTERM (torchrun forwards it to its ranks), then SIGKILL.
+
+The environment's packages before the extension's (`environment_first`, at the worker's start): the
+extension starts the language server with its bundled pure-Python libraries (`bundled/libs`: OpLens, pygls,
+attrs, rich, ...) first on PYTHONPATH, and names that folder in `OPLENS_BUNDLED_LIBS`; the worker inherits
+both. The user's imports must find what the environment has, as the program alone would (its attrs, its
+typing_extensions, torch's own), not the extension's copies. So once `oplens` itself is imported from the
+bundle, the worker moves that folder to the end of `sys.path`: OpLens's modules keep coming from the bundle
+(through the package's `__path__`, so the server and its worker are one version), everything else from the
+environment first, and a package only the bundle has still imports. Processes the user's code starts
+inherit PYTHONPATH as it is (one of them may unpickle OpLens's objects).
+
+No torch here: `environment_first` runs before the worker imports it.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 from typing import IO
@@ -26,6 +40,20 @@ from oplens.records.job import PARENT_ENV, Progress, WorkerMessage, encode
 POLL_S = 1.0
 GRACE_S = 5.0  # for SIGTERM to end the group before SIGKILL does
 _PROC = os.path.exists("/proc/self/stat")
+BUNDLED_LIBS_ENV = "OPLENS_BUNDLED_LIBS"
+
+
+def environment_first() -> None:
+    """Move the bundled libraries' folder (`OPLENS_BUNDLED_LIBS`) to the end of `sys.path`, if it is on it."""
+    libs = os.environ.get(BUNDLED_LIBS_ENV, "")
+    if not libs:
+        return
+    key = os.path.normcase(os.path.abspath(libs))
+    found = [p for p in sys.path if p and os.path.normcase(os.path.abspath(p)) == key]
+    for p in found:
+        sys.path.remove(p)
+    if found:
+        sys.path.append(found[0])
 
 
 class ToParent:

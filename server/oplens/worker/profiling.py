@@ -25,8 +25,8 @@ from oplens.analysis.derive import Derived, Inputs, derive
 from oplens.analysis.stats import ESTIMATORS, spread
 from oplens.backends.device import Backend
 from oplens.backends.facts import CPU, BackendFacts
+from oplens.backends.registry import BackendUnavailable, backend_class, resolve
 from oplens.backends.registry import get as backend_spec
-from oplens.backends.resolve import BackendUnavailable, backend_class, resolve
 from oplens.backends.spec import RuntimeTime
 from oplens.records.errors import OpLensError
 from oplens.records.job import RUN_DIR_ENV, Job

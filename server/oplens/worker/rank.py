@@ -21,8 +21,7 @@ from pathlib import Path
 from oplens.records.errors import OpLensError
 from oplens.records.job import STOP_SIGNAL, Ended, Failed, Finished, Job, StagedTarget, WorkerMessage, encode
 from oplens.records.run import RankInfo
-from oplens.worker.importing import environment_first
-from oplens.worker.parent import watch_parent
+from oplens.worker.parent import environment_first, watch_parent
 
 
 def main(argv: list[str]) -> int:

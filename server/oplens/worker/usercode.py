@@ -2,15 +2,37 @@
 arguments from `--args`, and turn their exceptions into errors located at their own line.
 
 Worker side (imports torch, runs user code). Every failure is an `OpLensError` naming the fix.
+
+Their file is imported as the program would import it: a module of a package under its dotted name from
+its import root (one module object, relative imports resolved), a standalone script by its path.
+
+How Python itself would name the file, in order:
+1. the interpreter already reaches it: some ancestor folder of the file is an import root of this
+   interpreter (a `sys.path` entry: site-packages, a `.pth` of an editable install, `PYTHONPATH`) or a
+   meta-path finder (setuptools' editable finder) maps the top-level name to it; the deepest such
+   ancestor names it (`transformers.models.llama.modeling_llama`);
+2. a regular package not installed: the folder above its topmost `__init__.py` becomes an import root
+   (a repository's `mypkg/model.py`, a src layout's `src/mypkg/...`);
+3. a folder with no `__init__.py` whose file uses a relative import (a namespace package): the
+   workspace's `src/`, else the workspace, is its root;
+4. anything else is a standalone script, imported by path as it always was (its folder on `sys.path`).
+
+The rules are the interpreter's, read from this process's `sys.path`.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
+import importlib.machinery
+import importlib.util
 import inspect
+import os
 import sys
 import traceback
 import types
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +41,8 @@ import torch
 import oplens
 from oplens.records.errors import OUT_OF_MEMORY, OpLensError, bad_input
 from oplens.records.job import Job
+from oplens.records.run import SCRIPT_MODULE as SCRIPT
 from oplens.records.run import Target
-from oplens.worker.importing import import_file
 from oplens.worker.linemarks import code_objects
 
 _OPLENS_DIR = str(Path(oplens.__file__).parent)
@@ -35,8 +57,8 @@ def call(fn: Callable[..., Any], args: tuple[Any, ...], target: Target) -> Any:
 
 
 def load_module(file: Path, workspace: Path) -> tuple[types.ModuleType, str]:
-    """The user's file imported as the program would (`worker/importing.py`: a package module under its
-    dotted name, a script by path), and the module's name (`importing.SCRIPT` for a script)."""
+    """The user's file imported as the program would (`import_file`: a package module under its dotted name,
+    a script by path), and the module's name (`SCRIPT` for a script)."""
     try:
         return import_file(file, workspace)
     except OpLensError:
@@ -154,3 +176,176 @@ def _out_of_memory(exc: BaseException) -> bool:
     if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
         return True
     return OUT_OF_MEMORY.search(str(exc)) is not None
+
+
+# Importing the user's file as the program would (the module's doc has the rules).
+@dataclass(frozen=True)
+class ModulePlan:
+    """How the file is imported: under `name` (SCRIPT: by path), with `root` put on `sys.path` first
+    (None: the interpreter already reaches it)."""
+
+    name: str
+    root: Path | None
+    how: str  # in words, for messages: "an import root of this interpreter", "its package's root", ...
+
+
+def plan(file: Path, workspace: Path) -> ModulePlan:
+    """The name and import root under which Python would import `file` (see the module's doc)."""
+    file = file.resolve()
+    package_root, parts = _package_chain(file)
+    found = _reached(file, package_root, workspace)
+    if found is not None:
+        return found
+    if package_root != file.parent or file.name == "__init__.py":
+        return ModulePlan(".".join(parts), package_root, f"its package's root {package_root}")
+    relative = _relative_import(file)
+    if relative is not None:
+        for root in (workspace / "src", workspace):
+            name = _dotted(file, root.resolve())
+            if name is not None and "." in name:
+                return ModulePlan(name, root.resolve(), f"the namespace package's root {root.resolve()}")
+        raise bad_input(
+            f"{file.name} uses a relative import (line {relative}) but {file.parent} is not a package "
+            "(no __init__.py) and is not under the workspace",
+            f"add an __init__.py to {file.parent} (and to each folder up to the package's root), or install "
+            "the package into this interpreter (pip install -e .)",
+        )
+    return ModulePlan(SCRIPT, None, "a standalone script")
+
+
+def import_file(file: Path, workspace: Path) -> tuple[types.ModuleType, str]:
+    """The module object of `file` as the program imports it, and its name (SCRIPT: imported by path).
+
+    Raises ImportError or the user's own exception from the module's import; `bad_input` when the file
+    cannot be imported as part of its package."""
+    file = file.resolve()
+    how = plan(file, workspace)
+    if how.name == SCRIPT:
+        return _load_script(file, workspace), SCRIPT
+    for folder in ([str(how.root)] if how.root is not None else []) + [str(workspace)]:
+        if folder not in sys.path:
+            sys.path.insert(0 if folder == str(how.root) else len(sys.path), folder)
+    try:
+        module = importlib.import_module(how.name)
+    except ImportError as e:
+        if "relative import" in str(e):  # beyond the top-level package: a folder above lacks its __init__.py
+            raise bad_input(
+                f"{file.name} cannot be imported as {how.name} (from {how.how}): {e}",
+                f"its relative imports reach above the package {how.name.split('.')[0]}: add an __init__.py to "
+                f"{_package_chain(file)[0]} (and to each folder up to the package's root)",
+            ) from None
+        if e.name is not None and (how.name == e.name or how.name.startswith(e.name + ".")):
+            raise bad_input(
+                f"{file.name} cannot be imported as {how.name} (from {how.how}): {e}",
+                "is every folder of the package named as Python names (an identifier) and importable from "
+                "this interpreter? install it (pip install -e .) or open the workspace at its repository root",
+            ) from None
+        raise
+    loaded = getattr(module, "__file__", None)
+    if loaded is None or Path(loaded).resolve() != file:
+        raise bad_input(
+            f"importing {how.name} gave {loaded or 'a module without a file'}, not {file}",
+            f"another package named {how.name.split('.')[0]!r} is imported first; "
+            "profile the file Python imports, or uninstall the other copy",
+        )
+    return module, how.name
+
+
+def _load_script(file: Path, workspace: Path) -> types.ModuleType:
+    """A standalone script as a fresh module, with its folder and the workspace on sys.path."""
+    for folder in (str(workspace), str(file.parent)):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    name = file.stem if file.stem not in sys.modules and file.stem.isidentifier() else "__oplens_target__"
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise bad_input(f"cannot import {file}", "is it a Python source file?")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _package_chain(file: Path) -> tuple[Path, list[str]]:
+    """The folder above the file's topmost regular package (`__init__.py` folders), and the dotted parts
+    from there (the file's own folder and [stem] for a script)."""
+    parts = [] if file.name == "__init__.py" else [file.stem]
+    folder = file.parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return folder, parts
+
+
+def _reached(file: Path, package_root: Path, workspace: Path) -> ModulePlan | None:
+    """The name under which this interpreter already imports the file, from the deepest ancestor of its
+    package's root that is an import root (`sys.path`, or a meta-path finder's top-level name)."""
+    # The worker runs as `python -m` in the workspace, which put the workspace on sys.path: a root the
+    # program itself may not have. It names a namespace package of the workspace's folders only when the
+    # file has no package of its own (rule 3 decides those).
+    # A script's own folder under the workspace (put on sys.path by an earlier import, or by the user's
+    # PYTHONPATH) does not make it a module of that name: rule 4 imports it by path, as always.
+    # Nor does a root above the workspace make a namespace package of a script's folders.
+    ws = workspace.resolve()
+    entries = {_resolved(p) for p in sys.path if p} - {None, ws}
+    folder = package_root
+    script_here = file.name != "__init__.py" and folder == file.parent and folder.is_relative_to(ws)
+    if script_here:
+        folder = folder.parent
+    while True:
+        name = _dotted(file, folder)
+        if name is None or (script_here and not folder.is_relative_to(ws)):
+            return None
+        if folder in entries:
+            return ModulePlan(name, None, f"the import root {folder} of this interpreter")
+        if "." in name and _finder_maps(name.split(".")[0], folder, workspace):
+            return ModulePlan(name, None, "this interpreter's installed package")
+        if folder.parent == folder:
+            return None
+        folder = folder.parent
+
+
+def _finder_maps(top: str, folder: Path, workspace: Path) -> bool:
+    """Whether a finder of this interpreter resolves the top-level name `top` to `folder/top` (an editable
+    install's finder, a namespace package spread over several roots). Finding a top-level spec runs no
+    package code."""
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return False
+    if spec is None:
+        return False
+    wanted = folder / top
+    locations = list(spec.submodule_search_locations or [])
+    if spec.origin is None:  # a namespace package: only a portion under a real root counts, not the workspace's
+        locations = [loc for loc in locations if _resolved(str(Path(loc).parent)) != workspace.resolve()]
+    return any(_resolved(loc) == wanted for loc in locations)
+
+
+def _dotted(file: Path, root: Path) -> str | None:
+    """The module name of `file` under the import root `root`, or None where Python could not name it."""
+    try:
+        rel = file.relative_to(root)
+    except ValueError:
+        return None
+    parts = list(rel.parent.parts) + ([] if file.name == "__init__.py" else [file.stem])
+    if not parts or not all(p.isidentifier() for p in parts):
+        return None
+    return ".".join(parts)
+
+
+def _relative_import(file: Path) -> int | None:
+    """The line of the file's first relative import (`from . import x`), if it has one."""
+    try:
+        tree = ast.parse(file.read_text(encoding="utf-8"), filename=str(file))
+    except (OSError, UnicodeDecodeError, SyntaxError):
+        return None
+    lines = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level > 0]
+    return min(lines) if lines else None
+
+
+def _resolved(path: str) -> Path | None:
+    try:
+        return Path(os.path.abspath(path)).resolve()
+    except OSError:
+        return None
