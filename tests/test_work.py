@@ -144,20 +144,47 @@ def profile_fresh(tmp_path: Path, target: str, args: str) -> dict[str, Any]:
     return data
 
 
+def ceilings_again(tmp_path: Path) -> dict[str, Any]:
+    """The ceilings measured once more into the profile's cache. A ceiling is the best the device reaches:
+    one measured while another process held a core is low, and the line beats it (`above_ceiling`, its
+    roofline % not shown); of two measurements the higher is the device's."""
+    env = {**__import__("os").environ, "OPLENS_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "oplens", "calibrate", "--again", "--json", "-"],
+                          capture_output=True, text=True, timeout=300, env=env)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    found: dict[str, Any] = json.loads(proc.stdout)["ceilings"]
+    return found
+
+
+def within_ceiling(run: dict[str, Any], s: dict[str, Any], tmp_path: Path) -> None:
+    """The line runs no faster than its calibrated ceiling, within 10 %: as the run shows it (its roofline %),
+    or, where the run's ceiling was measured low (the line beats it), against the ceiling measured again."""
+    if not s["above_ceiling"]:
+        assert s["roofline_pct"] <= 110.0
+        return
+    again = ceilings_again(tmp_path)
+    if s["bound"] == "compute":
+        peak = max(run["device"]["dtype_peaks"][s["dtype"]], again["dtype_peaks"][s["dtype"]])
+        assert s["flop_per_s"] <= 1.10 * peak, f"{s['flop_per_s']:.3g} FLOP/s against {peak:.3g}"
+    else:
+        peak = max(run["device"]["bytes_per_s"], again["bytes_per_s"])
+        assert s["bytes_per_s"] <= 1.10 * peak, f"{s['bytes_per_s']:.3g} B/s against {peak:.3g}"
+
+
 def test_bounds_compute_memory_overhead_against_the_calibrated_ceilings(tmp_path: Path) -> None:
     mm = profile_fresh(tmp_path / "mm", "big_matmul", "make_big()")
     c = line(mm, 36)  # c = a @ a, 1024³
     assert c["flops"] == 2 * 1024**3 and c["bound"] == "compute" and c["dtype"] == "float32"
     assert mm["device"]["source"] == "measured" and mm["device"]["dtype_peaks"]["float32"] > 0
-    assert c["roofline_pct"] <= 110.0  # no faster than the calibrated ceiling, within 10 %
+    within_ceiling(mm, c, tmp_path / "mm")  # no faster than the calibrated ceiling, within 10 %
     assert c["flop_per_s"] == pytest.approx(c["flops"] / (c["self_device_us"] * 1e-6))  # achieved
-    assert c["flop_per_s"] <= 1.10 * mm["device"]["dtype_peaks"]["float32"]
     assert c["floor_us"] + c["headroom_us"] == pytest.approx(c["self_device_us"], rel=1e-6) or c["headroom_us"] == 0
 
     ew = profile_fresh(tmp_path / "ew", "big_elementwise", "make_huge()")  # a cache-sized one runs faster than DRAM
     y = line(ew, 20)
-    assert y["bound"] == "memory" and y["roofline_pct"] <= 110.0
-    if y["roofline_pct"] < 90:  # far from the roofline: said, with what closes the gap for its bound
+    assert y["bound"] == "memory"
+    within_ceiling(ew, y, tmp_path / "ew")
+    if (y["roofline_pct"] or 100.0) < 90:  # far from the roofline: said, with what closes the gap for its bound
         (hint,) = [i for i in ew["insights"] if i["kind"] == "headroom"]
         assert hint["line"] == 20 and "memory-bound" in hint["message"] and "fuse" in hint["message"]
     shown = subprocess.run([sys.executable, "-m", "oplens", "analyze", "latest", "--out", str(tmp_path / "ew"),

@@ -159,11 +159,15 @@ WHAT_CLOSES_IT = {
 }
 
 
+# A ceiling is the best of a few repeats: one measured while another process held the cores stays low in the
+# cache until measured again, and every later run's big lines beat it (seen on the 2-core CI machine).
+BUSY_CALIBRATION = "or the calibration ran while the machine was busy (`oplens calibrate --again` measures it anew)"
 WHY_ABOVE = {
     "memory": "the memory ceiling is the device memory's bandwidth (`oplens calibrate`'s copy and triad on "
-              "arrays well past the caches); this line's data is read from cache, so its roofline % is not shown",
+              f"arrays well past the caches); this line's data is read from cache, {BUSY_CALIBRATION}, "
+              "so its roofline % is not shown",
     "compute": "the ceiling is the best matmul of its dtype that `oplens calibrate` measured; a faster line ran on "
-               "another engine or in another dtype than its inputs', so its roofline % is not shown",
+               f"another engine or in another dtype than its inputs', {BUSY_CALIBRATION}, so its roofline % is not shown",
 }  # fmt: skip
 
 
