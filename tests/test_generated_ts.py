@@ -105,6 +105,8 @@ def test_a_field_is_required_in_the_readers_exactly_where_from_dict_refuses_its_
         expression = ts.read_field(f, f.name)
         if f.required:
             assert expression == (f"r.isNull('{f.name}') ? null : {plain}" if can_be_null else plain)
+        elif expression.startswith("r.objOrDefaults("):  # a record at its own defaults: those its reader fills in
+            assert expression == f"r.objOrDefaults('{f.name}', {ts.reader_name(tp)})" and f.default == ts.as_json(tp())
         else:
             assert expression != plain and (ts.literal(f.default, "    ") in expression or f.default in ([], {})), expression
 
@@ -177,6 +179,24 @@ def test_the_other_statuses_a_field_may_have() -> None:
     assert ts.read_field(since, "Odd.since") == "r.isNull('since') ? null : r.has('since') ? r.num('since') : 3"
     with pytest.raises(ts.Untranslatable, match=r"Odd.flags: a list of <class 'bool'>"):
         ts.reader(rec)
+
+
+@dataclass
+class Inner:
+    n: int = 0
+    s: str = ""
+
+
+@dataclass
+class Outer:
+    plain: Inner = field(default_factory=Inner)  # its defaults are Inner's: read from an empty object
+    other: Inner = field(default_factory=lambda: Inner(n=3))  # a default of its own: written here
+
+
+def test_a_record_field_at_the_records_own_defaults_is_written_once_in_its_reader() -> None:
+    plain, other = ts.record(Outer).fields
+    assert ts.read_field(plain, "Outer.plain") == "r.objOrDefaults('plain', readInner)"
+    assert ts.read_field(other, "Outer.other") == "r.obj('other', readInner, () => ({ n: 3, s: '' }))"
 
 
 def test_a_type_with_no_typescript_names_its_field() -> None:

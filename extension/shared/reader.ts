@@ -119,6 +119,11 @@ export class Reader {
     return read(Reader.of(v, this.where(key)));
   }
 
+  /** A record that takes its own defaults where absent (what `read` makes of an empty object). */
+  objOrDefaults<T>(key: string, read: (r: Reader) => T): T {
+    return this.obj(key, read, () => read(Reader.of({}, this.where(key))));
+  }
+
   list<T>(key: string, read: (r: Reader) => T, optional = true): T[] {
     const v = this.o[key];
     if (v === undefined || v === null) {

@@ -312,8 +312,18 @@ def read_field(f: Field, where: str, indent: str = "    ") -> str:
     if origin is dict and f.default == {}:
         return f"r.record({q}, {guard(typing.get_args(tp)[1], where)})"
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if _all_defaults(tp, f.default):  # its defaults are the record's own: written once, in its reader
+            return f"r.objOrDefaults({q}, {reader_name(tp)})"
         return f"r.obj({q}, {reader_name(tp)}, () => ({literal(f.default, indent)}))"
     return f"r.has({q}) ? {present} : {literal(f.default, indent)}"
+
+
+def _all_defaults(tp: type, default: Json) -> bool:
+    """`default` (as JSON) is the record `tp` with every field at its default (`tp()`)."""
+    try:
+        return bool(default == as_json(tp()))
+    except TypeError:  # a field without a default
+        return False
 
 
 def interface(rec: Record) -> list[str]:
