@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -177,17 +176,14 @@ def serves(worker: WorkerProcess, backend_options: Mapping[str, Any], run_dir: P
 def warm_environment(log_dir: Path) -> dict[str, str]:
     """What a worker started ahead of any run begins with (every backend's `warm_worker_environment`), with the
     scratch folder their files are in (`SCRATCH_ENV`, removed with `remove_scratch` after its job); {} where none
-    needs anything."""
-    log_dir.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix="warm-", dir=log_dir))
+    needs anything. The folder is named here and made by a backend that puts files in it (none on a host without
+    a vendor's stack)."""
+    scratch = log_dir / f"warm-{uuid.uuid4().hex[:12]}"
     env = dict(os.environ)
     extra: dict[str, str] = {}
     for spec in registry.SPECS.values():
         extra.update(spec.warm_worker_environment(scratch, {**env, **extra}))
-    if not extra:
-        shutil.rmtree(scratch, ignore_errors=True)
-        return {}
-    return {**extra, SCRATCH_ENV: str(scratch)}
+    return {**extra, SCRATCH_ENV: str(scratch)} if extra else {}
 
 
 def remove_scratch(worker: WorkerProcess) -> None:
