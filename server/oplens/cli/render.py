@@ -22,6 +22,7 @@ from oplens.records.format import (
     fmt_above,
     fmt_bound_cell,
     fmt_bytes,
+    fmt_count,
     fmt_flops,
     fmt_measured,
     fmt_us,
@@ -502,7 +503,7 @@ def overview(console: Console, run: OverviewRun) -> None:
         spread = [f"{fmt_us(r.median)}, {fmt_us(r.min)} … {fmt_us(r.max)} ({r.slowest})" if r and r.per_rank else ""]
         table.add_row(escape(f.qualname), escape(f"{_rel(f.file)}:{f.def_line}"), fmt_us(f.self_device_us),
                       Text.assemble(_bar(f.pct_self), f" {f.pct_self:4.1f} %"), fmt_us(f.total_device_us),
-                      f"{f.pct_total:.1f} %", f"{f.calls:g}", *(spread if ranked else []))  # fmt: skip
+                      f"{f.pct_total:.1f} %", fmt_count(f.calls), *(spread if ranked else []))  # fmt: skip
     console.print(table)
     if ranked:
         console.print(f"[dim]{len(run.ranks)} ranks: each figure is the mean over the ranks; the last column the "
@@ -519,7 +520,7 @@ def overview(console: Console, run: OverviewRun) -> None:
             mods.add_column(col, justify=justify)  # type: ignore[arg-type]
         for m in o.modules[:OVERVIEW_ROWS]:
             mods.add_row(escape(m.path), escape(m.type), fmt_us(m.total_device_us), f"{m.pct_total:.1f} %",
-                         fmt_us(m.self_device_us), f"{m.calls:g}")  # fmt: skip
+                         fmt_us(m.self_device_us), fmt_count(m.calls))  # fmt: skip
         console.print(mods)
     if o.functions:
         top = o.functions[0]

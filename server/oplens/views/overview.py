@@ -94,7 +94,7 @@ def overview_title(run: OverviewRun) -> str:
 def function_tooltip(o: Overview, f: FunctionStat) -> str:
     """A function's figures in a sentence (its lens's tooltip, its row's on the page)."""
     steps = f"{o.steps} profiled step{'s' if o.steps != 1 else ''}" if per_word(o) == "step" else "the time window"
-    calls = f"{f.calls:g} call{'' if f.calls == 1 else 's'}"
+    calls = f"{fmt_count(f.calls)} call{'' if f.calls == 1 else 's'}"
     return (f"Program overview: self {o.device_label} {fmt_us(f.self_device_us)} ({fmt_share(f.pct_self)}), total "
             f"{fmt_us(f.total_device_us)} ({fmt_share(f.pct_total)}), {calls} per {per_word(o)}; "
             f"the mean over {steps}")  # fmt: skip
