@@ -11,7 +11,7 @@ import pytest
 
 from conftest import DATA
 from oplens.cli import main as cli_main
-from oplens.engine.diff import Drift, _compare, diff_runs, map_lines
+from oplens.engine.diff import Drift, FunctionDiff, _compare, diff_runs, map_lines
 from oplens.engine.profile import ProfileRequest, profile
 from oplens.records.errors import OpLensError
 from oplens.records.job import TargetSpec
@@ -62,10 +62,22 @@ def test_an_inserted_line_is_new_and_the_lines_below_map(tmp_path: Path) -> None
 
 
 def test_two_runs_of_the_unchanged_function_flag_no_line_that_matters(tmp_path: Path) -> None:
+    """Where a line is flagged between two runs of the same code, it is one process's odd state, not the code's:
+    a third run sides with one of the two. Seen on the shared 2-core machine: `c = torch.relu(b)` 2-5× slower in
+    every call of one process out of ten (its iterations agree, p < 1e-6), the other lines as usual, with glibc's
+    allocation thresholds pinned too; 6 to 8 of the 90 ordered pairs of ten processes flagged a line."""
     a, b = profile_text(tmp_path, BEFORE), profile_text(tmp_path, BEFORE)
-    d = diff_runs(a, b)
-    flagged = [c for c in d.lines if c.verdict != "same" and max(c.before_us, c.after_us) > 0.01 * a.totals.self_device_us]
-    assert flagged == [], flagged
+
+    def flagged(d: FunctionDiff) -> dict[int | None, str]:
+        return {c.before_line: c.verdict for c in d.lines
+                if c.verdict != "same" and max(c.before_us, c.after_us) > 0.01 * d.before.totals.self_device_us}  # fmt: skip
+
+    first = flagged(diff_runs(a, b))
+    if first:
+        c = profile_text(tmp_path, BEFORE)
+        with_a, with_b = flagged(diff_runs(a, c)), flagged(diff_runs(c, b))
+        odd = [line for line in first if line in with_a and line in with_b]
+        assert odd == [], f"{first} between the two runs, and against a third: {with_a}, {with_b}"
 
 
 def test_line_mapping_follows_difflib() -> None:
