@@ -193,6 +193,14 @@ def remove_scratch(worker: WorkerProcess) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def discard(worker: WorkerProcess) -> None:
+    """A worker started ahead that will run no job (closed, dead, or unfit for the run): ended, and its log and
+    the files it was given gone."""
+    worker.kill()
+    worker.log.unlink(missing_ok=True)
+    remove_scratch(worker)
+
+
 def fits(worker: WorkerProcess, wanted: Mapping[str, str]) -> bool:
     """Whether a worker started ahead (torch imported) was started with the variables a run needs there."""
     return all(worker.env.get(k) == v for k, v in wanted.items())

@@ -15,7 +15,7 @@ from typing import Any
 
 from oplens.backends import registry
 from oplens.engine import request, runs
-from oplens.engine.process import ProgressFn, WorkerProcess, remove_scratch, run_environment, run_job, serves
+from oplens.engine.process import ProgressFn, WorkerProcess, discard, remove_scratch, run_environment, run_job, serves
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
 from oplens.engine.targets import resolve
 from oplens.records.errors import bad_input
@@ -85,9 +85,7 @@ def profile(
         # and compile-time debug info): a warm worker started without it is not used, a fresh one is.
         env = run_environment(req.backend_options, staged)
         if worker is not None and not (worker.alive() and serves(worker, req.backend_options, staged)):
-            worker.kill()
-            worker.log.unlink(missing_ok=True)
-            remove_scratch(worker)
+            discard(worker)
             worker = None
         if worker is None:
             worker = WorkerProcess(staging.root / ".staging", cwd=workspace, env=env)

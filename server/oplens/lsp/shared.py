@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from oplens.engine import runs
 from oplens.engine.diff import FunctionDiff, diff_runs
 from oplens.engine.merge import merge_dirs
-from oplens.engine.process import Echo, WorkerProcess, remove_scratch, warm_environment
+from oplens.engine.process import Echo, WorkerProcess, discard, warm_environment
 from oplens.engine.profile import ProfileRequest, profile
 from oplens.engine.program import ProgramRequest, run_program
 from oplens.lsp.kernel_runs import KernelRuns
@@ -275,9 +275,7 @@ class WarmPool:
         with self._lock:
             worker, self._worker = self._worker, None
         if worker is not None:
-            worker.kill()
-            worker.log.unlink(missing_ok=True)
-            remove_scratch(worker)
+            discard(worker)
 
 
 class SharedState:
