@@ -5,6 +5,7 @@ torch.utils.flop_counter's own formulas."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -130,15 +131,19 @@ def test_the_work_and_memory_listings(tmp_path: Path) -> None:
     assert "MFLOP" in next(r for r in work.stdout.splitlines() if "fill_(1.0).sum()" in r)
 
 
+def own_cache(tmp_path: Path) -> dict[str, str]:
+    """The environment of an `oplens` command whose ceilings live in a cache of its own under `tmp_path`."""
+    return {**os.environ, "OPLENS_CACHE_DIR": str(tmp_path / "cache")}
+
+
 def profile_fresh(tmp_path: Path, target: str, args: str) -> dict[str, Any]:
     """A profile whose ceilings are calibrated now, on this machine as loaded as the profile (a
     cache of its own)."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     out = tmp_path / "r.json"
-    env = {**__import__("os").environ, "OPLENS_CACHE_DIR": str(tmp_path / "cache")}
     proc = subprocess.run([sys.executable, "-m", "oplens", "profile", f"{WORK}::{target}", "--args", args,
                            "--iters", "5", "--warmup", "2", "--out", str(tmp_path), "--json", str(out)],
-                          capture_output=True, text=True, timeout=300, env=env)  # fmt: skip
+                          capture_output=True, text=True, timeout=300, env=own_cache(tmp_path))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     data: dict[str, Any] = json.loads(out.read_text())
     return data
@@ -148,9 +153,8 @@ def ceilings_again(tmp_path: Path) -> dict[str, Any]:
     """The ceilings measured once more into the profile's cache. A ceiling is the best the device reaches:
     one measured while another process held a core is low, and the line beats it (`above_ceiling`, its
     roofline % not shown); of two measurements the higher is the device's."""
-    env = {**__import__("os").environ, "OPLENS_CACHE_DIR": str(tmp_path / "cache")}
     proc = subprocess.run([sys.executable, "-m", "oplens", "calibrate", "--again", "--json", "-"],
-                          capture_output=True, text=True, timeout=300, env=env)  # fmt: skip
+                          capture_output=True, text=True, timeout=300, env=own_cache(tmp_path))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     found: dict[str, Any] = json.loads(proc.stdout)["ceilings"]
     return found
