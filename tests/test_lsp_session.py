@@ -247,12 +247,12 @@ async def test_compare_is_one_progress_and_its_cancel_stores_no_run(client: Lang
     task, token = await started(client, "oplens.compare", arg, "compare")
     begin = client.progress_reports[token][0]
     assert isinstance(begin, lsp.WorkDoneProgressBegin) and begin.title == "OpLens: comparing rmsnorm_naive, rmsnorm_fused"
-    assert all(m.startswith("rmsnorm_naive (1 of 2): ") for m in messages(client, token))
+    assert all(m.startswith("2 functions side by side: ") for m in messages(client, token))  # one worker, both
     client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=token))
     with pytest.raises(JsonRpcException) as e:
         await asyncio.wait_for(task, 30)
     assert e.value.data["kind"] == "cancelled"  # type: ignore[index]
-    assert not list((workspace / ".oplens" / "runs").glob("2*"))  # the second function never started
+    assert not list((workspace / ".oplens" / "runs").glob("2*"))  # neither function's run is stored
     assert list(client.progress_reports) == [token]  # one progress for the whole compare
 
 
@@ -289,6 +289,31 @@ async def test_compare_returns_the_side_by_side_summary(client: LanguageClient, 
     assert [r["variant"] for r in rows] == ["rmsnorm_naive", "rmsnorm_fused"]
     assert rows[0]["speedup"] == pytest.approx(1.0) and [r["op_calls"] for r in rows] == [6, 1]
     assert all(r["device_label"] == "CPU" for r in rows)
+    # measured side by side, the speed-up with its interval and a verdict on the page the results panel draws
+    assert rows[1]["method"] == "interleaved" and len(rows[1]["speedup_interval"]) == 2
+    page = reply["page"]
+    assert page["rows"][1]["verdict"] in ("faster", "slower", "no measurable difference") and page["rows"][1]["interval"]
+    assert page["method"].startswith("measured side by side in one worker") and reply["failed"] == []
+
+
+async def test_an_a_a_compare_reads_no_measurable_difference(client: LanguageClient, workspace: Path) -> None:
+    """Two identical functions under two names, over the real language server: the page the results panel draws
+    says "no measurable difference", the interval holding 1×. Where one run is flagged (a 95 % interval misses
+    1 in 20 of them by design), a second must not be: a difference the code made would show again."""
+    (workspace / "same.py").write_text(
+        "import torch\n\n\ndef a(x):\n    return (x @ x).relu()\n\n\ndef b(x):\n    return (x @ x).relu()\n")
+    uri = open_doc(client, workspace / "same.py")
+    targets = [{"uri": uri, "qualname": q} for q in ("a", "b")]
+    for attempt in range(2):
+        reply = plain(await run_command(client, "oplens.compare", {"targets": targets, "args": "torch.randn(192, 192)",
+                                                                   "warmup": 2, "iters": 20}))  # fmt: skip
+        row = reply["page"]["rows"][1]
+        if row["verdict"] == "no measurable difference" or attempt == 1:
+            break
+    assert row["verdict"] == "no measurable difference", reply["summary"]
+    low, high = reply["summary"][1]["speedup_interval"]
+    assert low <= 1.0 <= high and row["interval"]
+    assert "no measurable difference for b" in reply["page"]["summary"]
 
 
 async def test_open_explorer_explains_what_a_cpu_run_lacks(client: LanguageClient, workspace: Path) -> None:

@@ -36,11 +36,16 @@ def variant(data: Json, qualname: str, device_us: float, op_calls: float, *, bac
     d["run_id"] = f"20261201-103000-{qualname}-aaaaaa"
     d["target"]["qualname"] = qualname
     d["totals"] = {**d["totals"], "self_device_us": device_us, "self_cpu_us": device_us * 1.1, "op_calls": op_calls,
-                   "wall_us": {**d["totals"]["wall_us"], "median": 1500.0}}  # fmt: skip
+                   "wall_us": {**d["totals"]["wall_us"], "median": 1500.0},
+                   "device_samples_us": [device_us * f for f in JITTER]}  # fmt: skip
     d["compile"] = {**d["compile"], "compile_us": compile_us}
     if backend is not None:
         d["backend"] = {**d["backend"], **backend}
     return Run.from_dict(d)
+
+
+# each call's time about the variant's (the same spread for every variant: the speed-ups are the figures' ratios)
+JITTER = [1.0, 0.99, 1.01, 0.98, 1.02, 1.0, 0.995, 1.005, 0.97, 1.03]
 
 
 def three(naive: Json) -> list[Run]:
@@ -64,9 +69,17 @@ def test_each_variant_written_the_first_the_baseline(naive: Json) -> None:
 
 def test_the_summary_names_the_fastest_variant(naive: Json) -> None:
     assert compare_page(three(naive)).summary == (
-        "rmsnorm_fused takes 199.3 µs of CPU time per iteration against 1.16 ms for rmsnorm_naive: 5.84× faster, "
-        "in 1 operator call instead of 6."
+        "rmsnorm_fused takes 199.3 µs of CPU time per iteration against 1.16 ms for rmsnorm_naive: 5.84× faster "
+        "(5.74×–5.95× at 95 %), in 1 operator call instead of 6."
     )
+    assert [(r.interval, r.verdict) for r in compare_page(three(naive)).rows] == [
+        ("", "baseline"), ("5.74×–5.95×", "faster"), ("4.58×–4.74×", "faster")]
+    # two runs of separate processes: their method says so
+    assert compare_page(three(naive)).method.startswith("measured in two processes at two moments")
+    same = compare_page([variant(naive, "a", 100.0, 2), variant(naive, "b", 100.5, 2)])
+    assert same.rows[1].verdict == "no measurable difference" and same.summary == (
+        "No variant is measurably faster than a (100.0 µs of CPU time per iteration): no measurable difference for b "
+        "(the 95 % interval of the speed-up holds 1×).")
     slower = [variant(naive, "a", 100.0, 2), variant(naive, "b", 300.0, 3)]
     assert compare_page(slower).summary == "No variant is faster than a here (100.0 µs of CPU time per iteration)."
     assert compare_page(slower[:1]).summary == ""

@@ -1,4 +1,5 @@
-// Compare Functions… on the three variants of rmsnorm.py: a speed-up for each.
+// Compare Functions… on the three variants of rmsnorm.py, measured side by side: a speed-up for each, with its
+// 95 % interval and verdict, and how they were measured.
 import { step } from '../harness.mjs';
 import { ARGS_EXPR, log, PROFILE_TIMEOUT_MS, StepFailure, waitFor } from '../helpers.mjs';
 
@@ -74,6 +75,15 @@ export async function compare(ctx) {
     const figures = speedups.map((t) => Number.parseFloat(t)).filter((x) => Number.isFinite(x) && x > 0);
     if (figures.length < wanted.length) {
       throw new StepFailure(`the comparison should show a speed-up for each of the ${wanted.length} variants, found ${JSON.stringify(speedups)}:\n${body.slice(0, 1500)}`);
+    }
+    const verdicts = (await frame.locator('td.verdict').allInnerTexts()).map((t) => t.trim());
+    log(`verdicts shown: ${verdicts.join(', ')}`);
+    const allowed = ['faster', 'slower', 'no measurable difference'];
+    if (verdicts.length !== wanted.length || verdicts[0] !== 'baseline' || !verdicts.slice(1).every((v) => allowed.includes(v))) {
+      throw new StepFailure(`each variant should have a verdict (the first the baseline), found ${JSON.stringify(verdicts)}`);
+    }
+    if (!/95 % interval/.test(body) || !/side by side in one worker/.test(body)) {
+      throw new StepFailure(`the comparison should show the speed-ups' intervals and how the variants were measured:\n${body.slice(0, 1500)}`);
     }
     await screenshot('compare-summary');
   });

@@ -1,7 +1,8 @@
 /**
  * The results page of a comparison: each variant's time, as bars and figures, and its speed-up
- * against the first. The server writes the page (`oplens.views.compare`: names, figures, speed-ups,
- * the summary); this draws it, the bars' lengths from the device times.
+ * against the first with its 95 % interval and verdict. The server writes the page (`oplens.views.compare`:
+ * names, figures, speed-ups, intervals, verdicts, the summary and how the variants were measured); this
+ * draws it, the bars' lengths from the device times.
  */
 
 import type { CompareView } from '../shared/messages';
@@ -27,6 +28,8 @@ export function showCompare(view: CompareView): void {
         withCpu ? h('td', { class: 'num' }, r.self_cpu) : null,
         h('td', { class: 'num' }, r.op_calls),
         h('td', { class: 'num speedup' }, r.speedup),
+        h('td', { class: 'num muted' }, r.interval),
+        h('td', { class: `verdict verdict-${r.verdict.replace(/ /g, '-')}` }, r.verdict),
       ),
     );
   });
@@ -42,13 +45,16 @@ export function showCompare(view: CompareView): void {
       withCpu ? h('th', { scope: 'col', class: 'num' }, 'Self CPU') : null,
       h('th', { scope: 'col', class: 'num', title: 'Operator calls per iteration' }, 'Ops'),
       h('th', { scope: 'col', class: 'num' }, 'Speed-up'),
+      h('th', { scope: 'col', class: 'num', title: "The speed-up's 95 % interval" }, '95 % interval'),
+      h('th', { scope: 'col' }, 'Verdict'),
     ),
   );
   const summary = view.page.summary ? h('p', {}, view.page.summary) : null;
+  const method = view.page.method ? h('p', { class: 'muted small method' }, view.page.method) : null;
   append(
     app,
-    h('header', {}, h('h1', {}, 'Comparison ', h('span', { class: `badge device-${label.toLowerCase()}` }, label)), h('div', { class: 'sub' }, 'Per iteration, identical inputs and profiler settings; speed-ups against the first variant.')),
-    section('Variants', h('table', { class: 'compare' }, head, body), summary),
+    h('header', {}, h('h1', {}, 'Comparison ', h('span', { class: `badge device-${label.toLowerCase()}` }, label)), h('div', { class: 'sub' }, 'Per iteration, measured side by side; speed-ups against the first variant, with their 95 % interval.')),
+    section('Variants', h('table', { class: 'compare' }, head, body), summary, method),
     view.failed.length ? section('Not compared', h('ul', {}, ...view.failed.map((f) => h('li', {}, h('code', {}, f.variant), `: ${f.message}`)))) : null,
   );
 }

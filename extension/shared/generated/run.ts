@@ -651,6 +651,25 @@ export interface BackendInfo {
   warnings: string[];
 }
 
+/**
+ * A run measured beside other variants in one worker, one call of each per round, the order rotated each
+ * round (`oplens compare`, worker/sidebyside.py): its calls share the machine's moments with theirs, so
+ * the `k`-th call of each variant's samples ran in the same round.
+ */
+export interface SideBySide {
+  /** the same for every run of the compare */
+  group: string;
+  /** every variant measured, as FILE::QUALNAME, the baseline first */
+  variants: string[];
+  /** this run's place among them */
+  index: number;
+  /**
+   * Its calls in the shared trace: oplens.iter:<k> for each k (the trace holds every variant's calls)
+   * @default []
+   */
+  trace_calls: number[];
+}
+
 export interface Config {
   warmup: number;
   iters: number;
@@ -671,6 +690,11 @@ export interface Config {
    * @default false
    */
   statement: boolean;
+  /**
+   * measured beside other variants (a compare), else alone
+   * @default null
+   */
+  side_by_side: SideBySide | null;
 }
 
 /**
@@ -1475,6 +1499,16 @@ export function readBackendInfo(r: Reader): BackendInfo {
   };
 }
 
+/** A `SideBySide` from its JSON: requires group, variants, index; the rest take their defaults. */
+export function readSideBySide(r: Reader): SideBySide {
+  return {
+    group: r.str('group'),
+    variants: r.strings('variants', false),
+    index: r.num('index'),
+    trace_calls: r.numbers('trace_calls'),
+  };
+}
+
 /** A `Config` from its JSON: requires warmup, iters; the rest take their defaults. */
 export function readConfig(r: Reader): Config {
   return {
@@ -1485,6 +1519,7 @@ export function readConfig(r: Reader): Config {
     timeout_s: r.num('timeout_s', 0),
     record_shapes: r.bool('record_shapes', true),
     statement: r.bool('statement', false),
+    side_by_side: r.has('side_by_side') ? r.obj('side_by_side', readSideBySide) : null,
   };
 }
 

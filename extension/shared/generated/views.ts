@@ -23,10 +23,21 @@ export interface CompareRow {
   op_calls: string;
   /** the median wall time of a call */
   wall: string;
-  /** the baseline's device time over this variant's: `1.00×` for the baseline, `–` without device time */
+  /** the baseline's time per call over this variant's: `1.00×` for the baseline, `–` without device time */
   speedup: string;
+  /** the speed-up's 95 % interval, `1.71×–2.05×` ('' for the baseline) */
+  interval: string;
+  /** faster | slower | no measurable difference | baseline */
+  verdict: string;
   /** `compile on first call ~1.20 s, not included`; '' where nothing compiled */
   compile: string;
+}
+
+/** A variant that could not be measured, and why (the others are still compared). */
+export interface CompareFailure {
+  /** FILE::QUALNAME */
+  variant: string;
+  message: string;
 }
 
 /** The `page` of an `oplens.compare` answer: the variants side by side, the first the baseline. */
@@ -38,6 +49,13 @@ export interface ComparePage {
   rows: CompareRow[];
   /** the fastest variant against the baseline, in a sentence; '' for one variant */
   summary: string;
+  /** how the variants were measured and the speed-ups estimated, in a sentence */
+  method: string;
+  /**
+   * the variants not measured
+   * @default []
+   */
+  failed: CompareFailure[];
 }
 
 /** One line of the "vs previous run" table, ready to draw. */
@@ -382,7 +400,7 @@ export function readPageStat(r: Reader): PageStat {
   };
 }
 
-/** A `CompareRow` from its JSON: requires run_id, variant, self_device_us, self_device, self_cpu, op_calls, wall, speedup, compile; the rest take their defaults. */
+/** A `CompareRow` from its JSON: requires run_id, variant, self_device_us, self_device, self_cpu, op_calls, wall, speedup, interval, verdict, compile; the rest take their defaults. */
 export function readCompareRow(r: Reader): CompareRow {
   return {
     run_id: r.str('run_id'),
@@ -393,17 +411,29 @@ export function readCompareRow(r: Reader): CompareRow {
     op_calls: r.str('op_calls'),
     wall: r.str('wall'),
     speedup: r.str('speedup'),
+    interval: r.str('interval'),
+    verdict: r.str('verdict'),
     compile: r.str('compile'),
   };
 }
 
-/** A `ComparePage` from its JSON: requires label, with_cpu, rows, summary; the rest take their defaults. */
+/** A `CompareFailure` from its JSON: requires variant, message; the rest take their defaults. */
+export function readCompareFailure(r: Reader): CompareFailure {
+  return {
+    variant: r.str('variant'),
+    message: r.str('message'),
+  };
+}
+
+/** A `ComparePage` from its JSON: requires label, with_cpu, rows, summary, method; the rest take their defaults. */
 export function readComparePage(r: Reader): ComparePage {
   return {
     label: r.str('label'),
     with_cpu: r.bool('with_cpu'),
     rows: r.list('rows', readCompareRow, false),
     summary: r.str('summary'),
+    method: r.str('method'),
+    failed: r.list('failed', readCompareFailure),
   };
 }
 

@@ -139,7 +139,7 @@ export class Comparer {
         const entry = this.store.get(row.run_id);
         files[row.run_id] = entry ? vscode.workspace.asRelativePath(vscode.Uri.parse(entry.uri), false) : '';
       }
-      this.panel.showCompare({ page, files, failed: [] });
+      this.panel.showCompare({ page, files, failed: page.failed });
     } catch (e) {
       await this.profiler.reportFailure(e, 'the comparison', options.backend, {
         editArguments: () => this.compareFunctions(baseline),

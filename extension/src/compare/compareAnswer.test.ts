@@ -16,6 +16,8 @@ const row = (variant: string, speedup: string): Json => ({
   op_calls: '6',
   wall: '1.30 ms',
   speedup,
+  interval: speedup === '1.00×' ? '' : '5.60×–6.10×',
+  verdict: speedup === '1.00×' ? 'baseline' : 'faster',
   compile: '',
 });
 const answer = (): Json => ({
@@ -24,7 +26,8 @@ const answer = (): Json => ({
     label: 'CPU',
     with_cpu: false,
     rows: [row('rmsnorm_naive', '1.00×'), row('rmsnorm_fused', '5.84×')],
-    summary: 'rmsnorm_fused takes 199.3 µs of CPU time per iteration against 1.16 ms for rmsnorm_naive: 5.84× faster, in 1 operator call instead of 6.',
+    summary: 'rmsnorm_fused takes 199.3 µs of CPU time per iteration against 1.16 ms for rmsnorm_naive: 5.84× faster (5.60×–6.10× at 95 %), in 1 operator call instead of 6.',
+    method: 'measured side by side in one worker, one call of each variant per round, the order rotated each round',
   },
 });
 
@@ -34,12 +37,14 @@ describe('parseComparePage', () => {
     assert.equal(page.label, 'CPU');
     assert.equal(page.with_cpu, false);
     assert.deepEqual(
-      page.rows.map((r) => [r.variant, r.speedup]),
+      page.rows.map((r) => [r.variant, r.speedup, r.interval, r.verdict]),
       [
-        ['rmsnorm_naive', '1.00×'],
-        ['rmsnorm_fused', '5.84×'],
+        ['rmsnorm_naive', '1.00×', '', 'baseline'],
+        ['rmsnorm_fused', '5.84×', '5.60×–6.10×', 'faster'],
       ],
     );
+    assert.match(page.method, /side by side in one worker/);
+    assert.deepEqual(page.failed, []);
     assert.match(page.summary, /5\.84× faster/);
   });
 

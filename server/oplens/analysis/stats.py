@@ -11,6 +11,7 @@ distribution-free confidence interval, and the Mann-Whitney U test. Pure Python.
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Sequence
 
 from oplens.records.run import Spread
@@ -162,3 +163,69 @@ def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
         return 1.0
     z = (abs(u - n1 * n2 / 2) - 0.5) / math.sqrt(variance)  # with continuity correction
     return max(0.0, min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2))))
+
+
+# A speed-up (engine/compare.py): the baseline's median call over a variant's median call, with its CONFIDENCE
+# interval by the bootstrap (BOOTSTRAP resamples, a fixed seed: the same runs give the same interval). The median
+# call, not the mean less the stalls: a stall moves neither, and a median holds where up to half of one
+# variant's calls stall (on a busy machine a third of a small function's calls can), where a ratio per round
+# would break as soon as either of its two calls did.
+# Measured side by side (one worker, one call of each per round): the rounds are resampled, each variant's
+# call of a round with the other's, so the moments the calls shared stay paired.
+# From two processes (a diff of two stored runs): each run's calls are resampled on their own, and the
+# machine's state in each process is part of what is measured.
+BOOTSTRAP = 2000
+SPEEDUP_METHODS = {
+    "interleaved": (
+        "measured side by side in one worker, one call of each variant per round, the order rotated each round; "
+        "speed-up: the baseline's median call over the variant's, its "
+        f"{CONFIDENCE:.0%} interval from {BOOTSTRAP:,} bootstrap resamples of the rounds"
+    ),
+    "separate": (
+        "measured in two processes at two moments: speed-up: the baseline's median call over the variant's, its "
+        f"{CONFIDENCE:.0%} interval from {BOOTSTRAP:,} bootstrap resamples of each run's calls; the machine's state "
+        "in each process can decide a small difference"
+    ),
+}
+
+
+def median_ratio(base: Sequence[float], other: Sequence[float], paired: bool) -> tuple[float, float, float]:
+    """median(base) / median(other) and its CONFIDENCE interval (percentile bootstrap; `paired`: `base[k]` and
+    `other[k]` are resampled together); (0, 0, 0) where a side has no positive value."""
+    if paired:
+        pairs = [(b, o) for b, o in zip(base, other, strict=False)]
+        b_all, o_all = [b for b, _ in pairs], [o for _, o in pairs]
+    else:
+        b_all, o_all = list(base), list(other)
+    if not b_all or not o_all or median(sorted(o_all)) <= 0 or median(sorted(b_all)) <= 0:
+        return 0.0, 0.0, 0.0
+    estimate = median(sorted(b_all)) / median(sorted(o_all))
+    rng = random.Random(0)
+    n, m = len(b_all), len(o_all)
+    ratios = []
+    for _ in range(BOOTSTRAP):
+        if paired:
+            picks = [rng.randrange(n) for _ in range(n)]
+            bs, os_ = sorted(b_all[i] for i in picks), sorted(o_all[i] for i in picks)
+        else:
+            bs = sorted(b_all[rng.randrange(n)] for _ in range(n))
+            os_ = sorted(o_all[rng.randrange(m)] for _ in range(m))
+        mo = median(os_)
+        if mo > 0:
+            ratios.append(median(bs) / mo)
+    ratios.sort()
+    tail = (1 - CONFIDENCE) / 2
+    return estimate, _quantile(ratios, tail), _quantile(ratios, 1 - tail)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of `p_values` for testing them together (the family-wise error held at the
+    level whatever their dependence): each adjusted p, in the given order."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted = [1.0] * len(p_values)
+    running = 0.0
+    m = len(p_values)
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted

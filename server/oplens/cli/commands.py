@@ -27,7 +27,7 @@ from oplens.cli import calibrate, doctor, render, serve
 from oplens.cli.progress import capture_display, progress_display
 from oplens.engine import runs
 from oplens.engine.analyze import reanalyze
-from oplens.engine.compare import compare_rows
+from oplens.engine.compare import compare, compare_rows
 from oplens.engine.diff import diff_runs
 from oplens.engine.merge import merge_dirs, rank_part
 from oplens.engine.overview_diff import diff_overviews
@@ -125,6 +125,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     c.add_argument("targets", nargs="+", help="FILE::QUALNAME ... (the first is the baseline)")
     c.add_argument("--args", action="append", default=[], metavar="EXPR",
                    help="arguments for every target, or once per target in order")
+    c.add_argument("--fail-if-slower", type=float, metavar="PCT",
+                   help="exit 1 where a variant is slower than the baseline by more than PCT %% over its whole "
+                   "interval (a CI gate)")  # fmt: skip
     common(c)
 
     d = sub.add_parser("diff", help="one function before and after an edit: each line's change, with a verdict")
@@ -399,15 +402,29 @@ def _compare(args: argparse.Namespace, out: Console, err: Console) -> int:
             f"{len(exprs)} --args for {len(args.targets)} targets",
             "give --args once (shared by every target) or once per target, in the same order",
         )
-    runs: list[Run] = []
-    for i, target in enumerate(args.targets):
-        expr = exprs[i] if len(exprs) > 1 else (exprs[0] if exprs else "")
-        runs.append(_profile_one(args, target, expr, err))
+    reqs = [_request(args, target, exprs[i] if len(exprs) > 1 else (exprs[0] if exprs else ""))
+            for i, target in enumerate(args.targets)]  # fmt: skip
+    with progress_display(err, " vs ".join(t.rsplit("::", 1)[-1] for t in args.targets)) as on_progress:
+        compared = compare(reqs, progress=on_progress)
+    runs = compared.runs
     summary = compare_rows(runs)
-    _emit_json(args.json, {"runs": [r.to_dict() for r in runs], "summary": summary})
+    failed = [{"variant": name, "error": e.to_dict()} for name, e in compared.failed]
+    _emit_json(args.json, {"runs": [r.to_dict() for r in runs], "summary": summary, "failed": failed})
     if args.json != "-":
-        render.compare_table(out, compare_page(runs))
+        render.compare_table(out, compare_page(runs, compared.failed))
     _require_device_time(runs)
+    return _gate(args.fail_if_slower, summary)
+
+
+def _gate(pct: float | None, summary: list[dict[str, Any]]) -> int:
+    """`--fail-if-slower PCT`: 1 where a variant (after the baseline) is slower by more than PCT with its whole
+    interval beyond it (its time over the baseline's above 1 + PCT/100 at the interval's best), else 0."""
+    if pct is None:
+        return 0
+    for row in summary[1:]:
+        low, high = row["speedup_interval"]
+        if high > 0 and 1.0 / high > 1.0 + pct / 100.0:
+            return 1
     return 0
 
 

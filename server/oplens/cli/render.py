@@ -387,7 +387,10 @@ def compare_table(console: Console, page: ComparePage) -> None:
     table.add_column("Operator calls", justify="right")
     table.add_column("Wall (median)", justify="right")
     table.add_column(f"Speed-up vs {page.rows[0].variant}" if page.rows else "Speed-up", justify="right")
+    table.add_column("95 % interval", justify="right")
+    table.add_column("Verdict")
     for row in page.rows:
+        style = VERDICT_STYLE.get(row.verdict, "")
         table.add_row(
             escape(row.variant),
             row.self_device,
@@ -395,15 +398,23 @@ def compare_table(console: Console, page: ComparePage) -> None:
             row.op_calls,
             row.wall,
             row.speedup,
+            row.interval,
+            f"[{style}]{row.verdict}[/]" if style else row.verdict,
         )
     console.print(f"[bold]Comparison[/] (per iteration, {label})")
     console.print(table)
     for row in page.rows:
         if row.compile:
             console.print(f"[dim]{escape(row.variant)}: {escape(row.compile)}[/]")
+    if page.summary:
+        console.print(escape(page.summary))
+    if page.method:
+        console.print(f"[dim]{escape(page.method)}[/]")
+    for f in page.failed:
+        console.print(f"[red]not compared[/] {escape(f.variant)}: {escape(f.message)}")
 
 
-VERDICT_STYLE = {"slower": "red", "faster": "green", "new": "cyan", "removed": "dim", "same": ""}
+VERDICT_STYLE = {"slower": "red", "faster": "green", "new": "cyan", "removed": "dim", "same": "", "baseline": "dim"}
 
 
 def diff(console: Console, d: FunctionDiff) -> None:

@@ -16,7 +16,9 @@ from pathlib import Path
 
 from oplens.analysis import sources
 from oplens.analysis.chrome_trace import read_events
+from oplens.analysis.columns import AnyEvents
 from oplens.analysis.derive import Inputs, derive
+from oplens.analysis.sidebyside import calls_of
 from oplens.analysis.stats import ESTIMATORS
 from oplens.backends import registry
 from oplens.backends.spec import RuntimeTime
@@ -35,9 +37,11 @@ def reanalyze(run: Run) -> Run:
             "profile the function again: every run keeps its trace",
         )
     try:
-        events = read_events(trace)
+        events: AnyEvents = read_events(trace)
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise bad_input(f"cannot read {trace}: {e}", "is the file complete? profile again for a fresh trace") from None
+    if run.config.side_by_side is not None:  # a compare's shared trace: this variant's calls only
+        events = calls_of(events, run.config.side_by_side.trace_calls)
     fused: dict[str, list[SourceRef]] = {}
     for line in run.lines:
         for region in line.compiled:

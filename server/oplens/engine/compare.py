@@ -1,17 +1,136 @@
-"""The side-by-side summary of several runs (the case study's table), for every front end."""
+"""`oplens compare`, parent side: several functions measured side by side in one worker, and their summary.
+
+`compare` resolves and checks every variant before any runs, stages one run per variant, and sends one
+job (`Job.side_by_side`) to one worker, which calls the variants interleaved round by round
+(worker/sidebyside.py); each variant's run is stored as a profile's is. A variant that fails is named
+(`Compared.failed`) and the others are still compared.
+
+`compare_rows` is the side-by-side table (the case study's) for every front end: per variant its figures
+and its speed-up against the first (the baseline), with the speed-up's interval and the verdict that the
+interval allows (`analysis/stats.py`'s `median_ratio`: its rounds resampled together for runs measured side by
+side, each run's calls on their own for runs of separate processes, each labelled with its method).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import shutil
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from oplens.analysis.stats import SPEEDUP_METHODS, median_ratio
+from oplens.engine import runs
+from oplens.engine.process import ProgressFn, WorkerProcess, discard, remove_scratch, run_environment, run_side_by_side, serves
+from oplens.engine.profile import ProfileRequest, validate
+from oplens.engine.targets import resolve
+from oplens.records.errors import OpLensError, bad_input
+from oplens.records.job import Job, Variant
 from oplens.records.run import Run
+
+FASTER, SLOWER, SAME, BASELINE = "faster", "slower", "no measurable difference", "baseline"
+
+
+@dataclass
+class Compared:
+    """A compare's outcome: the variants measured, in the order given, and those that could not be."""
+
+    runs: list[Run]
+    failed: list[tuple[str, OpLensError]] = field(default_factory=list)  # (FILE::QUALNAME, why)
+
+
+def compare(
+    reqs: list[ProfileRequest],
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+    worker: WorkerProcess | None = None,
+) -> Compared:
+    """Measure `reqs`' functions side by side in one worker (a new one, or `worker` if warm) and store each run.
+    The first request's settings (backend, warm-up, iterations) are the compare's; each keeps its own arguments."""
+    if len(reqs) < 2:
+        raise bad_input("a compare needs two functions or more", "name the baseline first, then each variant")
+    for req in reqs:
+        validate(req)
+    head = reqs[0]
+    workspace = head.workspace.resolve()
+    resolved = []
+    for req in reqs:  # every variant checked before any runs
+        file = Path(req.target.file)
+        target, fn = resolve(file if file.is_absolute() else workspace / file, req.target.qualname, req.target.line)
+        if fn.required_params and not req.args.strip():
+            raise bad_input(f"{fn.signature} needs arguments",
+                            'pass them with --args, a Python expression evaluated in its module, e.g. --args "make_inputs()"'
+                            " (once for every function, or once per function in order)")  # fmt: skip
+        resolved.append((req, target, fn))
+    with runs.Staging(runs.runs_root(workspace, head.out), head.options()) as staging:
+        staged = [staging.add(target.qualname) for _, target, _ in resolved]
+        (_, target, fn), others = resolved[0], resolved[1:]
+        job = Job(
+            target=target,
+            signature=fn.signature,
+            args=head.args,
+            backend=head.backend,
+            warmup=head.warmup,
+            iters=head.iters,
+            stage_dir=str(staged[0]),
+            workspace=str(workspace),
+            backend_options={name: dataclasses.asdict(opts) for name, opts in head.backend_options.items()},
+            timeout_s=head.timeout_s,
+            profiler_warmup=head.profiler_warmup,
+            side_by_side=[Variant(t, f.signature, r.args, str(s)) for (r, t, f), s in zip(others, staged[1:], strict=True)],
+        )
+        env = run_environment(head.backend_options, staged[0])
+        if worker is not None and not (worker.alive() and serves(worker, head.backend_options, staged[0])):
+            discard(worker)
+            worker = None
+        if worker is None:
+            worker = WorkerProcess(staging.root / ".staging", cwd=workspace, env=env)
+        staging.log = worker.log
+        try:
+            results = run_side_by_side(worker, job, sum(r.timeout_s for r in reqs), progress, cancel)
+        finally:
+            remove_scratch(worker)
+        done: list[Run] = []
+        failed: list[tuple[str, OpLensError]] = []
+        last = max((i for i, r in enumerate(results) if isinstance(r, Run)), default=-1)
+        for i, (result, (req, target, _)) in enumerate(zip(results, resolved, strict=True)):
+            if not isinstance(result, Run):
+                failed.append((f"{req.target.file}::{target.qualname}", result))
+                continue
+            log = staged[i] / runs.WORKER_LOG
+            if i == last:
+                kept = runs.keep_log(worker.log, log)
+            else:
+                kept = _copy(worker.log, log)
+            staging.store(staged[i], result, kept)
+            done.append(result)
+        if not done:
+            name, error = failed[0]
+            error.message = f"{name}: {error.message}"
+            raise error
+    return Compared(done, failed)
+
+
+def _copy(log: Path, dest: Path) -> Path | None:
+    try:
+        shutil.copyfile(log, dest)
+        return dest
+    except OSError:
+        return None
 
 
 def compare_rows(runs: list[Run]) -> list[dict[str, Any]]:
-    """One row per run; `speedup` is the first run's device time over this run's."""
-    base = runs[0].totals.self_device_us if runs else 0.0
-    return [
-        {
+    """One row per run; `speedup` is the first run's time per call over this run's (its self device time: Self CPU
+    on the CPU), `speedup_interval` its confidence interval, `verdict` what the interval allows, `method` how the
+    two were measured (`analysis/stats.py`'s SPEEDUP_METHODS)."""
+    base = runs[0] if runs else None
+    rows = []
+    for i, r in enumerate(runs):
+        speedup, low, high, method = 1.0, 1.0, 1.0, ""
+        if i > 0 and base is not None:
+            speedup, low, high, method = speedup_of(base, r)
+        rows.append({
             "variant": r.target.qualname,
             "run_id": r.run_id,
             "device_label": r.backend.device_label,
@@ -20,7 +139,40 @@ def compare_rows(runs: list[Run]) -> list[dict[str, Any]]:
             "op_calls": r.totals.op_calls,
             "wall_median_us": r.totals.wall_us.median,
             "compile_us": r.compile.compile_us,
-            "speedup": base / r.totals.self_device_us if r.totals.self_device_us > 0 else 0.0,
-        }
-        for r in runs
-    ]
+            "speedup": speedup,
+            "speedup_interval": [low, high],
+            "verdict": BASELINE if i == 0 else verdict(speedup, low, high),
+            "method": method,
+        })  # fmt: skip
+    return rows
+
+
+def speedup_of(base: Run, other: Run) -> tuple[float, float, float, str]:
+    """`base`'s time per call over `other`'s, its interval and the method: paired by round where the two were
+    measured side by side (one compare), else as two samples."""
+    a, b = base.config.side_by_side, other.config.side_by_side
+    xs, ys = _per_call(base), _per_call(other)
+    if a is not None and b is not None and a.group == b.group and len(xs) == len(ys):
+        return (*median_ratio(xs, ys, paired=True), "interleaved")
+    return (*median_ratio(xs, ys, paired=False), "separate")
+
+
+def _per_call(run: Run) -> list[float]:
+    """Each profiled call's self device time (all lines; none where the run has no device time)."""
+    samples = run.totals.device_samples_us
+    return samples if any(v > 0 for v in samples) else []
+
+
+def verdict(speedup: float, low: float, high: float) -> str:
+    """`faster` where the whole interval is above 1, `slower` where below, else no measurable difference."""
+    if speedup <= 0:
+        return SAME
+    if low > 1.0:
+        return FASTER
+    if high < 1.0:
+        return SLOWER
+    return SAME
+
+
+def method_words(method: str) -> str:
+    return SPEEDUP_METHODS.get(method, "")

@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from oplens.backends import registry
 from oplens.records import job as messages
@@ -30,7 +30,17 @@ ProgressFn = Callable[[str, int, int], None]
 Echo = Callable[[int, bytes], None]  # (1 stdout | 2 stderr, bytes)
 STARTUP_TIMEOUT_S = 120.0  # for the worker to import torch, before the job's own timeout starts
 SCRATCH_ENV = "OPLENS_WORKER_SCRATCH"  # a warm worker's own files (warm_environment), removed after its job
+# A worker that calls a function over and over (profile, compare) keeps the memory it frees (glibc's malloc,
+# read at the process's start; ignored elsewhere): blocks up to 128 MiB come from the heap, not a mapping of
+# their own, and up to 1 GiB of freed heap is kept instead of given back. Otherwise a tensor freed in one call
+# is given back to the system and page-faulted in again by the next, at a moment the profiler's own
+# allocations decide: measured on this project's CPU machine, naive RMSNorm's profiled calls (4x256x1024)
+# spread 0.6-8.3 ms and ran 1.9x slower after another variant than before it; with this, 0.58-0.9 ms, as
+# unprofiled (docs/benchmarks.md, bench/verdicts.py). A user's own setting is kept; a program's capture
+# (`oplens run`) runs the program as the user does, without it.
+STEADY_HEAP = {"MALLOC_MMAP_THRESHOLD_": str(128 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
 _EOF = object()
+T = TypeVar("T")
 
 
 class WorkerProcess:
@@ -63,6 +73,7 @@ class WorkerProcess:
         # How the parent asks a capture to end now (what it captured kept): torchrun forwards
         # SIGTERM to its ranks; a single worker has its own signal.
         self.stop_signal = signal.SIGTERM if launcher is not None else messages.STOP_SIGNAL
+        heap = {} if job_file is not None else {k: v for k, v in STEADY_HEAP.items() if k not in os.environ}
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
                 argv,
@@ -71,7 +82,7 @@ class WorkerProcess:
                 stderr=subprocess.STDOUT if echo is None else subprocess.PIPE,
                 pass_fds=(write_fd,),
                 cwd=str(cwd) if cwd else None,
-                env={**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", messages.PARENT_ENV: str(os.getpid()),
+                env={**os.environ, **heap, **(env or {}), "PYTHONUNBUFFERED": "1", messages.PARENT_ENV: str(os.getpid()),
                      messages.LOG_ENV: str(self.log)},
                 start_new_session=True,  # its own process group: a kill takes its children too
             )
@@ -236,6 +247,49 @@ def run_job(
 
     The timeout counts from the moment the worker is ready (torch imported): it limits the
     user's function, not the interpreter's start-up, which has its own generous limit."""
+
+    def take(msg: messages.WorkerMessage) -> Run | None:
+        if isinstance(msg, messages.Finished) and isinstance(msg.run, Run):  # a profile's: never an overview
+            return msg.run
+        return None
+
+    return _converse(worker, job, timeout_s, take, progress, cancel)
+
+
+def run_side_by_side(
+    worker: WorkerProcess,
+    job: Job,
+    timeout_s: float,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+) -> list[Run | OpLensError]:
+    """Send a compare's `job` (`Job.side_by_side`) to `worker`: per variant in order, its run or why it has none."""
+    found: dict[int, Run | OpLensError] = {}
+    count = 1 + len(job.side_by_side)
+
+    def take(msg: messages.WorkerMessage) -> list[Run | OpLensError] | None:
+        if isinstance(msg, messages.Finished) and isinstance(msg.run, Run) and msg.run.config.side_by_side is not None:
+            found[msg.run.config.side_by_side.index] = msg.run
+        elif isinstance(msg, messages.Dropped):
+            found[msg.variant] = msg.error
+        elif isinstance(msg, messages.Ended):
+            missing = OpLensError("crash", "the variant was not measured", "worker log (tail):\n" + worker.log_tail())
+            return [found.get(i, missing) for i in range(count)]
+        return None
+
+    return _converse(worker, job, timeout_s, take, progress, cancel)
+
+
+def _converse(
+    worker: WorkerProcess,
+    job: Job,
+    timeout_s: float,
+    take: Callable[[messages.WorkerMessage], T | None],
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+) -> T:
+    """`job` sent to `worker`, its messages handed to `take` until it has the answer (progress to `progress`; a
+    failure, a timeout, a cancel or the worker's death raised)."""
     deadline = time.monotonic() + max(timeout_s, STARTUP_TIMEOUT_S)
     submitted = worker.ready
     if submitted:  # a warm worker that already said "ready"
@@ -272,10 +326,12 @@ def run_job(
                 deadline = time.monotonic() + timeout_s
             elif isinstance(msg, messages.Progress) and progress is not None:
                 progress(msg.stage, msg.done, msg.total)
-            elif isinstance(msg, messages.Finished) and isinstance(msg.run, Run):  # a profile's: never an overview
-                return msg.run
             elif isinstance(msg, messages.Failed):
                 raise msg.error
+            elif not isinstance(msg, (messages.Ready, messages.Progress)):
+                answer = take(msg)  # type: ignore[arg-type]
+                if answer is not None:
+                    return answer
     finally:
         worker.kill()
 

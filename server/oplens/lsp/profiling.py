@@ -75,8 +75,9 @@ def reply(client: ClientState, run: AnyRun) -> dict[str, Any]:
 
 
 async def compare(client: ClientState, arg: Any) -> dict[str, Any]:
-    """Profile each target in turn (every one checked before the first runs): `summary`, the side-by-side
-    rows (`engine.compare`), and `page`, the comparison as the results page shows it (`views.compare.ComparePage`)."""
+    """Measure the targets side by side in one worker (every one checked before it starts; `engine.compare`):
+    `summary`, the side-by-side rows with each speed-up's interval and verdict, `failed`, the variants not
+    measured, and `page`, the comparison as the results page shows it (`views.compare.ComparePage`)."""
     targets = arguments.compare_targets(COMPARE_COMMAND, arg)
     if any(t.program is not None for t in targets):
         raise JsonRpcInvalidParams(f"{COMPARE_COMMAND} calls each function with args; it takes no program "
@@ -84,16 +85,23 @@ async def compare(client: ClientState, arg: Any) -> dict[str, Any]:
     reqs = [request(client, COMPARE_COMMAND, t) for t in targets]
     names = [req.target.qualname or str(req.target).rsplit("/", 1)[-1] for req in reqs]
     tracker = await track(client, f"comparing {', '.join(names)}")
-    finished: list[Run] = []
+    tracker.part = (f"{len(reqs)} functions side by side: ", 0, 1)
     try:
-        for i, (req, name) in enumerate(zip(reqs, names, strict=True)):
-            tracker.part = (f"{name} ({i + 1} of {len(reqs)}): ", i, len(reqs))
-            finished.append(await run_profile(client, req, tracker))
+        try:
+            compared = await client.shared.compare(reqs, tracker.report, tracker.cancel,
+                                                   functools.partial(results.announce, client))  # fmt: skip
+        except OpLensError as e:
+            _mark(client, e, reqs[0].target.file)
+            raise client.request_error(e) from None
+        except asyncio.CancelledError:
+            tracker.cancel.set()
+            raise
     except BaseException as e:
         tracker.end(ending(e))
         raise
-    tracker.end(f"{len(finished)} functions compared")
-    return {"summary": compare_rows(finished), "page": compare_page(finished).to_dict()}
+    tracker.end(f"{len(compared.runs)} functions compared side by side")
+    return {"summary": compare_rows(compared.runs), "page": compare_page(compared.runs, compared.failed).to_dict(),
+            "failed": [{"variant": name, "message": e.message} for name, e in compared.failed]}  # fmt: skip
 
 
 def request(client: ClientState, command: str, a: ProfileArgs) -> ProfileRequest:
@@ -300,7 +308,7 @@ class Tracker:
     token: str
     cancel: threading.Event
     send: progress.Sender | None
-    # a command of several runs (a compare): the words before each stage, which run of how many
+    # the words before each stage, and which part of how many the command is in (a compare: its variants, side by side)
     part: tuple[str, int, int] = ("", 0, 1)
 
     def report(self, stage: str, done: int, total: int) -> None:

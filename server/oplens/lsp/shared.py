@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from oplens.engine import runs
+from oplens.engine.compare import Compared, compare
 from oplens.engine.diff import FunctionDiff, diff_runs
 from oplens.engine.merge import merge_dirs
 from oplens.engine.process import Echo, WorkerProcess, discard, warm_environment
@@ -331,6 +332,24 @@ class SharedState:
                 self.pool.refill()
         self._finished(run, announce)
         return run
+
+    async def compare(
+        self,
+        reqs: list[ProfileRequest],
+        progress: Callable[[str, int, int], None],
+        cancel: threading.Event,
+        announce: Callable[[AnyRun], object] | None = None,
+    ) -> Compared:
+        """Queue a compare of `reqs` on the device and run it in a warm worker, the variants side by side; every
+        client hears of each run as of a profile's."""
+        async with self._device(progress, cancel, "compare"):
+            try:
+                compared = await asyncio.to_thread(compare, reqs, progress, cancel, self.pool.take())
+            finally:
+                self.pool.refill()
+        for run in compared.runs:
+            self._finished(run, announce)
+        return compared
 
     async def capture(
         self,

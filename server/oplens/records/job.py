@@ -8,7 +8,9 @@ the worker writes back on its message pipe:
     Progress(stage, done, total)
     Finished(run)              the Run (an overview: the OverviewRun), as stored (a capture: one per target)
     Failed(error)              an OpLensError (kind, message, detail, location)
-    Ended(exit_code, calls)    a capture's program ended (its exit status, each target's calls)
+    Dropped(variant, error)    a compare's variant that could not be measured (the others go on)
+    Ended(exit_code, calls)    a capture's program ended (its exit status, each target's calls); a compare's
+                               variants are all measured (each one's calls)
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 import signal
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from oplens.records.errors import OpLensError, bad_input
@@ -86,6 +88,17 @@ class StagedTarget:
 
 
 @dataclass
+class Variant:
+    """Another function of a compare, measured beside the job's own target in the same worker, their calls
+    interleaved round by round (worker/sidebyside.py), with arguments of its own."""
+
+    target: Target
+    signature: str
+    args: str
+    stage_dir: str
+
+
+@dataclass
 class Job:
     """One profile, as the worker receives it. With `program`, a capture inside that program:
     `warmup` calls of each target are skipped, the next `iters` are profiled (`oplens run`)."""
@@ -113,6 +126,13 @@ class Job:
     # A distributed capture (torchrun): each rank writes its messages to <ranks_dir>/rank-<R>.jsonl
     # and its part of each run to <stage_dir>/ranks/<R>/.
     ranks_dir: str = ""
+    # A compare: the other variants, measured beside `target` (the baseline) in this worker, interleaved.
+    side_by_side: list[Variant] = field(default_factory=list)
+
+    def variants(self) -> list[Job]:
+        """A compare's variants, each as the job of one function (the baseline first)."""
+        return [self] + [replace(self, target=v.target, signature=v.signature, args=v.args, stage_dir=v.stage_dir,
+                                 side_by_side=[]) for v in self.side_by_side]  # fmt: skip
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -144,6 +164,14 @@ class Failed:
     error: OpLensError
 
 
+@dataclass
+class Dropped:
+    """A compare's variant (its index, 0 the baseline) that could not be measured; the others are still compared."""
+
+    variant: int
+    error: OpLensError
+
+
 # The parent's request to a capture's worker to end the program now (its --timeout, a cancel): the
 # program unwinds, and what the windows captured is sent as partial runs before the worker exits.
 STOP_SIGNAL = signal.SIGUSR1
@@ -167,7 +195,7 @@ class Ended:
     calls: list[int] = field(default_factory=list)
 
 
-WorkerMessage = Ready | Progress | Finished | Failed | Ended
+WorkerMessage = Ready | Progress | Finished | Failed | Dropped | Ended
 
 
 def encode(message: WorkerMessage) -> str:
@@ -180,6 +208,8 @@ def encode(message: WorkerMessage) -> str:
         data = {"type": "result", "run": message.run.to_dict()}
     elif isinstance(message, Ended):
         data = {"type": "ended", **asdict(message)}
+    elif isinstance(message, Dropped):
+        data = {"type": "dropped", "variant": message.variant, "error": message.error.to_dict()}
     else:
         data = {"type": "error", "error": message.error.to_dict()}
     return json.dumps(data) + "\n"
@@ -198,6 +228,8 @@ def decode(line: str) -> WorkerMessage | None:
             return Finished(read_run(data["run"]))
         if kind == "error":
             return Failed(OpLensError.from_dict(data["error"]))
+        if kind == "dropped":
+            return Dropped(int(data["variant"]), OpLensError.from_dict(data["error"]))
         if kind == "ended":
             return Ended(int(data["exit_code"]), [int(c) for c in data.get("calls", [])])
     except (ValueError, KeyError, TypeError, AttributeError):

@@ -257,6 +257,19 @@ class BackendInfo:
 
 
 @dataclass
+class SideBySide:
+    """A run measured beside other variants in one worker, one call of each per round, the order rotated each
+    round (`oplens compare`, worker/sidebyside.py): its calls share the machine's moments with theirs, so
+    the `k`-th call of each variant's samples ran in the same round."""
+
+    group: str  # the same for every run of the compare
+    variants: list[str]  # every variant measured, as FILE::QUALNAME, the baseline first
+    index: int  # this run's place among them
+    # Its calls in the shared trace: oplens.iter:<k> for each k (the trace holds every variant's calls)
+    trace_calls: list[int] = field(default_factory=list)
+
+
+@dataclass
 class Config:
     warmup: int
     iters: int
@@ -267,6 +280,7 @@ class Config:
     # Each iteration ran a notebook statement that reaches the function (`%oplens`): the ops outside its lines
     # were not its own (Totals.outside_device_us), as `oplens analyze` derives them again
     statement: bool = False
+    side_by_side: SideBySide | None = None  # measured beside other variants (a compare), else alone
 
 
 @dataclass

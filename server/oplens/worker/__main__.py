@@ -46,6 +46,11 @@ def main(argv: list[str]) -> int:
         return 0  # the parent closed us without a job
     try:
         job = Job.from_json(line)
+        if job.side_by_side:  # a compare: every variant in this worker, interleaved
+            from oplens.worker import sidebyside
+
+            sidebyside.run(job, parent.progress, send)
+            return 0
         run = profiling.run(job, parent.progress)
         send(Finished(run))
     except OpLensError as e:

@@ -21,6 +21,7 @@ from typing import Any
 
 from oplens.analysis import sources, work
 from oplens.analysis.attribution import RawEvent
+from oplens.analysis.columns import Events
 from oplens.analysis.derive import Derived, Inputs, derive
 from oplens.analysis.stats import ESTIMATORS, spread
 from oplens.backends.device import Backend
@@ -113,6 +114,11 @@ def prepare(job: Job, progress: Progress) -> Prepared:
     """The backend (with its options record), the user's module, function and arguments on the device."""
     backend = prepare_backend(job)
     progress("importing", 0, 1)
+    return prepare_target(job, backend)
+
+
+def prepare_target(job: Job, backend: Backend[Any]) -> Prepared:
+    """The user's module, function and arguments on the device of a backend already prepared."""
     module, name = load_module(Path(job.target.file), Path(job.workspace))
     job.target.module = name
     fn = find_callable(module, job.target)
@@ -223,23 +229,44 @@ def process(
     gc.disable()  # tens of thousands of small records: the collector alone took ~40 % of this step
     try:
         raw = events.columns(prof, per_op_device_time=facts.per_op_device_time)  # in bulk: up to millions
-        # None: a capture that skipped no call has no shapes call
-        shape_events = events.columns(shapes.prof, inputs=True) if shapes is not None else None
         table = op_table(prof) if facts.on_device and facts.op_table_device_time else None
         if laps is not None:
             laps["read_ms"] = (time.perf_counter() - t0) * 1000.0
-        rt = runtime() if facts.on_device else None
-        inputs = Inputs(raw, iters, target, facts, fused or {}, shape_events, graphs, ceilings=ceilings, capture=capture,
-                        statement=statement, device_memory=shapes.device_memory if shapes is not None else None)  # fmt: skip
-        t1 = time.perf_counter()
-        chosen = sources.choose(inputs, op_table=table, runtime=rt)
-        if laps is not None:
-            laps["attribute_ms"] = (time.perf_counter() - t1) * 1000.0
-        derived = derive(chosen.inputs, laps, chosen.attribution)
-        derived.device_time = chosen.device_time
-        return derived
+        return process_events(raw, table, shapes, iters, target, facts, fused, laps, graphs, ceilings, capture, runtime,
+                              statement)  # fmt: skip
     finally:
         gc.enable()
+
+
+def process_events(
+    raw: Events,
+    table: list[RawEvent] | Exception | None,
+    shapes: ShapesCall | None,
+    iters: int,
+    target: Target,
+    facts: BackendFacts = CPU,
+    fused: dict[str, list[SourceRef]] | None = None,
+    laps: dict[str, float] | None = None,
+    graphs: dict[str, work.LineWork] | None = None,
+    ceilings: Callable[[], DeviceRoof | None] = lambda: None,
+    capture: bool = False,
+    runtime: Callable[[], RuntimeTime | None] = lambda: None,
+    statement: bool = False,
+) -> Derived:
+    """`process` on events already read (a compare reads its session's once and gives each variant its own calls,
+    analysis/sidebyside.py): the device-time source chosen, then the chain of derived views once."""
+    # None: a capture that skipped no call has no shapes call
+    shape_events = events.columns(shapes.prof, inputs=True) if shapes is not None else None
+    rt = runtime() if facts.on_device else None
+    inputs = Inputs(raw, iters, target, facts, fused or {}, shape_events, graphs, ceilings=ceilings, capture=capture,
+                    statement=statement, device_memory=shapes.device_memory if shapes is not None else None)  # fmt: skip
+    t1 = time.perf_counter()
+    chosen = sources.choose(inputs, op_table=table, runtime=rt)
+    if laps is not None:
+        laps["attribute_ms"] = (time.perf_counter() - t1) * 1000.0
+    derived = derive(chosen.inputs, laps, chosen.attribution)
+    derived.device_time = chosen.device_time
+    return derived
 
 
 def op_table(prof: Any) -> list[RawEvent] | Exception:

@@ -256,6 +256,9 @@ def _load_script(file: Path, workspace: Path) -> types.ModuleType:
     for folder in (str(workspace), str(file.parent)):
         if folder not in sys.path:
             sys.path.insert(0, folder)
+    for loaded in (sys.modules.get(file.stem), sys.modules.get("__oplens_target__")):  # a compare's second variant
+        if loaded is not None and _resolved(getattr(loaded, "__file__", None) or "") == file:
+            return loaded
     name = file.stem if file.stem not in sys.modules and file.stem.isidentifier() else "__oplens_target__"
     spec = importlib.util.spec_from_file_location(name, file)
     if spec is None or spec.loader is None:

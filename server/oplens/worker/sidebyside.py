@@ -1,0 +1,225 @@
+"""A compare in one worker: every variant measured side by side, their calls interleaved (`oplens compare`).
+
+Two variants profiled by two processes at two moments are compared with the machine's moment as much as
+with the code (a shared machine's speed moves several times from one minute to the next; one process's
+state can slow one line for its whole life). So a compare is one job:
+
+    prepare     the backend once; each variant's module, function and arguments (`profiling.prepare_target`)
+    warm up     each variant in turn (its compiles: `torch.compile` variants compile here, their first call
+                reported apart as a profile's is), then its call with input shapes (`profiling.record_shapes`)
+    rounds      one profiler session (`calls.ProfiledCalls`); each round calls every variant once, the order
+                rotated each round (A B C, B C A, C A B, ...): the k-th call of every variant ran in the same
+                round, at the same moment of the machine. The first `profiler_warmup` rounds are dropped.
+    split       the session's events read once; each variant's calls taken out (`analysis/sidebyside.py`)
+                and attributed as a profile of that function alone (`profiling.process_events`, `describe`)
+    report      one `Finished` per variant (its run records `Config.side_by_side`), a `Dropped` for a
+                variant that failed (the others still compared), then `Ended`
+
+The shared trace (every variant's calls, interleaved) is each run's trace.json. The speed-ups and their
+intervals are computed on the parent side from the runs' per-call samples (engine/compare.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import uuid
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from oplens.analysis import sidebyside
+from oplens.analysis.columns import Events
+from oplens.analysis.stats import ESTIMATORS
+from oplens.backends.device import Backend
+from oplens.backends.registry import get as backend_spec
+from oplens.backends.spec import RuntimeTime
+from oplens.records.errors import OpLensError
+from oplens.records.job import Dropped, Ended, Finished, Job, WorkerMessage
+from oplens.records.run import Run, SideBySide
+from oplens.worker import calibrate, events
+from oplens.worker.calls import ProfiledCalls, ShapesCall
+from oplens.worker.compiled import FusedLines
+from oplens.worker.profiling import (
+    Measured,
+    Prepared,
+    Progress,
+    describe,
+    op_table,
+    prepare_backend,
+    prepare_target,
+    process_events,
+    record_shapes,
+    timed_call,
+)
+from oplens.worker.usercode import call, user_error
+
+
+@dataclass
+class _Variant:
+    index: int
+    job: Job
+    prepared: Prepared | None = None
+    warmup_wall_us: list[float] = field(default_factory=list)
+    shapes: ShapesCall | None = None
+    fused: FusedLines = field(default_factory=FusedLines)
+    trace_calls: list[int] = field(default_factory=list)  # its calls' iteration numbers in the session
+    wall_us: list[float] = field(default_factory=list)
+
+
+def run(job: Job, progress: Progress, send: Callable[[WorkerMessage], None]) -> None:
+    """The compare of `job.variants()`, each variant's run or why it has none sent as it is known."""
+    backend = prepare_backend(job)
+    progress("importing", 0, 1)
+    variants = [_Variant(i, v) for i, v in enumerate(job.variants())]
+    live: list[_Variant] = []
+    for v in variants:
+        try:
+            v.prepared = prepare_target(v.job, backend)
+            live.append(v)
+        except OpLensError as e:
+            send(Dropped(v.index, e))
+    warm: list[_Variant] = []
+    steps = job.warmup * len(live)
+    for n, v in enumerate(live):
+        try:
+            _warm_up(v, functools.partial(_warmed, progress, n * job.warmup, steps))
+            warm.append(v)
+        except OpLensError as error:
+            send(Dropped(v.index, error))
+    if not warm:
+        send(Ended(1, [0] * len(variants)))
+        return
+    prof, dropped = _rounds(job, backend, warm, progress)
+    for v, why in dropped:
+        send(Dropped(v.index, why))
+    out = {d.index for d, _ in dropped}
+    measured = [v for v in warm if v.index not in out]
+    progress("processing", 0, 1)
+    for v, made in _runs(job, backend, prof, measured, variants):
+        send(Finished(made) if isinstance(made, Run) else Dropped(v.index, made))
+    send(Ended(0, [len(v.wall_us) for v in variants]))
+
+
+def _warmed(progress: Progress, before: int, steps: int, done: int) -> None:
+    progress("warmup", before + done, steps)
+
+
+def _warm_up(v: _Variant, done: Callable[[int], None]) -> None:
+    """The variant's warm-up calls (its compiles among them), then its call with input shapes."""
+    p = v.prepared
+    assert p is not None
+    with v.fused:
+        for i in range(v.job.warmup):
+            v.warmup_wall_us.append(timed_call(p))
+            done(i + 1)
+        v.shapes = record_shapes(p)
+
+
+def _rounds(job: Job, backend: Backend[Any], live: list[_Variant],
+            progress: Progress) -> tuple[Any, list[tuple[_Variant, OpLensError]]]:  # fmt: skip
+    """`job.iters` rounds (after `job.profiler_warmup` dropped ones), each calling every variant once, the order
+    rotated each round, under one profiler session. A variant that raises leaves the rounds (named)."""
+    dropped: list[tuple[_Variant, OpLensError]] = []
+    active = list(live)
+    total = job.iters
+    with ProfiledCalls(backend, Path(job.stage_dir), nullcontext(), total * len(live), job.profiler_warmup * len(live)) as calls:
+        for r in range(job.profiler_warmup + job.iters):
+            k = r % len(active) if active else 0
+            for v in active[k:] + active[:k]:
+                p = v.prepared
+                assert p is not None
+                recorded = len(calls.wall_us)
+                try:
+                    calls.call(functools.partial(_marked, p))
+                except Exception as e:  # the user's code raised in this round: the variant is out, the others go on
+                    dropped.append((v, _as_error(e, p)))
+                    active.remove(v)
+                    continue
+                if len(calls.wall_us) > recorded:
+                    v.trace_calls.append(calls.started - calls.warm - 1)
+                    v.wall_us.append(calls.wall_us[-1])
+            if r >= job.profiler_warmup:
+                progress("profile", r - job.profiler_warmup + 1, total)
+            if not active:
+                break
+    return calls.prof, dropped
+
+
+def _marked(p: Prepared) -> Any:
+    """One call of the variant with its own lines marked."""
+    with p.marker:
+        return call(p.fn, p.args, p.job.target)
+
+
+def _as_error(e: Exception, p: Prepared) -> OpLensError:
+    if isinstance(e, OpLensError):
+        return e
+    return user_error(e, p.job.target, f"{p.job.target.qualname} raised")
+
+
+def _runs(job: Job, backend: Backend[Any], prof: Any, measured: list[_Variant],
+          variants: list[_Variant]) -> list[tuple[_Variant, Run | OpLensError]]:  # fmt: skip
+    """Each measured variant's run, from its own calls of the one session."""
+    facts = backend.facts
+    raw = events.columns(prof, per_op_device_time=facts.per_op_device_time)
+    table = op_table(prof) if facts.on_device and facts.op_table_device_time else None
+    shared_stage = Path(job.stage_dir)
+    warnings: list[str] = []
+    artifacts = backend.artifacts(shared_stage)
+    rt = backend_spec(backend.name).runtime_time(shared_stage, artifacts, job.target.def_line, ingest=True,
+                                                 fused={}, progress=None) if facts.on_device else None  # fmt: skip
+    trace = shared_stage / "trace.json"
+    if not backend.writes_own_trace() or not artifacts.trace_json:
+        prof.export_chrome_trace(str(trace))
+    group = uuid.uuid4().hex[:12]
+    names = [f"{v.job.target.file}::{v.job.target.qualname}" for v in variants]
+    out: list[tuple[_Variant, Run | OpLensError]] = []
+    for v in measured:
+        place = SideBySide(group, names, v.index, v.trace_calls)
+        try:
+            out.append((v, _run_of(v, raw, table, rt, facts, trace, warnings, backend, place)))
+        except OpLensError as e:
+            out.append((v, e))
+    return out
+
+
+def _run_of(v: _Variant, raw: Events, table: Any, rt: RuntimeTime | None, facts: Any, trace: Path,
+            warnings: list[str], backend: Backend[Any], place: SideBySide) -> Run:  # fmt: skip
+    own = sidebyside.calls_of(raw, v.trace_calls)
+    own_table = list(sidebyside.calls_of(table, v.trace_calls).records()) if isinstance(table, list) else table
+    own_rt = None
+    if rt is not None:
+        dev = sidebyside.device_events_of(rt.device_events, own)
+        iters = max(1, len(v.trace_calls))
+        own_rt = replace(rt, device_events=dev, total_us=sum((e.end_ns - e.start_ns) / 1000.0 for e in dev) / iters)
+    job = v.job
+    graphs = v.fused.work()
+    derived = process_events(own, own_table, v.shapes,
+                             len(v.trace_calls), job.target, facts, v.fused.regions, graphs=graphs,
+                             ceilings=functools.partial(calibrate.roof, backend, warnings),
+                             runtime=lambda: own_rt)  # fmt: skip
+    measured = Measured(None, v.shapes, v.wall_us, v.warmup_wall_us, v.fused.regions, v.fused.graphs, graphs)
+    stage = Path(job.stage_dir)
+    artifacts = backend.artifacts(stage)  # a device's own profile is in the baseline's folder, where the session wrote it
+    run = describe(job, backend, measured, derived, artifacts)
+    run.config.side_by_side = place
+    run.backend.warnings += warnings
+    if derived.device_time is not None and derived.device_time.mismatch:
+        run.backend.warnings.append(derived.device_time.mismatch)
+    if stage != trace.parent and trace.is_file():
+        _link(trace, stage / "trace.json")
+    run.artifacts.trace_json = "trace.json" if (stage / "trace.json").is_file() else run.artifacts.trace_json
+    run.estimators = dict(ESTIMATORS)
+    return run
+
+
+def _link(src: Path, dst: Path) -> None:
+    """The shared trace in another run's folder: a hard link where the file system allows, else a copy."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)

@@ -1,0 +1,168 @@
+"""`oplens compare` measures its variants side by side in one worker (issue 37): the real CLI, real torch, real
+worker processes on this shared machine. The tests assert the method and the verdicts, never absolute times;
+how often an A/A compare is clean over many runs is bench/verdicts.py's."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from conftest import EXAMPLE, oplens_cli
+from oplens.analysis.chrome_trace import read_events
+from oplens.records import names
+
+# Two identical functions under two names (an A/A), one doing the same work twice (2× slower), and one that raises.
+VARIANTS = """\
+import torch
+
+
+def make_inputs(n=256):
+    return (torch.randn(n, n),)
+
+
+def same_a(x):
+    y = x @ x
+    return y.relu()
+
+
+def same_b(x):
+    y = x @ x
+    return y.relu()
+
+
+def twice(x):
+    y = x @ x
+    y = y @ x
+    return y.relu()
+
+
+def broken(x):
+    raise ValueError("this variant is broken")
+"""
+
+
+def compare(ws: Path, *argv: str) -> tuple[Any, str]:
+    proc = oplens_cli(ws, "compare", *argv, "--json", "-")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout), proc.stderr
+
+
+def test_an_a_a_compare_holds_1_and_a_doubled_variant_is_slower_all_in_one_worker(tmp_path: Path) -> None:
+    (tmp_path / "variants.py").write_text(VARIANTS)
+    for _ in range(2):  # a 95 % interval misses 1 in 20 A/As by design: a second run must not (the code would)
+        data, _ = compare(tmp_path, "variants.py::same_a", "variants.py::same_b", "variants.py::twice", "--args",
+                          "make_inputs()", "--warmup", "2", "--iters", "30")  # fmt: skip
+        if data["summary"][1]["verdict"] == "no measurable difference":
+            break
+    rows = data["summary"]
+    assert [r["variant"] for r in rows] == ["same_a", "same_b", "twice"]
+    a_a, doubled = rows[1], rows[2]
+    low, high = a_a["speedup_interval"]
+    assert low <= 1.0 <= high and a_a["verdict"] == "no measurable difference", a_a
+    assert doubled["verdict"] == "slower" and doubled["speedup_interval"][1] < 0.8, doubled  # about 0.5×
+    assert {r["method"] for r in rows[1:]} == {"interleaved"}
+    # one measurement: the runs share a group, each knows its calls in the shared trace
+    places = [r["config"]["side_by_side"] for r in data["runs"]]
+    assert len({p["group"] for p in places}) == 1 and [p["index"] for p in places] == [0, 1, 2]
+    assert all(len(p["trace_calls"]) == 30 for p in places)
+    # the calls alternate in the trace: every round calls each variant once, the order rotated each round
+    run_dir = tmp_path / ".oplens" / "runs" / data["runs"][0]["run_id"]
+    owner = _callers(run_dir / "trace.json", {r["target"]["def_line"]: i for i, r in enumerate(data["runs"])},
+                     data["runs"])  # fmt: skip
+    rounds = [owner[k : k + 3] for k in range(0, len(owner), 3)]
+    assert len(rounds) == 30 and all(sorted(r) == [0, 1, 2] for r in rounds), rounds
+    assert len({tuple(r) for r in rounds}) == 3  # rotated: A B C, B C A, C A B
+    # each run's own calls, and its lines, are its own function's
+    for run in data["runs"]:
+        first, last = run["target"]["first_line"], run["target"]["last_line"]
+        assert run["lines"] and all(first <= s["line"] <= last for s in run["lines"])
+        assert run["config"]["iters"] == 30 and len(run["totals"]["device_samples_us"]) == 30
+
+
+def _callers(trace: Path, def_lines: dict[int, int], runs: list[Any]) -> list[int]:
+    """Which variant each profiled call of the shared trace ran, in order (by the lines its markers name)."""
+    events = read_events(trace)
+    spans = sorted((e.start_ns, e.end_ns, int(e.name[len(names.ITER_RANGE):])) for e in events
+                   if e.name.startswith(names.ITER_RANGE))  # fmt: skip
+    ranges = [(r["target"]["first_line"], r["target"]["last_line"]) for r in runs]
+    owner: dict[int, int] = {}
+    for e in events:
+        if not e.name.startswith(names.LINE_RANGE):
+            continue
+        line = int(e.name[len(names.LINE_RANGE):])
+        for start, end, k in spans:
+            if start <= e.start_ns <= end:
+                owner[k] = next(i for i, (a, b) in enumerate(ranges) if a <= line <= b)
+    return [owner[k] for k in sorted(owner)]
+
+
+def test_a_failing_variant_is_named_and_the_others_still_compared(tmp_path: Path) -> None:
+    (tmp_path / "variants.py").write_text(VARIANTS)
+    data, _ = compare(tmp_path, "variants.py::same_a", "variants.py::broken", "variants.py::twice", "--args",
+                      "make_inputs(64)", "--warmup", "1", "--iters", "5")  # fmt: skip
+    assert [r["variant"] for r in data["summary"]] == ["same_a", "twice"]
+    (failed,) = data["failed"]
+    assert failed["variant"].endswith("variants.py::broken") and "this variant is broken" in failed["error"]["message"]
+    proc = oplens_cli(tmp_path, "compare", "variants.py::same_a", "variants.py::broken", "--args", "make_inputs(64)",
+                      "--warmup", "1", "--iters", "3")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "not compared" in proc.stdout and "this variant is broken" in proc.stdout
+
+
+def test_a_package_module_beside_a_flat_file_each_with_its_own_args(tmp_path: Path) -> None:
+    """A package with a relative import (laid out as projects are) beside a standalone script, each called on its
+    own arguments."""
+    pkg = tmp_path / "src" / "normlib"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text("def eps():\n    return 1e-6\n")
+    (pkg / "norms.py").write_text(textwrap.dedent("""\
+        import torch
+
+        from .helpers import eps
+
+
+        def rms(x, w):
+            mean = (x * x).mean(-1, keepdim=True)
+            return x * torch.rsqrt(mean + eps()) * w
+        """))
+    (tmp_path / "flat.py").write_text(textwrap.dedent("""\
+        import torch
+
+
+        def fused(x, weight):
+            return torch.rms_norm(x, (x.shape[-1],), weight, 1e-6)
+        """))
+    data, _ = compare(tmp_path, "src/normlib/norms.py::rms", "flat.py::fused",
+                      "--args", "torch.randn(8, 512), torch.ones(512)", "--args", "torch.randn(8, 512), torch.ones(512)",
+                      "--warmup", "1", "--iters", "5")  # fmt: skip
+    runs = data["runs"]
+    assert [r["target"]["module"] for r in runs] == ["normlib.norms", "<script>"]
+    assert [r["config"]["args"] for r in runs] == ["torch.randn(8, 512), torch.ones(512)"] * 2
+    assert data["summary"][1]["method"] == "interleaved"
+
+
+def test_the_fail_if_slower_gate(tmp_path: Path) -> None:
+    (tmp_path / "variants.py").write_text(VARIANTS)
+    common = ["--args", "make_inputs()", "--warmup", "1", "--iters", "20", "--fail-if-slower", "20"]
+    slower = oplens_cli(tmp_path, "compare", "variants.py::same_a", "variants.py::twice", *common)
+    assert slower.returncode == 1, slower.stderr
+    assert re.search(r"twice .*slower", slower.stdout)
+    faster = oplens_cli(tmp_path, "compare", "variants.py::twice", "variants.py::same_a", *common)
+    assert faster.returncode == 0, faster.stderr
+
+
+def test_the_case_study_naive_fused_and_compiled(tmp_path: Path) -> None:
+    """examples/rmsnorm.py's three variants: the compiled one compiles before the rounds (its compile reported apart);
+    neither the fused nor the compiled one, both faster than the naive unprofiled (1.1-1.3x on this CPU), is ever
+    reported slower (whether the small gain shows as "faster" is bench/verdicts.py's count)."""
+    data, _ = compare(tmp_path, *(f"{EXAMPLE}::{v}" for v in ("rmsnorm_naive", "rmsnorm_fused", "rmsnorm_compiled")),
+                      "--args", "make_inputs(4, 256, 1024)", "--warmup", "2", "--iters", "15")  # fmt: skip
+    rows = data["summary"]
+    assert rows[0]["verdict"] == "baseline" and all(r["verdict"] in ("faster", "no measurable difference")
+                                                    for r in rows[1:]), rows  # fmt: skip
+    compiled = data["runs"][2]
+    assert compiled["compile"]["graphs"] >= 1 and compiled["compile"]["compile_us"] > 0
