@@ -35,12 +35,27 @@ def test_the_stored_profiles_bounds_are_those_of_its_work_against_the_ceilings()
     assert bounds == {25: "memory", 26: "memory", 27: "overhead", 28: "overhead", 29: "memory", 30: "memory"}
     assert a.totals.floor_us == pytest.approx(sum(s.floor_us or 0 for s in a.lines))
     assert a.totals.headroom_us == pytest.approx(sum(s.headroom_us or 0 for s in a.lines))
-    # the lines whose headroom is at least a tenth of the function's time, with what closes it
+    # the lines whose headroom is at least a tenth of the function's time, with what closes it (in a run quiet
+    # enough to tell a tenth: the stored run's 5 calls spread 0.5-74 ms, its noise floor far above that)
+    a.totals.noise_floor_pct = 0.0
     found = roofline.headroom_insights(a.lines, a.totals)
     assert [i.line for i in found] == [25, 26, 29]
     assert found[0].message == (f"memory-bound at 0.4 % of the roofline: {roofline.WHAT_CLOSES_IT['memory']}")
     assert found[0].evidence == ("9.04 ms per call against a floor of 39.3 µs (9.00 ms to win, 46 % of the function); "
                                  "65,536 FLOPs, 786,432 bytes")  # fmt: skip
+
+
+def test_no_gain_is_promised_below_the_run_s_noise_floor() -> None:
+    """A gain the run cannot tell from its own noise (`totals.noise_floor_pct`) is never promised as one to win."""
+    a = stored_attribution()
+    work.assign(a.lines, a.totals, work.line_work(stored_events(shapes=True), def_line=23))
+    roofline.assign(a.lines, a.totals, CEILINGS, on_device=False)
+    assert a.totals.noise_floor_pct > 100  # its 5 calls spread 0.5-74 ms: nothing below that is told from noise
+    assert roofline.headroom_insights(a.lines, a.totals) == []
+    a.totals.noise_floor_pct = 0.0
+    assert [i.line for i in roofline.headroom_insights(a.lines, a.totals)] == [25, 26, 29]
+    a.totals.noise_floor_pct = 30.0  # a run whose calls tell only a change of 30 % of the total from noise
+    assert [i.line for i in roofline.headroom_insights(a.lines, a.totals)] == [25]  # 46 % of the function
 
 
 def line(n: int, flops: float | None, nbytes: float | None, device_us: float, cpu_us: float = 0.0,

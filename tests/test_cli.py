@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -12,6 +13,8 @@ from typing import Any
 import pytest
 
 from conftest import DATA, EXAMPLE, ROOT
+from oplens.records.run import Run
+from oplens.views.run import run_page
 
 FAST = ["--warmup", "1", "--iters", "3", "--args", "make_inputs(2, 64, 256)"]
 
@@ -31,6 +34,22 @@ def test_profile_prints_the_listing_the_op_table_and_insights(tmp_path: Path) ->
     assert "Insights" in out and "torch.rms_norm" in out
     assert "6 operator calls" in out
     assert "profiling done" in proc.stderr  # plain progress lines when piped
+
+
+def test_a_run_says_its_noise_floor(tmp_path: Path) -> None:
+    """The smallest change of the total a run tells from its own noise (issue 37, part 3): in result.json, on
+    the total's line and in the run page's header."""
+    proc = oplens(tmp_path, "profile", f"{EXAMPLE}::rmsnorm_naive", "--warmup", "1", "--iters", "8", "--args",
+                  "make_inputs(2, 64, 256)", "--json", "-")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    floor = data["totals"]["noise_floor_pct"]
+    assert floor > 0 and "totals.noise_floor_pct" in data["estimators"]
+    shown = subprocess.run([sys.executable, "-m", "oplens", "analyze", data["run_id"], "--out", str(tmp_path)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert re.search(r"noise floor ±[\d.]+ %", " ".join(shown.stdout.split())), shown.stdout
+    stats = {s.label: s for s in run_page(Run.from_dict(data)).stats}
+    assert stats["Noise floor"].value.startswith("±")
 
 
 def test_compare_json_is_the_runs_and_the_summary(tmp_path: Path) -> None:

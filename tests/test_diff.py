@@ -99,6 +99,13 @@ def test_cli_diff_prints_and_writes_json(tmp_path: Path, capsys: pytest.CaptureF
         assert cli_main(["diff", before.run_id, "--out", "runs"]) == 0  # the later run defaults to the latest
         shown = capsys.readouterr().out
         assert "slower" in shown and "step" in shown
+        assert "across two processes" in shown and "95 % interval" in shown  # the method, labelled
+        low, high = data["totals"]["ratio_interval"]
+        assert 1.0 < low <= high and data["method"]["measured"] == "separate"
+        # the CI gate (issue 37, part 4): the step's total got about 2x slower, its whole interval above 1.2
+        assert cli_main(["diff", before.run_id, after.run_id, "--out", "runs", "--fail-if-slower", "20"]) == 1
+        assert cli_main(["diff", before.run_id, after.run_id, "--out", "runs", "--fail-if-slower", "10000"]) == 0
+        assert cli_main(["diff", after.run_id, before.run_id, "--out", "runs", "--fail-if-slower", "20"]) == 0
     finally:
         os.chdir(cwd)
 

@@ -92,3 +92,28 @@ def test_too_few_calls_of_a_kind_or_too_many_slow_ones_make_no_outlier() -> None
     device, cpu = [50.0] * 8, [200.0] * 7 + [9000.0]
     (c,) = outliers.find(device, cpu, [0] * 8)
     assert (c.call, c.device_us, c.cpu_us, c.slower) == (7, 50.0, 9000.0, 45.0)
+
+
+def test_the_noise_floor_is_what_a_run_tells_from_its_own_noise() -> None:
+    steady = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 100.2, 99.8] * 3
+    assert 0 < stats.noise_floor(steady) < 0.01  # 1 % of jitter: a change of 1 % is seen
+    drifting = [100.0] * 10 + [120.0] * 10  # the machine got slower halfway: its halves disagree by 20 %
+    assert stats.noise_floor(drifting) == pytest.approx(0.2 / 1.1, rel=0.01)
+    stalls = [100.0, 400.0] * 10  # half the calls stalled: the median's interval is wide
+    assert stats.noise_floor(stalls) > 0.5
+    assert stats.noise_floor([1.0, 2.0, 3.0]) == 0.0  # too few calls to say
+    assert stats.noise_floor([0.0] * 8) == 0.0
+
+
+def test_a_speed_up_s_interval_holds_the_ratio_and_pairs_rounds_that_share_a_moment() -> None:
+    rng = random.Random(3)
+    load = [rng.choice([1.0, 3.0]) for _ in range(30)]  # each round's moment of the machine: quiet or 3x slower
+    base = [200.0 * m * rng.uniform(0.97, 1.03) for m in load]
+    other = [100.0 * m * rng.uniform(0.97, 1.03) for m in load]
+    ratio, low, high = stats.median_ratio(base, other, paired=True)
+    assert low <= 2.0 <= high and 1.6 < ratio < 2.5
+    assert stats.median_ratio(base, other, paired=True) == (ratio, low, high)  # a fixed seed: the same interval
+    same, low, high = stats.median_ratio(base, base[::-1], paired=False)
+    assert low <= 1.0 <= high
+    assert stats.median_ratio([], other, paired=False) == (0.0, 0.0, 0.0)
+    assert stats.holm([0.01, 0.04, 0.03, 0.5]) == pytest.approx([0.04, 0.09, 0.09, 0.5])

@@ -827,6 +827,12 @@ export interface Totals {
    * @default null
    */
   measured: MeasuredEfficiency | null;
+  /**
+   * The smallest change of the total per call this run tells from its own noise, % of its median call
+   * (analysis/stats.py: noise_floor); 0: too few calls to say
+   * @default 0
+   */
+  noise_floor_pct: number;
 }
 
 /** First-call cost, reported apart from the steady state (torch.compile compiles on it). */
@@ -1569,6 +1575,7 @@ export function readTotals(r: Reader): Totals {
     headroom_us: r.has('headroom_us') ? r.num('headroom_us') : null,
     outliers: r.has('outliers') ? r.obj('outliers', readOutliers) : null,
     measured: r.has('measured') ? r.obj('measured', readMeasuredEfficiency) : null,
+    noise_floor_pct: r.num('noise_floor_pct', 0),
   };
 }
 

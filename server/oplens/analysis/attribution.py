@@ -385,13 +385,15 @@ def _build(
         for n, op in op_acc.items()
     ]
     op_stats.sort(key=lambda o: (-o.self_device_us, -o.self_cpu_us))
+    device_samples = [sum(a.dev[i] for a in lines.values()) / 1000.0 for i in range(iters)]
     totals = Totals(
         self_cpu_us=total_cpu,
         self_device_us=total_dev,
         op_calls=sum(a.top_calls for a in lines.values()) / len(kept),
         unattributed_device_us=unattributed_ns * per_all,
         outside_device_us=outside_ns * per_all,
-        device_samples_us=[sum(a.dev[i] for a in lines.values()) / 1000.0 for i in range(iters)],
+        device_samples_us=device_samples,
+        noise_floor_pct=100.0 * stats.noise_floor(device_samples),
         cpu_samples_us=[sum(a.cpu[i] for a in lines.values()) / 1000.0 for i in range(iters)],
         collective_us=sum(s.collective_us for s in line_stats),
         outliers=o,

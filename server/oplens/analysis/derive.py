@@ -35,7 +35,8 @@ ATTRIBUTED_LINE = frozenset({"line", "self_cpu_us", "self_device_us", "pct_devic
                              "device_spread", "cpu_spread", "noisy", "inner", "compiled", "device_samples_us",
                              "cpu_samples_us", "collective_us"})  # fmt: skip
 ATTRIBUTED_TOTALS = frozenset({"self_cpu_us", "self_device_us", "op_calls", "unattributed_device_us",
-                               "device_samples_us", "cpu_samples_us", "collective_us", "outliers"})  # fmt: skip
+                               "device_samples_us", "cpu_samples_us", "collective_us", "outliers",
+                               "noise_floor_pct"})  # fmt: skip
 ROOFLINE_LINE = frozenset({"bound", "bound_from", "above_ceiling", "roofline_pct", "floor_us", "headroom_us", "flop_per_s",
                            "bytes_per_s"})  # fmt: skip
 ROOFLINE_TOTALS = frozenset({"floor_us", "headroom_us"})

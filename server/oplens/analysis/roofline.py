@@ -172,8 +172,9 @@ WHY_ABOVE = {
 
 
 def headroom_insights(lines: Sequence[LineStat], totals: Totals) -> list[Insight]:
-    """A line far from the roofline, with what usually closes the gap for its bound; a line of the
-    same share of the time above a ceiling, with why."""
+    """A line far from the roofline, with what usually closes the gap for its bound (never a gain below
+    HEADROOM_MIN_SHARE of the function, nor one below the run's noise floor); a line of the same share of the
+    time above a ceiling, with why."""
     total = sum(s.self_device_us for s in lines)
     found = []
     for s in lines:
@@ -190,8 +191,8 @@ def headroom_insights(lines: Sequence[LineStat], totals: Totals) -> list[Insight
             continue
         if s.headroom_us is None or s.bound not in WHAT_CLOSES_IT or total <= 0:
             continue
-        if s.headroom_us < HEADROOM_MIN_SHARE * total:
-            continue
+        if s.headroom_us < max(HEADROOM_MIN_SHARE, totals.noise_floor_pct / 100.0) * total:
+            continue  # too small to act on, or to tell from this run's own noise: never promised
         found.append(Insight(
             line=s.line,
             kind="headroom",

@@ -59,6 +59,11 @@ ESTIMATORS = {
     "*_spread": f"median, min and max over the iterations; ci_low/ci_high: {CONFIDENCE:.0%} confidence interval of the median",
     "noisy": f"interquartile range over {NOISE_IQR_RATIO:.0%} of the median",
     "*_samples_us": "the figure in each profiled iteration, in order",
+    "totals.noise_floor_pct": (
+        "the smallest change of the total per call these calls tell from their own noise, as a % of the median "
+        f"call: the larger of the half-width of the median's {CONFIDENCE:.0%} interval and the gap between the "
+        "medians of the first and the second half of the calls (0: fewer than 4 calls)"
+    ),
 }
 
 
@@ -94,6 +99,22 @@ def spread(values_us: Sequence[float]) -> Spread:
         return Spread()
     low, high = median_ci(s)
     return Spread(median=_quantile(s, 0.5), min=s[0], max=s[-1], ci_low=low, ci_high=high)
+
+
+def noise_floor(samples: Sequence[float]) -> float:
+    """The smallest change of a figure per call that these calls (in order) tell from their own noise, as a
+    fraction of their median: the larger of the half-width of the median's CONFIDENCE interval and the gap
+    between the medians of their two halves (an A/A inside the run); 0 with fewer than 4 calls or a zero median."""
+    if len(samples) < 4:
+        return 0.0
+    s = sorted(samples)
+    mid = _quantile(s, 0.5)
+    if mid <= 0:
+        return 0.0
+    low, high = median_ci(s)
+    half = len(samples) // 2
+    gap = abs(_quantile(sorted(samples[:half]), 0.5) - _quantile(sorted(samples[half:]), 0.5))
+    return max((high - low) / 2, gap) / mid
 
 
 def median(sorted_values: Sequence[float]) -> float:

@@ -27,7 +27,7 @@ from oplens.cli import calibrate, doctor, render, serve
 from oplens.cli.progress import capture_display, progress_display
 from oplens.engine import runs
 from oplens.engine.analyze import reanalyze
-from oplens.engine.compare import compare, compare_rows
+from oplens.engine.compare import FILL_S, MAX_ROUNDS, compare, compare_rows
 from oplens.engine.diff import diff_runs
 from oplens.engine.merge import merge_dirs, rank_part
 from oplens.engine.overview_diff import diff_overviews
@@ -56,11 +56,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"oplens {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def common(p: argparse.ArgumentParser) -> None:
+    def common(p: argparse.ArgumentParser, iters: tuple[int | None, str] = (DEFAULT_ITERS, "profiled iterations")) -> None:
         p.add_argument("--backend", default=registry.DEFAULT, choices=BACKENDS,
                        help=f"where to run (default: {registry.DEFAULT}, {registry.AUTO_WORDS})")
         p.add_argument("--warmup", type=int, default=DEFAULT_WARMUP, help="unprofiled runs first (compiles)")
-        p.add_argument("--iters", type=int, default=DEFAULT_ITERS, help="profiled iterations")
+        p.add_argument("--iters", type=int, default=iters[0], help=iters[1])
         p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per function")
         p.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
         p.add_argument("--json", metavar="PATH", help="write the result.json object to PATH ('-': stdout)")
@@ -128,13 +128,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     c.add_argument("--fail-if-slower", type=float, metavar="PCT",
                    help="exit 1 where a variant is slower than the baseline by more than PCT %% over its whole "
                    "interval (a CI gate)")  # fmt: skip
-    common(c)
+    # --iters not given (None): as many rounds as take about FILL_S, at least DEFAULT_ITERS
+    common(c, iters=(None, f"rounds, each calling every target once (default: as many as take about {FILL_S:g} s, "
+                           f"at least {DEFAULT_ITERS}, at most {MAX_ROUNDS})"))  # fmt: skip
 
     d = sub.add_parser("diff", help="one function before and after an edit: each line's change, with a verdict")
     d.add_argument("before", help="the earlier run: a run id (or its start, or `latest`) or a run directory")
     d.add_argument("after", nargs="?", default=None, help="the later run (default: the latest run of the same function)")
     d.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
     d.add_argument("--json", metavar="PATH", help="write the diff as JSON to PATH ('-': stdout)")
+    d.add_argument("--fail-if-slower", type=float, metavar="PCT",
+                   help="exit 1 where the later run's median call is slower than the earlier's by more than PCT %% "
+                   "over its whole 95 %% interval (a CI gate)")  # fmt: skip
 
     a = sub.add_parser("analyze", help="attribute a stored run again from its trace.json, without running it (rewrites nothing)")
     a.add_argument("run", help="a run id (or its start, or `latest`) or a run directory")
@@ -178,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         err = Console(stderr=True, soft_wrap=True)  # piped: never break paths and messages mid-word
     try:
         _check_json_dest(getattr(args, "json", None))
+        if (getattr(args, "fail_if_slower", None) or 0) < 0:
+            raise bad_input(f"--fail-if-slower {args.fail_if_slower:g} is below 0", "give the slowdown to fail on, in %, e.g. 10")
         if args.command == "serve":
             return serve.run(args)
         if args.command == "doctor":
@@ -366,7 +373,8 @@ def _diff(args: argparse.Namespace, out: Console) -> int:
     _emit_json(args.json, result.to_dict())
     if args.json != "-":
         render.diff(out, result)
-    return 0
+    low = result.totals.ratio_interval[0]
+    return 1 if args.fail_if_slower is not None and low > 1.0 + args.fail_if_slower / 100.0 else 0
 
 
 def _analyze(args: argparse.Namespace, out: Console) -> int:
@@ -402,8 +410,12 @@ def _compare(args: argparse.Namespace, out: Console, err: Console) -> int:
             f"{len(exprs)} --args for {len(args.targets)} targets",
             "give --args once (shared by every target) or once per target, in the same order",
         )
+    fill = FILL_S if args.iters is None else 0.0  # rounds not counted by the user: fill the time
+    args.iters = DEFAULT_ITERS if args.iters is None else args.iters
     reqs = [_request(args, target, exprs[i] if len(exprs) > 1 else (exprs[0] if exprs else ""))
             for i, target in enumerate(args.targets)]  # fmt: skip
+    for req in reqs:
+        req.fill_s = fill
     with progress_display(err, " vs ".join(t.rsplit("::", 1)[-1] for t in args.targets)) as on_progress:
         compared = compare(reqs, progress=on_progress)
     runs = compared.runs

@@ -112,7 +112,9 @@ def profile(console: Console, run: Run, view: str = "time") -> None:
         f"Total per iteration: Self {label} {cells.self_device}"
         + (f", self CPU {cells.self_cpu}" if has_device else "")
         + f", {cells.op_calls} operator calls; wall median {cells.wall_median} "
-        f"(min {cells.wall_min}, max {cells.wall_max})",
+        f"(min {cells.wall_min}, max {cells.wall_max})"
+        + (f"; noise floor {cells.noise_floor} (a smaller change of the total is not told from noise)"
+           if cells.noise_floor else ""),
         highlight=False,
     )
     if outliers_sentence(run):  # stalled calls, left out of every figure above
@@ -445,9 +447,13 @@ def diff(console: Console, d: FunctionDiff) -> None:
         f"Total: {fmt_us(t.before_us)} → {fmt_us(t.after_us)}"
         + (f" ({change_text(t.ratio)})" if t.ratio is not None else "")
         + f": [{VERDICT_STYLE.get(t.verdict, '') or 'bold'}]{t.verdict}[/]"
-        + (f" (p = {t.p_value:.2g})" if t.p_value is not None else ""),
+        + (f" (p = {t.p_value:.2g})" if t.p_value is not None else "")
+        + (f"; median call ×{t.median_ratio:.2f}, 95 % interval ×{t.ratio_interval[0]:.2f}–×{t.ratio_interval[1]:.2f}"
+           if t.median_ratio > 0 else ""),
         highlight=False,
     )
+    if d.method.get("measured", "separate") == "separate":
+        console.print("[dim]across two processes: the machine's state can decide a small difference[/]")
 
 
 def overview_diff(console: Console, d: OverviewDiff) -> None:

@@ -30,6 +30,12 @@ from oplens.records.job import Job, Variant
 from oplens.records.run import Run
 
 FASTER, SLOWER, SAME, BASELINE = "faster", "slower", "no measurable difference", "baseline"
+# A compare whose rounds the user did not count runs as many as take about this long (at least --iters'
+# default): about the start-up of the second worker that a compare of two once paid, spent on calls instead.
+# A difference of a few % needs the calls: 20 rounds of the case study on this 2-core machine told a 1.1x
+# speed-up from none in 2 runs of 5 (bench/verdicts.py).
+FILL_S = 3.0
+MAX_ROUNDS = 200  # ... and at most this many rounds
 
 
 @dataclass
@@ -78,6 +84,8 @@ def compare(
             backend_options={name: dataclasses.asdict(opts) for name, opts in head.backend_options.items()},
             timeout_s=head.timeout_s,
             profiler_warmup=head.profiler_warmup,
+            fill_s=head.fill_s,
+            max_rounds=MAX_ROUNDS,
             side_by_side=[Variant(t, f.signature, r.args, str(s)) for (r, t, f), s in zip(others, staged[1:], strict=True)],
         )
         env = run_environment(head.backend_options, staged[0])
@@ -139,6 +147,7 @@ def compare_rows(runs: list[Run]) -> list[dict[str, Any]]:
             "op_calls": r.totals.op_calls,
             "wall_median_us": r.totals.wall_us.median,
             "compile_us": r.compile.compile_us,
+            "rounds": r.config.iters,  # its profiled calls (measured side by side: the rounds)
             "speedup": speedup,
             "speedup_interval": [low, high],
             "verdict": BASELINE if i == 0 else verdict(speedup, low, high),

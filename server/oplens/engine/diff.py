@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from oplens.analysis.stats import mann_whitney_p, trimmed_mean
+from oplens.analysis.stats import mann_whitney_p, median_ratio, trimmed_mean
 from oplens.records.errors import bad_input
 from oplens.records.run import LineStat, Run
 
@@ -69,6 +69,10 @@ class TotalsChange:
     ratio: float | None
     verdict: str
     p_value: float | None
+    # after's median call over before's, with its 95 % interval (analysis/stats.py: median_ratio; [0, 0]: no calls):
+    # what `oplens diff --fail-if-slower` judges
+    median_ratio: float = 0.0
+    ratio_interval: list[float] = field(default_factory=lambda: [0.0, 0.0])
 
 
 @dataclass
@@ -145,12 +149,14 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
     totals_drift = _totals_drift(old_totals, new_totals, edit_before, edit_after, edited)
     t = _compare(old_totals, new_totals, before.totals.self_device_us, after.totals.self_device_us, totals_drift,
                  apart=True)  # fmt: skip
+    middle, low, high = median_ratio(new_totals, old_totals, paired=False)
     return FunctionDiff(
         before=before,
         after=after,
         lines=changes,
-        totals=TotalsChange(t[0], t[1], t[2], t[3], t[4]),
+        totals=TotalsChange(t[0], t[1], t[2], t[3], t[4], middle, [low, high]),
         method={
+            "measured": "separate",  # two runs, two processes, two moments (stats.SPEEDUP_METHODS)
             "test": "Mann-Whitney U, two-sided, over the per-iteration samples less each run's outlier calls",
             "alpha": ALPHA,
             "min_effect": MIN_EFFECT,

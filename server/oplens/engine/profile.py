@@ -37,6 +37,9 @@ class ProfileRequest:
     # Each backend's options record by name (registry.parse_options); missing ones take defaults.
     backend_options: dict[str, Any] = field(default_factory=dict)
     names: request.Names = request.PROFILE_FLAGS  # how the front end names the numbers in a bad one's message
+    # A compare whose rounds the user did not count (`iters` is then the least): as many rounds as take about this
+    # long, so that a small difference has the calls to show (0: exactly `iters`)
+    fill_s: float = 0.0
 
     def options(self) -> request.Options:
         """The request's settings as the one record `request.check` checks (its backend options the same dict)."""

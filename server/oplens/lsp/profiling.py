@@ -35,7 +35,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from oplens.backends import registry
 from oplens.engine import program as programs
-from oplens.engine.compare import compare_rows
+from oplens.engine.compare import FILL_S, compare_rows
 from oplens.engine.profile import ProfileRequest
 from oplens.engine.program import ProgramRequest
 from oplens.engine.request import Names, Options, check
@@ -83,6 +83,9 @@ async def compare(client: ClientState, arg: Any) -> dict[str, Any]:
         raise JsonRpcInvalidParams(f"{COMPARE_COMMAND} calls each function with args; it takes no program "
                                    f"(capture inside a program with {PROFILE_COMMAND})")  # fmt: skip
     reqs = [request(client, COMPARE_COMMAND, t) for t in targets]
+    if all(t.iters is None for t in targets):  # rounds not counted: the setting's iterations are the least
+        for req in reqs:
+            req.fill_s = FILL_S
     names = [req.target.qualname or str(req.target).rsplit("/", 1)[-1] for req in reqs]
     tracker = await track(client, f"comparing {', '.join(names)}")
     tracker.part = (f"{len(reqs)} functions side by side: ", 0, 1)

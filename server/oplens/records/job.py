@@ -128,6 +128,10 @@ class Job:
     ranks_dir: str = ""
     # A compare: the other variants, measured beside `target` (the baseline) in this worker, interleaved.
     side_by_side: list[Variant] = field(default_factory=list)
+    # A compare whose rounds the user did not count: more than `iters` rounds, as many as take about this long
+    # (from the warm-up's calls; at most `max_rounds`). 0: exactly `iters`.
+    fill_s: float = 0.0
+    max_rounds: int = 200
 
     def variants(self) -> list[Job]:
         """A compare's variants, each as the job of one function (the baseline first)."""

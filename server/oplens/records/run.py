@@ -335,6 +335,9 @@ class Totals:
     # The calls left out of every figure above as stalled (None: a run older than the record)
     outliers: Outliers | None = None
     measured: MeasuredEfficiency | None = None  # Neuron: the measured lines' figures, weighted by their device time
+    # The smallest change of the total per call this run tells from its own noise, % of its median call
+    # (analysis/stats.py: noise_floor); 0: too few calls to say
+    noise_floor_pct: float = 0.0
 
 
 @dataclass

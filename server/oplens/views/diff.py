@@ -160,7 +160,9 @@ def _method(m: Mapping[str, Any], after_iters: int, before_iters: int) -> str:
     min_effect = round(num("min_effect", 0.1) * 100)
     drift = num("drift", 1)
     beyond = drift ** num("drift_margin", 1)
-    return (f"A line is slower or faster where the Mann-Whitney test over its per-iteration times ({before_iters} and "
+    across = ("Measured across two processes at two moments: the machine's state can decide a small difference. "
+              if m.get("measured", "separate") == "separate" else "")
+    return (f"{across}A line is slower or faster where the Mann-Whitney test over its per-iteration times ({before_iters} and "
             f"{after_iters} iterations) gives p < {alpha:g} and the change is beyond {min_effect} %, twice the line’s own "
             f"spread, and the drift between the two runs: here ×{beyond:.2f}, from the largest move of an unchanged line "
             f"(×{drift:.2f}) with a margin. Otherwise it is the same.")  # fmt: skip

@@ -27,6 +27,7 @@ class TotalsCells:
     wall_median: str
     wall_min: str
     wall_max: str
+    noise_floor: str  # `±4.2 %`: the smallest change of the total the run tells from its noise; '' where unknown
 
 
 def totals_cells(run: AnyRun) -> TotalsCells:
@@ -40,7 +41,15 @@ def totals_cells(run: AnyRun) -> TotalsCells:
         wall_median=fmt_us(t.wall_us.median),
         wall_min=fmt_us(t.wall_us.min),
         wall_max=fmt_us(t.wall_us.max),
+        noise_floor=fmt_noise_floor(getattr(t, "noise_floor_pct", 0.0)),
     )
+
+
+def fmt_noise_floor(pct: float) -> str:
+    """`±4.2 %` (`±12 %` from 10); '' where the run could not say (too few calls)."""
+    if pct <= 0:
+        return ""
+    return f"±{pct:.0f} %" if pct >= 10 else f"±{pct:.1f} %"
 
 
 def iterations_phrase(run: Run) -> str:

@@ -231,10 +231,16 @@ def _stats(run: Run, merged: bool) -> list[PageStat]:
         found.append(PageStat("In collectives", fmt_us(t.collective_us), per))
     found.append(PageStat("Operator calls", cells.op_calls, "per iteration"))
     found.append(PageStat("Wall", cells.wall_median, f"median; {cells.wall_min} – {cells.wall_max}"))
+    if cells.noise_floor:
+        found.append(PageStat("Noise floor", cells.noise_floor, "the smallest change of the total these calls tell "
+                              "from their own noise"))  # fmt: skip
     if run.compile.compile_us > 0:
         found.append(PageStat("First call", fmt_us(run.compile.first_call_us), f"{fmt_us(run.compile.compile_us)} compiling"))
     if t.floor_us is not None and t.headroom_us is not None:
-        found.append(PageStat("At the roofline", fmt_us(t.floor_us), f"{fmt_us(t.headroom_us)} to win, per call"))
+        total = t.self_device_us
+        within = total > 0 and t.headroom_us < t.noise_floor_pct / 100.0 * total
+        win = f"{fmt_us(t.headroom_us)}: within this run's noise floor" if within else f"{fmt_us(t.headroom_us)} to win"
+        found.append(PageStat("At the roofline", fmt_us(t.floor_us), f"{win}, per call"))
     if t.memory and t.peak_bytes > 0:
         found.append(PageStat("Peak memory", fmt_bytes(t.peak_bytes), f"{t.memory}, in one call"))
     m = t.measured  # Neuron: Explorer's per framework op figures, over the measured lines

@@ -119,15 +119,26 @@ def _warm_up(v: _Variant, done: Callable[[int], None]) -> None:
         v.shapes = record_shapes(p)
 
 
+def rounds_for(job: Job, live: list[_Variant]) -> int:
+    """`job.iters`, or where the job fills its time (`fill_s`), as many rounds as take about that long by the
+    variants' warm-up calls (each one's last: the first compiles), from `job.iters` up to `job.max_rounds`."""
+    if job.fill_s <= 0:
+        return job.iters
+    per_round_us = sum(v.warmup_wall_us[-1] if v.warmup_wall_us else 0.0 for v in live)
+    if per_round_us <= 0:
+        return job.iters
+    return max(job.iters, min(job.max_rounds, int(job.fill_s * 1e6 / per_round_us)))
+
+
 def _rounds(job: Job, backend: Backend[Any], live: list[_Variant],
             progress: Progress) -> tuple[Any, list[tuple[_Variant, OpLensError]]]:  # fmt: skip
-    """`job.iters` rounds (after `job.profiler_warmup` dropped ones), each calling every variant once, the order
+    """`rounds_for` rounds (after `job.profiler_warmup` dropped ones), each calling every variant once, the order
     rotated each round, under one profiler session. A variant that raises leaves the rounds (named)."""
     dropped: list[tuple[_Variant, OpLensError]] = []
     active = list(live)
-    total = job.iters
+    total = rounds_for(job, live)
     with ProfiledCalls(backend, Path(job.stage_dir), nullcontext(), total * len(live), job.profiler_warmup * len(live)) as calls:
-        for r in range(job.profiler_warmup + job.iters):
+        for r in range(job.profiler_warmup + total):
             k = r % len(active) if active else 0
             for v in active[k:] + active[:k]:
                 p = v.prepared
@@ -207,6 +218,7 @@ def _run_of(v: _Variant, raw: Events, table: Any, rt: RuntimeTime | None, facts:
     artifacts = backend.artifacts(stage)  # a device's own profile is in the baseline's folder, where the session wrote it
     run = describe(job, backend, measured, derived, artifacts)
     run.config.side_by_side = place
+    run.config.iters = len(v.trace_calls)  # the rounds it ran (a compare that fills its time: more than asked)
     run.backend.warnings += warnings
     if derived.device_time is not None and derived.device_time.mismatch:
         run.backend.warnings.append(derived.device_time.mismatch)
