@@ -63,7 +63,8 @@ def test_an_a_a_compare_holds_1_and_a_doubled_variant_is_slower_all_in_one_worke
     low, high = a_a["speedup_interval"]
     assert low <= 1.0 <= high and a_a["verdict"] == "no measurable difference", a_a
     assert doubled["verdict"] == "slower" and doubled["speedup_interval"][1] < 0.8, doubled  # about 0.5×
-    assert {r["method"] for r in rows[1:]} == {"interleaved"}
+    assert {r["method"] for r in rows[1:]} == {"interleaved_plain"}  # on the CPU: the plain rounds' calls
+    assert all(len(r["config"]["side_by_side"]["plain_calls_us"]) == 30 for r in data["runs"])
     # one measurement: the runs share a group, each knows its calls in the shared trace
     places = [r["config"]["side_by_side"] for r in data["runs"]]
     assert len({p["group"] for p in places}) == 1 and [p["index"] for p in places] == [0, 1, 2]
@@ -146,7 +147,7 @@ def test_a_package_module_beside_a_flat_file_each_with_its_own_args(tmp_path: Pa
     assert all(len(r["config"]["side_by_side"]["trace_calls"]) == r["config"]["iters"] for r in runs)
     assert [r["target"]["module"] for r in runs] == ["normlib.norms", "<script>"]
     assert [r["config"]["args"] for r in runs] == ["torch.randn(8, 512), torch.ones(512)"] * 2
-    assert data["summary"][1]["method"] == "interleaved"
+    assert data["summary"][1]["method"] == "interleaved_plain"
 
 
 def test_the_fail_if_slower_gate(tmp_path: Path) -> None:

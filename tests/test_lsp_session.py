@@ -290,7 +290,7 @@ async def test_compare_returns_the_side_by_side_summary(client: LanguageClient, 
     assert rows[0]["speedup"] == pytest.approx(1.0) and [r["op_calls"] for r in rows] == [6, 1]
     assert all(r["device_label"] == "CPU" for r in rows)
     # measured side by side, the speed-up with its interval and a verdict on the page the results panel draws
-    assert rows[1]["method"] == "interleaved" and len(rows[1]["speedup_interval"]) == 2
+    assert rows[1]["method"] == "interleaved_plain" and len(rows[1]["speedup_interval"]) == 2
     page = reply["page"]
     assert page["rows"][1]["verdict"] in ("faster", "slower", "no measurable difference") and page["rows"][1]["interval"]
     assert page["method"].startswith("measured side by side in one worker") and reply["failed"] == []

@@ -17,7 +17,8 @@ from rich.console import Console
 
 from oplens.cli import render
 from oplens.records.format import fmt_count, fmt_speedup
-from oplens.records.run import Run
+from oplens.engine.compare import speedup_of
+from oplens.records.run import Run, SideBySide
 from oplens.views.compare import ComparePage, compare_page
 
 RUN = Path(__file__).resolve().parents[1] / "extension" / "test" / "fixtures" / "rmsnorm_naive.cpu.result.json"
@@ -124,3 +125,22 @@ def test_small_helpers() -> None:
     assert fmt_count(1.5) == "1.5"
     assert fmt_count(1 / 3) == "0.33"
     assert fmt_count(2.999) == "3"
+
+
+def test_side_by_side_runs_pair_their_rounds_the_host_s_from_its_plain_calls(naive: Json) -> None:
+    """Runs of one compare (one group) are paired by round: on the CPU their plain calls (timed without the
+    profiler, whose own work shares the function's cores), on a device their profiled device time."""
+    def measured(run: Run, index: int, plain: list[float]) -> Run:
+        run.config.side_by_side = SideBySide("g1", ["f.py::a", "f.py::b"], index, list(range(10)), plain)
+        return run
+
+    a = measured(variant(naive, "a", 200.0, 4), 0, [300.0 * f for f in JITTER])
+    b = measured(variant(naive, "b", 100.0, 1), 1, [100.0 * f for f in JITTER])
+    speedup, low, high, method = speedup_of(a, b)
+    assert method == "interleaved_plain" and speedup == pytest.approx(3.0) and low <= 3.0 <= high
+    neuron = {"name": "neuron", "device_label": "NEURON"}
+    a = measured(variant(naive, "a", 200.0, 4, backend=neuron), 0, [300.0 * f for f in JITTER])
+    b = measured(variant(naive, "b", 100.0, 1, backend=neuron), 1, [100.0 * f for f in JITTER])
+    speedup, low, high, method = speedup_of(a, b)
+    assert method == "interleaved" and speedup == pytest.approx(2.0)  # the profiled device time's
+    assert compare_page([a, b]).method.startswith("measured side by side in one worker")

@@ -668,6 +668,12 @@ export interface SideBySide {
    * @default []
    */
   trace_calls: number[];
+  /**
+   * Its calls in the rounds timed plainly before the profiler started (no profiler, no line marks), µs, one a
+   * round: what a speed-up on the host is made of (engine/compare.py); [] where they could not all be timed
+   * @default []
+   */
+  plain_calls_us: number[];
 }
 
 export interface Config {
@@ -1512,6 +1518,7 @@ export function readSideBySide(r: Reader): SideBySide {
     variants: r.strings('variants', false),
     index: r.num('index'),
     trace_calls: r.numbers('trace_calls'),
+    plain_calls_us: r.numbers('plain_calls_us'),
   };
 }
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from oplens.analysis.stats import SPEEDUP_METHODS, median_ratio
+from oplens.backends import registry
 from oplens.engine import runs
 from oplens.engine.process import ProgressFn, WorkerProcess, discard, remove_scratch, run_environment, run_side_by_side, serves
 from oplens.engine.profile import ProfileRequest, validate
@@ -158,11 +159,18 @@ def compare_rows(runs: list[Run]) -> list[dict[str, Any]]:
 
 def speedup_of(base: Run, other: Run) -> tuple[float, float, float, str]:
     """`base`'s time per call over `other`'s, its interval and the method: paired by round where the two were
-    measured side by side (one compare), else as two samples."""
+    measured side by side (one compare), else as two samples. Side by side on the host (the CPU), the calls
+    timed plainly before the profiler started (`SideBySide.plain_calls_us`): there the profiler's own work
+    shares the function's cores and costs a function of many ops more than one of few; on a device, each
+    profiled call's device time."""
     a, b = base.config.side_by_side, other.config.side_by_side
     xs, ys = _per_call(base), _per_call(other)
-    if a is not None and b is not None and a.group == b.group and len(xs) == len(ys):
-        return (*median_ratio(xs, ys, paired=True), "interleaved")
+    if a is not None and b is not None and a.group == b.group:
+        on_host = not registry.facts_of(base.backend.name).on_device and not registry.facts_of(other.backend.name).on_device
+        if on_host and a.plain_calls_us and len(a.plain_calls_us) == len(b.plain_calls_us):
+            return (*median_ratio(a.plain_calls_us, b.plain_calls_us, paired=True), "interleaved_plain")
+        if len(xs) == len(ys):
+            return (*median_ratio(xs, ys, paired=True), "interleaved")
     return (*median_ratio(xs, ys, paired=False), "separate")
 
 

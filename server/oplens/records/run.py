@@ -267,6 +267,9 @@ class SideBySide:
     index: int  # this run's place among them
     # Its calls in the shared trace: oplens.iter:<k> for each k (the trace holds every variant's calls)
     trace_calls: list[int] = field(default_factory=list)
+    # Its calls in the rounds timed plainly before the profiler started (no profiler, no line marks), µs, one a
+    # round: what a speed-up on the host is made of (engine/compare.py); [] where they could not all be timed
+    plain_calls_us: list[float] = field(default_factory=list)
 
 
 @dataclass

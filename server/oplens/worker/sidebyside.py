@@ -68,6 +68,7 @@ class _Variant:
     fused: FusedLines = field(default_factory=FusedLines)
     trace_calls: list[int] = field(default_factory=list)  # its calls' iteration numbers in the session
     wall_us: list[float] = field(default_factory=list)
+    plain_us: list[float] = field(default_factory=list)  # its plain rounds' calls (no profiler, no marks)
 
 
 def run(job: Job, progress: Progress, send: Callable[[WorkerMessage], None]) -> None:
@@ -93,6 +94,7 @@ def run(job: Job, progress: Progress, send: Callable[[WorkerMessage], None]) -> 
     if not warm:
         send(Ended(1, [0] * len(variants)))
         return
+    _plain_rounds(job, warm, rounds_for(job, warm))
     prof, dropped = _rounds(job, backend, warm, progress)
     for v, why in dropped:
         send(Dropped(v.index, why))
@@ -121,13 +123,35 @@ def _warm_up(v: _Variant, done: Callable[[int], None]) -> None:
 
 def rounds_for(job: Job, live: list[_Variant]) -> int:
     """`job.iters`, or where the job fills its time (`fill_s`), as many rounds as take about that long by the
-    variants' warm-up calls (each one's last: the first compiles), from `job.iters` up to `job.max_rounds`."""
+    variants' warm-up calls (each one's last: the first compiles), the plain and the profiled rounds half of it
+    each, from `job.iters` up to `job.max_rounds`."""
     if job.fill_s <= 0:
         return job.iters
     per_round_us = sum(v.warmup_wall_us[-1] if v.warmup_wall_us else 0.0 for v in live)
     if per_round_us <= 0:
         return job.iters
-    return max(job.iters, min(job.max_rounds, int(job.fill_s * 1e6 / per_round_us)))
+    return max(job.iters, min(job.max_rounds, int(job.fill_s / 2 * 1e6 / per_round_us)))
+
+
+def _plain_rounds(job: Job, live: list[_Variant], rounds: int) -> None:
+    """The rounds timed plainly, before the profiler starts: each variant called once a round, the order rotated,
+    no profiler and no line marks, the device synchronised after each call. On the CPU the profiler's own work
+    runs on the cores the function runs on, and it costs a function of many ops more than one of few (measured
+    with one core busy: naive against compiled RMSNorm read 3.6-5.5x profiled, 1.0-1.4x timed plainly), so a
+    speed-up on the host is these calls' (engine/compare.py). A variant that raises here is left to the profiled
+    rounds, which name it."""
+    if len(live) < 2:
+        return
+    for r in range(rounds):
+        k = r % len(live)
+        for v in live[k:] + live[:k]:
+            p = v.prepared
+            assert p is not None
+            try:
+                v.plain_us.append(timed_call(p))
+            except Exception:
+                return  # the profiled rounds meet it again, and name it; no plain figure for anyone
+    # every variant has one call a round: the k-th calls ran in the same round
 
 
 def _rounds(job: Job, backend: Backend[Any], live: list[_Variant],
@@ -189,8 +213,9 @@ def _runs(job: Job, backend: Backend[Any], prof: Any, measured: list[_Variant],
     group = uuid.uuid4().hex[:12]
     names = [f"{v.job.target.file}::{v.job.target.qualname}" for v in variants]
     out: list[tuple[_Variant, Run | OpLensError]] = []
+    plain = len({len(v.plain_us) for v in measured}) == 1  # every variant timed in every plain round
     for v in measured:
-        place = SideBySide(group, names, v.index, v.trace_calls)
+        place = SideBySide(group, names, v.index, v.trace_calls, v.plain_us if plain else [])
         try:
             out.append((v, _run_of(v, raw, table, rt, facts, trace, warnings, backend, place)))
         except OpLensError as e:
