@@ -39,29 +39,7 @@ EXAMPLE = ROOT / "examples" / "rmsnorm.py"
 CASE = ["rmsnorm_naive", "rmsnorm_fused", "rmsnorm_compiled"]
 CASE_ARGS = "make_inputs(4, 256, 1024)"
 CALLS = 200
-VARIANTS = """\
-import torch
-
-
-def make_inputs(n=256):
-    return (torch.randn(n, n),)
-
-
-def same_a(x):
-    y = x @ x
-    return y.relu()
-
-
-def same_b(x):
-    y = x @ x
-    return y.relu()
-
-
-def twice(x):
-    y = x @ x
-    y = y @ x
-    return y.relu()
-"""
+VARIANTS = (ROOT / "tests" / "data" / "variants.py").read_text()  # same_a, same_b (an A/A), twice (2x)
 # The truth: the case study's variants called in turn in one process, no profiler (as a user's own timing does).
 TRUTH = f"""\
 import statistics, sys, time

@@ -10,38 +10,14 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from conftest import EXAMPLE, oplens_cli
+import pytest
+
+from conftest import DATA, EXAMPLE, STANDINS, oplens_cli
 from oplens.analysis.chrome_trace import read_events
 from oplens.records import names
 
 # Two identical functions under two names (an A/A), one doing the same work twice (2× slower), and one that raises.
-VARIANTS = """\
-import torch
-
-
-def make_inputs(n=256):
-    return (torch.randn(n, n),)
-
-
-def same_a(x):
-    y = x @ x
-    return y.relu()
-
-
-def same_b(x):
-    y = x @ x
-    return y.relu()
-
-
-def twice(x):
-    y = x @ x
-    y = y @ x
-    return y.relu()
-
-
-def broken(x):
-    raise ValueError("this variant is broken")
-"""
+VARIANTS = (DATA / "variants.py").read_text()
 
 
 def compare(ws: Path, *argv: str) -> tuple[Any, str]:
@@ -171,3 +147,36 @@ def test_the_case_study_naive_fused_and_compiled(tmp_path: Path) -> None:
                                                     for r in rows[1:]), rows  # fmt: skip
     compiled = data["runs"][2]
     assert compiled["compile"]["graphs"] >= 1 and compiled["compile"]["compile_us"] > 0
+
+
+NEURON_VARIANTS = """\
+import torch
+
+
+def mul_then_mm():
+    x = torch.ones(32, 32)
+    y = x * x
+    return (y @ x).sum()
+
+
+def mm_only():
+    x = torch.ones(32, 32)
+    return (x @ x).sum()
+"""
+
+
+def test_on_the_neuron_stand_in_each_variant_has_its_own_device_time(tmp_path: Path) -> None:
+    """The Neuron stand-in (tests/standins/torch_neuronx: known device time per op in the op table, as TorchNeuron's
+    correlate_device_time gives it): each variant's calls are split out of the one session's op table too, and
+    the speed-up is the profiled device time's (a device's own clock: no plain rounds)."""
+    (tmp_path / "t.py").write_text(NEURON_VARIANTS)
+    proc = oplens_cli(tmp_path, "compare", "t.py::mul_then_mm", "t.py::mm_only", "--backend", "neuron", "--warmup", "1",
+                      "--iters", "6", "--json", "-", PYTHONPATH=str(STANDINS),
+                      STANDIN_OP_DEVICE_US="aten::mul=7,aten::mm=30")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    totals = [r["totals"]["self_device_us"] for r in data["runs"]]
+    assert totals == [pytest.approx(37.0), pytest.approx(30.0)]  # each its own ops' time, none of the other's
+    row = data["summary"][1]
+    assert row["method"] == "interleaved" and row["speedup"] == pytest.approx(37 / 30, rel=1e-3)
+    assert row["verdict"] == "faster" and row["speedup_interval"] == [pytest.approx(37 / 30, rel=1e-3)] * 2  # known times

@@ -16,8 +16,8 @@ import pytest
 from rich.console import Console
 
 from oplens.cli import render
-from oplens.records.format import fmt_count, fmt_speedup
 from oplens.engine.compare import speedup_of
+from oplens.records.format import fmt_count, fmt_speedup
 from oplens.records.run import Run, SideBySide
 from oplens.views.compare import ComparePage, compare_page
 

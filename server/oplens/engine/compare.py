@@ -23,11 +23,10 @@ from typing import Any
 from oplens.analysis.stats import SPEEDUP_METHODS, median_ratio
 from oplens.backends import registry
 from oplens.engine import runs
-from oplens.engine.process import ProgressFn, WorkerProcess, discard, remove_scratch, run_environment, run_side_by_side, serves
-from oplens.engine.profile import ProfileRequest, validate
-from oplens.engine.targets import resolve
+from oplens.engine.process import ProgressFn, WorkerProcess, remove_scratch, run_side_by_side
+from oplens.engine.profile import ProfileRequest, job_of, resolved, validate, worker_for
 from oplens.records.errors import OpLensError, bad_input
-from oplens.records.job import Job, Variant
+from oplens.records.job import Variant
 from oplens.records.run import Run
 
 FASTER, SLOWER, SAME, BASELINE = "faster", "slower", "no measurable difference", "baseline"
@@ -36,6 +35,10 @@ FASTER, SLOWER, SAME, BASELINE = "faster", "slower", "no measurable difference",
 # A difference of a few % needs the calls: 20 rounds of the case study on this 2-core machine told a 1.1x
 # speed-up from none in 2 runs of 5 (bench/verdicts.py).
 FILL_S = 3.0
+# The least speed-up worth naming: two identical functions side by side differ by up to about this much, their
+# whole interval beyond 1× (bench/verdicts.py, 200 rounds of an A/A beside a third variant: 1.008-1.037, 1.002-1.022
+# in 3 of 20 compares: each variant follows another in the rotation, and its code lies elsewhere in memory).
+MIN_EFFECT = 0.02
 MAX_ROUNDS = 200  # ... and at most this many rounds
 
 
@@ -61,40 +64,14 @@ def compare(
         validate(req)
     head = reqs[0]
     workspace = head.workspace.resolve()
-    resolved = []
-    for req in reqs:  # every variant checked before any runs
-        file = Path(req.target.file)
-        target, fn = resolve(file if file.is_absolute() else workspace / file, req.target.qualname, req.target.line)
-        if fn.required_params and not req.args.strip():
-            raise bad_input(f"{fn.signature} needs arguments",
-                            'pass them with --args, a Python expression evaluated in its module, e.g. --args "make_inputs()"'
-                            " (once for every function, or once per function in order)")  # fmt: skip
-        resolved.append((req, target, fn))
+    found = [resolved(req, workspace) for req in reqs]  # every variant checked before any runs
     with runs.Staging(runs.runs_root(workspace, head.out), head.options()) as staging:
-        staged = [staging.add(target.qualname) for _, target, _ in resolved]
-        (_, target, fn), others = resolved[0], resolved[1:]
-        job = Job(
-            target=target,
-            signature=fn.signature,
-            args=head.args,
-            backend=head.backend,
-            warmup=head.warmup,
-            iters=head.iters,
-            stage_dir=str(staged[0]),
-            workspace=str(workspace),
-            backend_options={name: dataclasses.asdict(opts) for name, opts in head.backend_options.items()},
-            timeout_s=head.timeout_s,
-            profiler_warmup=head.profiler_warmup,
-            fill_s=head.fill_s,
-            max_rounds=MAX_ROUNDS,
-            side_by_side=[Variant(t, f.signature, r.args, str(s)) for (r, t, f), s in zip(others, staged[1:], strict=True)],
-        )
-        env = run_environment(head.backend_options, staged[0])
-        if worker is not None and not (worker.alive() and serves(worker, head.backend_options, staged[0])):
-            discard(worker)
-            worker = None
-        if worker is None:
-            worker = WorkerProcess(staging.root / ".staging", cwd=workspace, env=env)
+        staged = [staging.add(target.qualname) for target, _ in found]
+        (target, fn), others = found[0], zip(reqs[1:], found[1:], staged[1:], strict=True)
+        job = dataclasses.replace(job_of(head, target, fn.signature, staged[0], workspace), fill_s=head.fill_s,
+                                  max_rounds=MAX_ROUNDS,
+                                  side_by_side=[Variant(t, f.signature, r.args, str(s)) for r, (t, f), s in others])  # fmt: skip
+        worker = worker_for(head, staged[0], staging.root, workspace, worker)
         staging.log = worker.log
         try:
             results = run_side_by_side(worker, job, sum(r.timeout_s for r in reqs), progress, cancel)
@@ -103,7 +80,7 @@ def compare(
         done: list[Run] = []
         failed: list[tuple[str, OpLensError]] = []
         last = max((i for i, r in enumerate(results) if isinstance(r, Run)), default=-1)
-        for i, (result, (req, target, _)) in enumerate(zip(results, resolved, strict=True)):
+        for i, (result, req, (target, _)) in enumerate(zip(results, reqs, found, strict=True)):
             if not isinstance(result, Run):
                 failed.append((f"{req.target.file}::{target.qualname}", result))
                 continue
@@ -130,9 +107,9 @@ def _copy(log: Path, dest: Path) -> Path | None:
 
 
 def compare_rows(runs: list[Run]) -> list[dict[str, Any]]:
-    """One row per run; `speedup` is the first run's time per call over this run's (its self device time: Self CPU
-    on the CPU), `speedup_interval` its confidence interval, `verdict` what the interval allows, `method` how the
-    two were measured (`analysis/stats.py`'s SPEEDUP_METHODS)."""
+    """One row per run; `speedup` is the first run's median call over this run's (`speedup_of`: which calls),
+    `speedup_interval` its confidence interval, `verdict` what the interval allows, `method` how the two were
+    measured (`analysis/stats.py`'s SPEEDUP_METHODS), `rounds` its profiled calls."""
     base = runs[0] if runs else None
     rows = []
     for i, r in enumerate(runs):
@@ -181,12 +158,13 @@ def _per_call(run: Run) -> list[float]:
 
 
 def verdict(speedup: float, low: float, high: float) -> str:
-    """`faster` where the whole interval is above 1, `slower` where below, else no measurable difference."""
+    """`faster` where the whole interval is above 1 + MIN_EFFECT, `slower` where it is below 1 / (1 + MIN_EFFECT),
+    else no measurable difference (the interval holds 1×, or does not clear the least difference worth naming)."""
     if speedup <= 0:
         return SAME
-    if low > 1.0:
+    if low > 1.0 + MIN_EFFECT:
         return FASTER
-    if high < 1.0:
+    if high < 1.0 / (1.0 + MIN_EFFECT):
         return SLOWER
     return SAME
 

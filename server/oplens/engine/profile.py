@@ -17,10 +17,10 @@ from oplens.backends import registry
 from oplens.engine import request, runs
 from oplens.engine.process import ProgressFn, WorkerProcess, discard, remove_scratch, run_environment, run_job, serves
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
-from oplens.engine.targets import resolve
+from oplens.engine.targets import FunctionDef, resolve
 from oplens.records.errors import bad_input
 from oplens.records.job import Job, TargetSpec
-from oplens.records.run import Run
+from oplens.records.run import Run, Target
 
 
 @dataclass
@@ -61,6 +61,22 @@ def profile(
     """Profile `req.target` in a worker (a new one, or `worker` if warm) and store the run."""
     validate(req)
     workspace = req.workspace.resolve()
+    target, fn = resolved(req, workspace)
+    with runs.Staging(runs.runs_root(workspace, req.out), req.options()) as staging:
+        staged = staging.add(target.qualname)
+        job = job_of(req, target, fn.signature, staged, workspace)
+        worker = worker_for(req, staged, staging.root, workspace, worker)
+        staging.log = worker.log  # the user's output: a failure keeps it in .failed/
+        try:
+            run = run_job(worker, job, req.timeout_s, progress, cancel)
+        finally:
+            remove_scratch(worker)  # a warm worker's NEFF cache: its NEFFs are in the run by now
+        staging.store(staged, run, runs.keep_log(worker.log, staged / runs.WORKER_LOG))
+    return run
+
+
+def resolved(req: ProfileRequest, workspace: Path) -> tuple[Target, FunctionDef]:
+    """`req`'s function found in its file (`targets.resolve`), with its arguments where it needs them."""
     file = Path(req.target.file)
     target, fn = resolve(file if file.is_absolute() else workspace / file, req.target.qualname, req.target.line)
     if fn.required_params and not req.args.strip():
@@ -69,33 +85,32 @@ def profile(
             'pass them with --args, a Python expression evaluated in the module, e.g. --args "make_inputs()"'
             + (" (for a method, the instance comes first)" if fn.in_class else ""),
         )
-    with runs.Staging(runs.runs_root(workspace, req.out), req.options()) as staging:
-        staged = staging.add(target.qualname)
-        job = Job(
-            target=target,
-            signature=fn.signature,
-            args=req.args,
-            backend=req.backend,
-            warmup=req.warmup,
-            iters=req.iters,
-            stage_dir=str(staged),
-            workspace=str(workspace),
-            backend_options={name: dataclasses.asdict(opts) for name, opts in req.backend_options.items()},
-            timeout_s=req.timeout_s,
-            profiler_warmup=req.profiler_warmup,
-        )
-        # What a vendor module reads when `import torch` loads it is set as the worker starts (Neuron: its NEFF cache
-        # and compile-time debug info): a warm worker started without it is not used, a fresh one is.
-        env = run_environment(req.backend_options, staged)
-        if worker is not None and not (worker.alive() and serves(worker, req.backend_options, staged)):
-            discard(worker)
-            worker = None
-        if worker is None:
-            worker = WorkerProcess(staging.root / ".staging", cwd=workspace, env=env)
-        staging.log = worker.log  # the user's output: a failure keeps it in .failed/
-        try:
-            run = run_job(worker, job, req.timeout_s, progress, cancel)
-        finally:
-            remove_scratch(worker)  # a warm worker's NEFF cache: its NEFFs are in the run by now
-        staging.store(staged, run, runs.keep_log(worker.log, staged / runs.WORKER_LOG))
-    return run
+    return target, fn
+
+
+def job_of(req: ProfileRequest, target: Target, signature: str, staged: Path, workspace: Path) -> Job:
+    """The worker's job for `req`'s function, its run staged in `staged`."""
+    return Job(
+        target=target,
+        signature=signature,
+        args=req.args,
+        backend=req.backend,
+        warmup=req.warmup,
+        iters=req.iters,
+        stage_dir=str(staged),
+        workspace=str(workspace),
+        backend_options={name: dataclasses.asdict(opts) for name, opts in req.backend_options.items()},
+        timeout_s=req.timeout_s,
+        profiler_warmup=req.profiler_warmup,
+    )
+
+
+def worker_for(req: ProfileRequest, staged: Path, root: Path, workspace: Path, worker: WorkerProcess | None) -> WorkerProcess:
+    """`worker` (started ahead, warm) where it is alive and serves the run, else a fresh one. What a vendor module
+    reads when `import torch` loads it is set as the worker starts (Neuron: its NEFF cache and compile-time debug
+    info): a warm worker started without it is not used, a fresh one is started with it."""
+    env = run_environment(req.backend_options, staged)
+    if worker is not None and not (worker.alive() and serves(worker, req.backend_options, staged)):
+        discard(worker)
+        worker = None
+    return worker or WorkerProcess(root / ".staging", cwd=workspace, env=env)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from oplens.backends import registry
-from oplens.engine.compare import FASTER, SAME, compare_rows, method_words
+from oplens.engine.compare import FASTER, MIN_EFFECT, SAME, compare_rows, method_words
 from oplens.records.errors import OpLensError
 from oplens.records.format import device_label, fmt_count, fmt_speedup, fmt_us
 from oplens.records.run import Run
@@ -75,7 +75,8 @@ def compare_page(runs: Sequence[Run], failed: Sequence[tuple[str, OpLensError]] 
     ) for i, r in enumerate(figures)]  # fmt: skip
     methods = sorted({r["method"] for r in figures[1:] if r["method"]})
     return ComparePage(label=label, with_cpu=with_cpu, rows=rows, summary=_summary(figures, label),
-                       method="; ".join(method_words(m) for m in methods),
+                       method="; ".join(method_words(m) for m in methods) + (
+                           f". Faster or slower only where the whole interval is beyond {MIN_EFFECT:.0%}" if methods else ""),
                        failed=[CompareFailure(name, e.message) for name, e in failed])  # fmt: skip
 
 
