@@ -62,6 +62,8 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
   private panel: vscode.WebviewPanel | undefined;
   private showing: Showing;
   private busyMessage: string | null = null;
+  // Pages asked for so far: a run's page, fetched from the server, is shown only where no other was asked for meanwhile
+  private asked = 0;
   private actions: ResultsActions | undefined;
   /** Rank parts read, by the part's run id (newest last). */
   private readonly parts = new Map<string, Part>();
@@ -173,9 +175,10 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
    * `reveal` brings the panel forward.
    */
   async showRun(runId: string, reveal: boolean, rank: number | null = null): Promise<void> {
+    const ticket = ++this.asked;
     const shown = await this.pageOf(runId, rank);
-    if (!shown) {
-      return;
+    if (!shown || ticket !== this.asked) {
+      return; // a page asked for meanwhile (a comparison whose runs came just before its answer) stays
     }
     this.showing = { kind: 'run', runId, rank: shown.type === 'run' ? (shown.view.ranks?.shown ?? null) : null };
     const panel = this.ensurePanel(reveal);
@@ -212,6 +215,7 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
   }
 
   showCompare(view: CompareView): void {
+    this.asked++; // a run's page still being fetched (one of its variants, just stored) does not replace it
     this.showing = { kind: 'compare', view };
     const panel = this.ensurePanel(true);
     panel.title = 'OpLens: comparison';
