@@ -84,7 +84,7 @@ class WorkerProcess:
                 cwd=str(cwd) if cwd else None,
                 env={**os.environ, **heap, **(env or {}), "PYTHONUNBUFFERED": "1", messages.PARENT_ENV: str(os.getpid()),
                      messages.LOG_ENV: str(self.log)},
-                start_new_session=True,  # its own process group: a kill takes its children too
+                **own_group(same_session=job_file is None),  # a kill takes its children too
             )
         os.close(write_fd)
         if echo is not None:
@@ -165,6 +165,21 @@ class WorkerProcess:
         except OSError:
             return ""
         return "\n".join(text.splitlines()[-lines:])
+
+
+def own_group(same_session: bool) -> dict[str, Any]:
+    """Popen's arguments for a worker of its own process group (a kill takes its children too).
+
+    A worker that only calls a function (profile, compare: its stdin is our pipe) stays in our session, so that
+    where the kernel groups the CPU time by session (Linux's autogroup) its threads share the user's group and not
+    one of their own: in a session of its own, with a busy loop on one of two cores, torch's two threads got one
+    core's share and each parallel region waited for a scheduler tick (naive RMSNorm 32 ms a call against
+    0.7 ms in the user's session; bench/verdicts.py). A capture runs the user's program, which may read the
+    terminal: outside the terminal's session it can (inside it, as a background group, the read would stop it).
+    Python 3.10 has no `process_group`: a session of its own there."""
+    if same_session and sys.version_info >= (3, 11):
+        return {"process_group": 0}
+    return {"start_new_session": True}
 
 
 def run_environment(backend_options: Mapping[str, Any], run_dir: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
