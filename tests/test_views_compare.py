@@ -80,7 +80,7 @@ def test_the_summary_names_the_fastest_variant(naive: Json) -> None:
     same = compare_page([variant(naive, "a", 100.0, 2), variant(naive, "b", 100.5, 2)])
     assert same.rows[1].verdict == "no measurable difference" and same.summary == (
         "No variant is measurably faster than a (100.0 µs of CPU time per iteration): no measurable difference for b "
-        "(the 95 % interval of the speed-up holds 1×).")
+        "(the 95 % interval of the speed-up holds 1×, or stays within 2% of it).")
     slower = [variant(naive, "a", 100.0, 2), variant(naive, "b", 300.0, 3)]
     assert compare_page(slower).summary == "No variant is faster than a here (100.0 µs of CPU time per iteration)."
     assert compare_page(slower[:1]).summary == ""

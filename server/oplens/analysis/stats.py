@@ -219,11 +219,8 @@ SPEEDUP_METHODS = {
 def median_ratio(base: Sequence[float], other: Sequence[float], paired: bool) -> tuple[float, float, float]:
     """median(base) / median(other) and its CONFIDENCE interval (percentile bootstrap; `paired`: `base[k]` and
     `other[k]` are resampled together); (0, 0, 0) where a side has no positive value."""
-    if paired:
-        pairs = [(b, o) for b, o in zip(base, other, strict=False)]
-        b_all, o_all = [b for b, _ in pairs], [o for _, o in pairs]
-    else:
-        b_all, o_all = list(base), list(other)
+    rounds = min(len(base), len(other)) if paired else None  # paired: round k of each, as many as both have
+    b_all, o_all = list(base[:rounds]), list(other[:rounds])
     if not b_all or not o_all or median(sorted(o_all)) <= 0 or median(sorted(b_all)) <= 0:
         return 0.0, 0.0, 0.0
     estimate = median(sorted(b_all)) / median(sorted(o_all))

@@ -373,8 +373,7 @@ def _diff(args: argparse.Namespace, out: Console) -> int:
     _emit_json(args.json, result.to_dict())
     if args.json != "-":
         render.diff(out, result)
-    low = result.totals.ratio_interval[0]
-    return 1 if args.fail_if_slower is not None and low > 1.0 + args.fail_if_slower / 100.0 else 0
+    return 1 if slower_beyond(result.totals.ratio_interval[0], args.fail_if_slower) else 0
 
 
 def _analyze(args: argparse.Namespace, out: Console) -> int:
@@ -423,21 +422,22 @@ def _compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     failed = [{"variant": name, "error": e.to_dict()} for name, e in compared.failed]
     _emit_json(args.json, {"runs": [r.to_dict() for r in runs], "summary": summary, "failed": failed})
     if args.json != "-":
-        render.compare_table(out, compare_page(runs, compared.failed))
+        render.compare_table(out, compare_page(runs, compared.failed, summary))
     _require_device_time(runs)
     return _gate(args.fail_if_slower, summary)
 
 
 def _gate(pct: float | None, summary: list[dict[str, Any]]) -> int:
-    """`--fail-if-slower PCT`: 1 where a variant (after the baseline) is slower by more than PCT with its whole
-    interval beyond it (its time over the baseline's above 1 + PCT/100 at the interval's best), else 0."""
-    if pct is None:
-        return 0
-    for row in summary[1:]:
-        low, high = row["speedup_interval"]
-        if high > 0 and 1.0 / high > 1.0 + pct / 100.0:
-            return 1
-    return 0
+    """`--fail-if-slower PCT` of a compare: 1 where a variant (after the baseline) is slower by more than PCT over its
+    whole interval (its time over the baseline's is the speed-up's inverse: its fast end 1 / the speed-up's high)."""
+    slowest = [1.0 / row["speedup_interval"][1] for row in summary[1:] if row["speedup_interval"][1] > 0]
+    return 1 if any(slower_beyond(fast_end, pct) for fast_end in slowest) else 0
+
+
+def slower_beyond(fast_end: float, pct: float | None) -> bool:
+    """`--fail-if-slower PCT` (compare's and diff's): the later or the variant's time over the earlier's or the
+    baseline's, at its interval's fast end, is above 1 + PCT/100; never without PCT."""
+    return pct is not None and fast_end > 1.0 + pct / 100.0
 
 
 def _require_device_time(runs: list[Run]) -> None:

@@ -103,7 +103,8 @@ async def compare(client: ClientState, arg: Any) -> dict[str, Any]:
         tracker.end(ending(e))
         raise
     tracker.end(f"{len(compared.runs)} functions compared side by side")
-    return {"summary": compare_rows(compared.runs), "page": compare_page(compared.runs, compared.failed).to_dict(),
+    summary = compare_rows(compared.runs)
+    return {"summary": summary, "page": compare_page(compared.runs, compared.failed, summary).to_dict(),
             "failed": [{"variant": name, "message": e.message} for name, e in compared.failed]}  # fmt: skip
 
 

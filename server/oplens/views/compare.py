@@ -58,10 +58,12 @@ class ComparePage:
         return dataclasses.asdict(self)
 
 
-def compare_page(runs: Sequence[Run], failed: Sequence[tuple[str, OpLensError]] = ()) -> ComparePage:
+def compare_page(runs: Sequence[Run], failed: Sequence[tuple[str, OpLensError]] = (),
+                 figures: list[dict[str, Any]] | None = None) -> ComparePage:  # fmt: skip
     """The page of `runs` compared, in their order (the first is the baseline); `failed`: the variants that could
-    not be measured, with why."""
-    figures = compare_rows(list(runs))
+    not be measured, with why; `figures`: their `compare_rows`, where the caller has them (each speed-up's
+    interval is 2,000 bootstrap resamples: made once)."""
+    figures = compare_rows(list(runs)) if figures is None else figures
     labels = list(dict.fromkeys(device_label(r["device_label"]) for r in figures))
     label = labels[0] if len(labels) == 1 else "DEVICE"
     # mixed backends: each row's CPU time is its own, so the column stays
@@ -103,5 +105,5 @@ def _summary(figures: list[dict[str, Any]], label: str) -> str:
     if same:
         return (f"No variant is measurably faster than {base['variant']} ({fmt_us(base['self_device_us'])} of "
                 f"{label} time per iteration): no measurable difference for {', '.join(same)} (the 95 % interval of "
-                "the speed-up holds 1×).")  # fmt: skip
+                f"the speed-up holds 1×, or stays within {MIN_EFFECT:.0%} of it).")  # fmt: skip
     return f"No variant is faster than {base['variant']} here ({fmt_us(base['self_device_us'])} of {label} time per iteration)."

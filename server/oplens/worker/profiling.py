@@ -14,7 +14,8 @@ import functools
 import gc
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,26 +87,38 @@ def finish(job: Job, backend: Backend[Any], measured: Measured, clock: _Clock | 
     stage = Path(job.stage_dir)
     artifacts = backend.artifacts(stage)  # first: the runtime's trace is read from them; their notes are warnings
 
-    def runtime() -> RuntimeTime | None:
-        rt = backend_spec(backend.name).runtime_time(stage, artifacts, job.target.def_line, ingest=True,
-                                                     fused=measured.fused, progress=progress)  # fmt: skip
-        if rt is not None and rt.tables:
-            artifacts.processed_system_trace = rt.tables
-        if rt is not None:
-            warnings.extend(rt.warnings)
-        return rt
-
+    runtime = functools.partial(read_runtime, backend, stage, artifacts, job.target.def_line, measured.fused, warnings,
+                                progress)  # fmt: skip
     derived = process(measured.prof, measured.shapes, len(measured.wall_us), job.target, backend.facts,
                       measured.fused, graphs=measured.graph_work, ceilings=functools.partial(calibrate.roof, backend, warnings),
                       capture=capture, runtime=runtime, statement=statement)  # fmt: skip
     clock.lap("processing_ms")
-    run = describe(job, backend, measured, derived, artifacts)
-    run.backend.warnings += warnings
-    if derived.device_time is not None and derived.device_time.mismatch:
-        run.backend.warnings.append(derived.device_time.mismatch)
+    run = described(job, backend, measured, derived, artifacts, warnings)
     export_trace(job, backend, measured.prof, run)
     clock.lap("export_ms")
     run.timings_ms = clock.laps
+    return run
+
+
+def read_runtime(backend: Backend[Any], stage: Path, artifacts: Artifacts, def_line: int, fused: dict[str, list[SourceRef]],
+                 warnings: list[str], progress: Progress | None = None) -> RuntimeTime | None:  # fmt: skip
+    """The device runtime's own trace of the calls staged in `stage` (None where the backend has none): its
+    processed tables kept in `artifacts`, what its tool warned of added to `warnings`."""
+    rt = backend_spec(backend.name).runtime_time(stage, artifacts, def_line, ingest=True, fused=fused, progress=progress)
+    if rt is not None and rt.tables:
+        artifacts.processed_system_trace = rt.tables
+    if rt is not None:
+        warnings.extend(rt.warnings)
+    return rt
+
+
+def described(job: Job, backend: Backend[Any], m: Measured, derived: Derived, artifacts: Artifacts,
+              warnings: list[str]) -> Run:  # fmt: skip
+    """`describe`'s Run with the run's warnings (and the device-time sources' disagreement) and its estimators."""
+    run = describe(job, backend, m, derived, artifacts)
+    run.backend.warnings += warnings
+    if derived.device_time is not None and derived.device_time.mismatch:
+        run.backend.warnings.append(derived.device_time.mismatch)
     run.estimators = dict(ESTIMATORS)
     return run
 
@@ -226,14 +239,22 @@ def process(
     attribution, each line's work and memory from the shapes call, insights, roofline). `laps`, where
     given, gets each part's time in ms (`attribute_ms`: the sources measured and the chosen attributed)."""
     t0 = time.perf_counter()
-    gc.disable()  # tens of thousands of small records: the collector alone took ~40 % of this step
-    try:
+    with collector_paused():
         raw = events.columns(prof, per_op_device_time=facts.per_op_device_time)  # in bulk: up to millions
         table = op_table(prof) if facts.on_device and facts.op_table_device_time else None
         if laps is not None:
             laps["read_ms"] = (time.perf_counter() - t0) * 1000.0
         return process_events(raw, table, shapes, iters, target, facts, fused, laps, graphs, ceilings, capture, runtime,
                               statement)  # fmt: skip
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's garbage collector off for the block: processing makes tens of thousands of small records, and the
+    collector alone took ~40 % of it."""
+    gc.disable()
+    try:
+        yield
     finally:
         gc.enable()
 

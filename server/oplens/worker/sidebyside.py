@@ -33,9 +33,7 @@ from typing import Any
 
 from oplens.analysis import sidebyside
 from oplens.analysis.columns import Events
-from oplens.analysis.stats import ESTIMATORS
 from oplens.backends.device import Backend
-from oplens.backends.registry import get as backend_spec
 from oplens.backends.spec import RuntimeTime
 from oplens.records.errors import OpLensError
 from oplens.records.job import Dropped, Ended, Finished, Job, WorkerMessage
@@ -47,11 +45,13 @@ from oplens.worker.profiling import (
     Measured,
     Prepared,
     Progress,
-    describe,
+    collector_paused,
+    described,
     op_table,
     prepare_backend,
     prepare_target,
     process_events,
+    read_runtime,
     record_shapes,
     timed_call,
 )
@@ -133,6 +133,12 @@ def rounds_for(job: Job, live: list[_Variant]) -> int:
     return max(job.iters, min(job.max_rounds, int(job.fill_s / 2 * 1e6 / per_round_us)))
 
 
+def rotated(variants: list[_Variant], r: int) -> list[_Variant]:
+    """Round `r`'s order: the variants rotated by `r` (A B C, B C A, C A B, ...), so none is always first."""
+    k = r % len(variants) if variants else 0
+    return variants[k:] + variants[:k]
+
+
 def _plain_rounds(job: Job, live: list[_Variant], rounds: int) -> None:
     """The rounds timed plainly, before the profiler starts: each variant called once a round, the order rotated,
     no profiler and no line marks, the device synchronised after each call. On the CPU the profiler's own work
@@ -143,8 +149,7 @@ def _plain_rounds(job: Job, live: list[_Variant], rounds: int) -> None:
     if len(live) < 2:
         return
     for r in range(rounds):
-        k = r % len(live)
-        for v in live[k:] + live[:k]:
+        for v in rotated(live, r):
             p = v.prepared
             assert p is not None
             try:
@@ -163,8 +168,7 @@ def _rounds(job: Job, backend: Backend[Any], live: list[_Variant],
     total = rounds_for(job, live)
     with ProfiledCalls(backend, Path(job.stage_dir), nullcontext(), total * len(live), job.profiler_warmup * len(live)) as calls:
         for r in range(job.profiler_warmup + total):
-            k = r % len(active) if active else 0
-            for v in active[k:] + active[:k]:
+            for v in rotated(active, r):
                 p = v.prepared
                 assert p is not None
                 recorded = len(calls.wall_us)
@@ -200,13 +204,14 @@ def _runs(job: Job, backend: Backend[Any], prof: Any, measured: list[_Variant],
           variants: list[_Variant]) -> list[tuple[_Variant, Run | OpLensError]]:  # fmt: skip
     """Each measured variant's run, from its own calls of the one session."""
     facts = backend.facts
-    raw = events.columns(prof, per_op_device_time=facts.per_op_device_time)
-    table = op_table(prof) if facts.on_device and facts.op_table_device_time else None
+    with collector_paused():
+        raw = events.columns(prof, per_op_device_time=facts.per_op_device_time)
+        table = op_table(prof) if facts.on_device and facts.op_table_device_time else None
     shared_stage = Path(job.stage_dir)
     warnings: list[str] = []
     artifacts = backend.artifacts(shared_stage)
-    rt = backend_spec(backend.name).runtime_time(shared_stage, artifacts, job.target.def_line, ingest=True,
-                                                 fused={}, progress=None) if facts.on_device else None  # fmt: skip
+    fused = {name: refs for v in measured for name, refs in v.fused.regions.items()}
+    rt = read_runtime(backend, shared_stage, artifacts, job.target.def_line, fused, warnings) if facts.on_device else None
     trace = shared_stage / "trace.json"
     if not backend.writes_own_trace() or not artifacts.trace_json:
         prof.export_chrome_trace(str(trace))
@@ -217,7 +222,8 @@ def _runs(job: Job, backend: Backend[Any], prof: Any, measured: list[_Variant],
     for v in measured:
         place = SideBySide(group, names, v.index, v.trace_calls, v.plain_us if plain else [])
         try:
-            out.append((v, _run_of(v, raw, table, rt, facts, trace, warnings, backend, place)))
+            with collector_paused():
+                out.append((v, _run_of(v, raw, table, rt, facts, trace, warnings, backend, place)))
         except OpLensError as e:
             out.append((v, e))
     return out
@@ -241,16 +247,12 @@ def _run_of(v: _Variant, raw: Events, table: Any, rt: RuntimeTime | None, facts:
     measured = Measured(None, v.shapes, v.wall_us, v.warmup_wall_us, v.fused.regions, v.fused.graphs, graphs)
     stage = Path(job.stage_dir)
     artifacts = backend.artifacts(stage)  # a device's own profile is in the baseline's folder, where the session wrote it
-    run = describe(job, backend, measured, derived, artifacts)
+    run = described(job, backend, measured, derived, artifacts, warnings)
     run.config.side_by_side = place
     run.config.iters = len(v.trace_calls)  # the rounds it ran (a compare that fills its time: more than asked)
-    run.backend.warnings += warnings
-    if derived.device_time is not None and derived.device_time.mismatch:
-        run.backend.warnings.append(derived.device_time.mismatch)
     if stage != trace.parent and trace.is_file():
         _link(trace, stage / "trace.json")
     run.artifacts.trace_json = "trace.json" if (stage / "trace.json").is_file() else run.artifacts.trace_json
-    run.estimators = dict(ESTIMATORS)
     return run
 
 
