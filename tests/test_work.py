@@ -17,6 +17,7 @@ from torch.utils.flop_counter import flop_registry
 
 from conftest import DATA
 from oplens.analysis.work import op_work
+from oplens.analysis.roofline import HEADROOM_MIN_SHARE
 
 WORK = DATA / "work_lines.py"
 COMPILED_CALL_LINE = 64  # z = _compiled_block(x, w)
@@ -188,7 +189,9 @@ def test_bounds_compute_memory_overhead_against_the_calibrated_ceilings(tmp_path
     y = line(ew, 20)
     assert y["bound"] == "memory"
     within_ceiling(ew, y, tmp_path / "ew")
-    if (y["roofline_pct"] or 100.0) < 90:  # far from the roofline: said, with what closes the gap for its bound
+    floor = max(HEADROOM_MIN_SHARE, ew["totals"]["noise_floor_pct"] / 100.0) * sum(s["self_device_us"] for s in ew["lines"])
+    if (y["roofline_pct"] or 100.0) < 90 and y["headroom_us"] >= floor:  # far from the roofline and beyond the
+        # run's noise floor (a busy machine's run may not tell it): said, with what closes the gap for its bound
         (hint,) = [i for i in ew["insights"] if i["kind"] == "headroom"]
         assert hint["line"] == 20 and "memory-bound" in hint["message"] and "fuse" in hint["message"]
     shown = subprocess.run([sys.executable, "-m", "oplens", "analyze", "latest", "--out", str(tmp_path / "ew"),
