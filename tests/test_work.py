@@ -16,8 +16,8 @@ import torch
 from torch.utils.flop_counter import flop_registry
 
 from conftest import DATA
-from oplens.analysis.work import op_work
 from oplens.analysis.roofline import HEADROOM_MIN_SHARE
+from oplens.analysis.work import op_work
 
 WORK = DATA / "work_lines.py"
 COMPILED_CALL_LINE = 64  # z = _compiled_block(x, w)
