@@ -29,7 +29,8 @@ def one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def profile_text(tmp_path: Path, text: str) -> Run:
     (tmp_path / "model.py").write_text(text)
-    req = ProfileRequest(TargetSpec(str(tmp_path / "model.py"), qualname="step"), workspace=tmp_path, out=str(tmp_path / "runs"))
+    req = ProfileRequest(TargetSpec(str(tmp_path / "model.py"), qualname="step"), workspace=tmp_path, out=str(tmp_path / "runs"),
+                         beside_earlier=False)  # the two-run method: `oplens diff` of two stored runs
     return profile(req)
 
 

@@ -198,8 +198,13 @@ async def test_a_real_re_profile_of_a_line_made_slower(tmp_path: Path, monkeypat
         label = hint_at(await hints(client, uri), line_of(path, "b = (((("))
         assert "▲" in label and label.endswith("×"), label
         answer = plain(await run_command(client, DIFF_COMMAND, {"uri": uri, "qualname": "step"}))
-        assert answer["after"]["run_id"] == second["run_id"] and answer["before"]["run_id"] == first["run_id"]
-        assert [e["run_id"] for e in answer["earlier"]] == [first["run_id"]]
+        # the edit was profiled with its earlier version beside it (issue 37): the diff is against that measurement
+        measured = answer["before"]["run_id"]
+        assert answer["after"]["config"]["earlier"] == {"run_id": first["run_id"], "measured_run": measured, "why_not": ""}
+        assert answer["before"]["config"]["side_by_side"]["earlier_of"] == first["run_id"]
+        assert answer["after"]["run_id"] == second["run_id"]
+        assert answer["method"]["measured"] == "interleaved_plain"
+        assert [e["run_id"] for e in answer["earlier"]] == [measured, first["run_id"]]
     finally:
         await client.shutdown_session()
 

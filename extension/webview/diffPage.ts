@@ -107,6 +107,7 @@ export function diffSection(view: RunView): HTMLElement {
     view.ranks && view.ranks.shown !== null ? h('p', { class: 'muted' }, `All ranks (the merged run) against the earlier run, not rank ${view.ranks.shown} alone.`) : null,
     h('div', { class: 'table-tools' }, h('label', {}, 'Compared with ', picker)),
     summary,
+    h('p', { class: 'diff-method' }, v.measured),
     ...v.notes.map((n) => h('p', { class: 'notice' }, n)),
     h('div', { class: 'scroller diff-scroller' }, h('table', { class: 'diff' }, head, body)),
     h('p', { class: 'muted small' }, `Before: ${v.runs_before}`, h('br'), `Now: ${v.runs_after}`),

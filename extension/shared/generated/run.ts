@@ -674,6 +674,32 @@ export interface SideBySide {
    * @default []
    */
   plain_calls_us: number[];
+  /**
+   * An edited function's earlier version measured beside the edit (engine/earlier.py): the stored run whose
+   * version this is ("": a compare's variant)
+   * @default ''
+   */
+  earlier_of: string;
+}
+
+/**
+ * A function profiled after an edit, and its version before the edit (engine/earlier.py): the earlier
+ * run's module text loaded beside the new one and measured in the same worker, interleaved (`measured_run`),
+ * or, where it could not be, why (`why_not`: a diff against `run_id` is then across two processes).
+ */
+export interface EarlierVersion {
+  /** the stored run of the earlier version (the function's latest run before this one) */
+  run_id: string;
+  /**
+   * the earlier version's run measured beside this one ("" where it could not be)
+   * @default ''
+   */
+  measured_run: string;
+  /**
+   * why it was not measured beside this one, in words ("" where it was)
+   * @default ''
+   */
+  why_not: string;
 }
 
 export interface Config {
@@ -701,6 +727,11 @@ export interface Config {
    * @default null
    */
   side_by_side: SideBySide | null;
+  /**
+   * profiled after an edit: its earlier version, measured beside it or not
+   * @default null
+   */
+  earlier: EarlierVersion | null;
 }
 
 /**
@@ -1519,6 +1550,16 @@ export function readSideBySide(r: Reader): SideBySide {
     index: r.num('index'),
     trace_calls: r.numbers('trace_calls'),
     plain_calls_us: r.numbers('plain_calls_us'),
+    earlier_of: r.str('earlier_of', ''),
+  };
+}
+
+/** An `EarlierVersion` from its JSON: requires run_id; the rest take their defaults. */
+export function readEarlierVersion(r: Reader): EarlierVersion {
+  return {
+    run_id: r.str('run_id'),
+    measured_run: r.str('measured_run', ''),
+    why_not: r.str('why_not', ''),
   };
 }
 
@@ -1533,6 +1574,7 @@ export function readConfig(r: Reader): Config {
     record_shapes: r.bool('record_shapes', true),
     statement: r.bool('statement', false),
     side_by_side: r.has('side_by_side') ? r.obj('side_by_side', readSideBySide) : null,
+    earlier: r.has('earlier') ? r.obj('earlier', readEarlierVersion) : null,
   };
 }
 

@@ -112,6 +112,8 @@ export interface DiffView {
   notes: string[];
   /** the rule behind the verdicts, in words */
   method: string;
+  /** how the two runs were measured (side by side, or across two processes and why), in words */
+  measured: string;
 }
 
 /** The `view` of an `oplens.diff` answer: the view, or (the function's first run) why there is none. */
@@ -471,7 +473,7 @@ export function readEarlierChoice(r: Reader): EarlierChoice {
   };
 }
 
-/** A `DiffView` from its JSON: requires after_run_id, before_run_id, qualname, label, against, rows, totals, runs_before, runs_after, earlier, notes, method; the rest take their defaults. */
+/** A `DiffView` from its JSON: requires after_run_id, before_run_id, qualname, label, against, rows, totals, runs_before, runs_after, earlier, notes, method, measured; the rest take their defaults. */
 export function readDiffView(r: Reader): DiffView {
   return {
     after_run_id: r.str('after_run_id'),
@@ -486,6 +488,7 @@ export function readDiffView(r: Reader): DiffView {
     earlier: r.list('earlier', readEarlierChoice, false),
     notes: r.strings('notes', false),
     method: r.str('method'),
+    measured: r.str('measured'),
   };
 }
 

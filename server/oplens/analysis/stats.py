@@ -186,6 +186,35 @@ def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
     return max(0.0, min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2))))
 
 
+def signed_rank_p(a: Sequence[float], b: Sequence[float]) -> float:
+    """Two-sided p-value of the Wilcoxon signed-rank test that paired samples `a[k]`, `b[k]` (the same round of
+    an interleaved measurement) do not differ: normal approximation with the tie correction, zero differences
+    dropped; 1.0 where fewer than 6 pairs differ (too few for the approximation to mean anything)."""
+    diffs = [y - x for x, y in zip(a, b, strict=False) if y != x]
+    n = len(diffs)
+    if n < 6:
+        return 1.0
+    ordered = sorted(range(n), key=lambda k: abs(diffs[k]))
+    plus = 0.0
+    ties = 0.0
+    i = 0
+    while i < n:
+        j = i
+        while j + 1 < n and abs(diffs[ordered[j + 1]]) == abs(diffs[ordered[i]]):
+            j += 1
+        rank = (i + j) / 2 + 1
+        t = j - i + 1
+        ties += t**3 - t
+        plus += rank * sum(1 for k in range(i, j + 1) if diffs[ordered[k]] > 0)
+        i = j + 1
+    mean = n * (n + 1) / 4
+    variance = n * (n + 1) * (2 * n + 1) / 24 - ties / 48
+    if variance <= 0:
+        return 1.0
+    z = (abs(plus - mean) - 0.5) / math.sqrt(variance)  # with continuity correction
+    return max(0.0, min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2))))
+
+
 # A speed-up (engine/compare.py): the baseline's median call over a variant's median call, with its CONFIDENCE
 # interval by the bootstrap (BOOTSTRAP resamples, a fixed seed: the same runs give the same interval). The median
 # call, not the mean less the stalls: a stall moves neither, and a median holds where up to half of one

@@ -72,6 +72,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("target", help="FILE::QUALNAME (fn, Class.method, outer.inner) or FILE:LINE")
     p.add_argument("--args", default="", metavar="EXPR",
                    help="positional arguments as a Python expression, evaluated in the module with torch")
+    p.add_argument("--alone", action="store_true",
+                   help="after an edit, profile the function alone: without its earlier version (its latest run's) "
+                   "measured beside it, interleaved, for `oplens diff`")  # fmt: skip
     common(p)
 
     r = sub.add_parser("run", help="capture functions inside your own program: oplens run --target F -- script.py ARGS",
@@ -397,8 +400,10 @@ def _backend_command(cmd: BackendCommand, args: argparse.Namespace, out: Console
 
 
 def _profile_one(args: argparse.Namespace, target: str, expr: str, err: Console) -> Run:
+    req = _request(args, target, expr)
+    req.beside_earlier = not getattr(args, "alone", False)
     with progress_display(err, target) as on_progress:
-        return profile(_request(args, target, expr), progress=on_progress)
+        return profile(req, progress=on_progress)
 
 
 def _compare(args: argparse.Namespace, out: Console, err: Console) -> int:

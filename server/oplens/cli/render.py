@@ -33,8 +33,9 @@ from oplens.records.format import (
 from oplens.records.overview import OverviewRun
 from oplens.records.run import HOST_CPU, LineStat, Run
 from oplens.views.compare import ComparePage
+from oplens.views.diff import measured_words
 from oplens.views.lines import bound_cell, iterations_phrase, line_cells, totals_cells
-from oplens.views.run import op_row
+from oplens.views.run import earlier_words, op_row
 
 BAR_WIDTH = 20
 OP_ROWS = 15
@@ -143,6 +144,9 @@ def profile(console: Console, run: Run, view: str = "time") -> None:
                       f"headroom {fmt_us(tot.headroom_us or 0.0)} per call[/]", highlight=False)  # fmt: skip
     artifacts(console, run)
     warnings(console, run)
+    earlier = earlier_words(run)
+    if earlier:
+        console.print(f"[dim]After an edit: {escape(earlier)}[/]", highlight=False)
     console.print(f"[dim]run {run.run_id} → {escape(_rel(run.run_dir))}[/]", highlight=False)
 
 
@@ -452,8 +456,7 @@ def diff(console: Console, d: FunctionDiff) -> None:
            if t.median_ratio > 0 else ""),
         highlight=False,
     )
-    if d.method.get("measured", "separate") == "separate":
-        console.print("[dim]across two processes: the machine's state can decide a small difference[/]")
+    console.print(f"[dim]{escape(measured_words(d))}[/]")
 
 
 def overview_diff(console: Console, d: OverviewDiff) -> None:

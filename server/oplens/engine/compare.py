@@ -14,10 +14,8 @@ side, each run's calls on their own for runs of separate processes, each labelle
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from oplens.analysis.stats import SPEEDUP_METHODS, median_ratio
@@ -88,7 +86,7 @@ def compare(
             if i == last:
                 kept = runs.keep_log(worker.log, log)
             else:
-                kept = _copy(worker.log, log)
+                kept = runs.copy_log(worker.log, log)
             staging.store(staged[i], result, kept)
             done.append(result)
         if not done:
@@ -96,14 +94,6 @@ def compare(
             error.message = f"{name}: {error.message}"
             raise error
     return Compared(done, failed)
-
-
-def _copy(log: Path, dest: Path) -> Path | None:
-    try:
-        shutil.copyfile(log, dest)
-        return dest
-    except OSError:
-        return None
 
 
 def compare_rows(runs: list[Run]) -> list[dict[str, Any]]:

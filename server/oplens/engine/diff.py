@@ -36,7 +36,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from oplens.analysis.stats import mann_whitney_p, median_ratio, trimmed_mean
+from oplens.analysis.stats import holm, mann_whitney_p, median_ratio, signed_rank_p, trimmed_mean
+from oplens.engine.compare import FASTER, SLOWER, speedup_of
+from oplens.engine.compare import verdict as compare_verdict
 from oplens.records.errors import bad_input
 from oplens.records.run import LineStat, Run
 
@@ -111,24 +113,14 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
             f"the runs ran on different backends ({before.backend.name} and {after.backend.name})",
             "compare runs of one backend: their times are not the same kind of figure",
         )
-    old_text, new_text = before.target.source.splitlines(), after.target.source.splitlines()
+    if measured_together(before, after):
+        return _diff_side_by_side(before, after)
     keep_before, keep_after = _kept_calls(before), _kept_calls(after)
-    old_stats = {s.line: dataclasses.replace(s, device_samples_us=keep_before(s.device_samples_us)) for s in before.lines}
-    new_stats = {s.line: dataclasses.replace(s, device_samples_us=keep_after(s.device_samples_us)) for s in after.lines}
     old_totals, new_totals = keep_before(before.totals.device_samples_us), keep_after(after.totals.device_samples_us)
-    mapped: list[tuple[int | None, int | None, LineStat | None, LineStat | None, str]] = []
-    for a, b in map_lines(old_text, new_text):
-        old_line = before.target.first_line + a if a is not None else None
-        new_line = after.target.first_line + b if b is not None else None
-        old, new = old_stats.get(old_line or -1), new_stats.get(new_line or -1)
-        if old is None and new is None:
-            continue  # a comment, a blank line, a line that ran no op in either run
-        text = new_text[b] if b is not None else old_text[a] if a is not None else ""
-        mapped.append((old_line, new_line, old, new, text.strip()))
+    mapped = _mapped(before, after, keep_before, keep_after)
     unchanged = {
         nl: (o, n) for ol, nl, o, n, _ in mapped
-        if o is not None and n is not None and ol is not None and nl is not None
-        and old_text[ol - before.target.first_line].strip() == new_text[nl - after.target.first_line].strip()
+        if o is not None and n is not None and nl is not None and _untouched(before, after, ol, nl)
     }  # fmt: skip
     moves = {nl: _move(o, n) for nl, (o, n) in unchanged.items() if max(o.pct_device, n.pct_device) >= DRIFT_SHARE}
     joint = _aggregate_move(list(unchanged.values()))  # how far the unchanged code moved as a whole, signed
@@ -136,6 +128,7 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
     # a machine that got faster cannot explain a slowdown. A line the user did not touch must also beat
     # the move of every other untouched line, either way (it most likely did not change: a stricter bar).
     edited = Drift(up=max(joint, 0.0), down=max(-joint, 0.0))
+
     def untouched(nl: int) -> Drift:
         return Drift.both(max([abs(joint), *[m for line, m in moves.items() if line != nl]]))
 
@@ -144,6 +137,7 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
         for ol, nl, o, n, text in mapped
     ]
     changes += _unplaced(before, after, {c.before_line for c in changes}, {c.after_line for c in changes})
+    tested = _corrected(changes, before.totals.self_device_us)
     edit_before = sum(trimmed_mean(o.device_samples_us) for _, nl, o, _, _ in mapped if nl not in unchanged and o is not None)
     edit_after = sum(trimmed_mean(n.device_samples_us) for _, nl, _, n, _ in mapped if nl not in unchanged and n is not None)
     totals_drift = _totals_drift(old_totals, new_totals, edit_before, edit_after, edited)
@@ -158,8 +152,10 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
         method={
             "measured": "separate",  # two runs, two processes, two moments (stats.SPEEDUP_METHODS)
             "test": "Mann-Whitney U, two-sided, over the per-iteration samples less each run's outlier calls",
+            "correction": f"Holm, over the {tested} lines tested",
             "alpha": ALPHA,
             "min_effect": MIN_EFFECT,
+            "effect_share_pct": EFFECT_SHARE,
             "noise_factor": NOISE_FACTOR,
             "min_share_pct": MIN_SHARE,
             "drift_share_pct": DRIFT_SHARE,
@@ -175,9 +171,119 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
             "of the time) moved; the totals' drift is waived where the edited lines made edit_share or more of "
             "the total's move and moved beyond the drift themselves; for an edited line and the totals the spread "
             "is also beaten where the runs' interquartile ranges lie apart by more than 1 + min_effect and the "
-            "drift; lines under min_share_pct of the time in both runs are same",
+            "drift; lines under min_share_pct of the time in both runs are same, and so is a line whose p, Holm-"
+            "corrected for the lines tested, is not below alpha, or whose change is under effect_share_pct of the "
+            "function's time",
         },
     )
+
+
+EFFECT_SHARE = 2.0  # % of the function's time: a line's change smaller than this is `same`, however significant
+
+
+def measured_together(before: Run, after: Run) -> bool:
+    """The two runs were measured side by side in one worker, one call of each per round (a profile after an edit
+    with its earlier version beside it, or two variants of one compare)."""
+    a, b = before.config.side_by_side, after.config.side_by_side
+    return (a is not None and b is not None and a.group == b.group and a.index != b.index
+            and len(before.totals.device_samples_us) == len(after.totals.device_samples_us))  # fmt: skip
+
+
+def _diff_side_by_side(before: Run, after: Run) -> FunctionDiff:
+    """The diff of two runs measured side by side: each line's rounds paired (its k-th call in each ran in the
+    same round), tested with the Wilcoxon signed-rank test, Holm-corrected over the lines tested; a line is
+    `slower`/`faster` where the corrected p is below ALPHA, its change beyond MIN_EFFECT of its time and
+    EFFECT_SHARE of the function's. Both versions shared the machine's moments, so no drift is needed. The
+    total: the median call's ratio and its 95 % interval (engine/compare.py's speed-up, inverted), with a verdict
+    where the interval clears the least difference a compare names."""
+    stalled = _stalled(before) | _stalled(after)  # a round either run left out is left out of both
+
+    def keep(samples: list[float]) -> list[float]:
+        return [v for i, v in enumerate(samples) if i not in stalled]
+
+    mapped = _mapped(before, after, keep, keep)
+    changes = []
+    for ol, nl, o, n, text in mapped:
+        if o is None or n is None or ol is None or nl is None:
+            changes.append(_line_change(ol, nl, o, n, text, Drift.both(0.0)))
+            continue
+        a, b = o.device_samples_us, n.device_samples_us
+        ratio = n.self_device_us / o.self_device_us if o.self_device_us > 0 else None
+        verdict = "same"
+        if ratio is not None and max(o.pct_device, n.pct_device) >= MIN_SHARE:
+            verdict = "slower" if ratio > 1 + MIN_EFFECT else "faster" if ratio * (1 + MIN_EFFECT) < 1 else "same"
+        p = signed_rank_p(a, b) if len(a) == len(b) else 1.0
+        changes.append(LineChange(ol, nl, o.self_device_us, n.self_device_us, ratio, verdict, p, text))
+    changes += _unplaced(before, after, {c.before_line for c in changes}, {c.after_line for c in changes})
+    tested = _corrected(changes, before.totals.self_device_us)
+    speedup, low, high, measured = speedup_of(before, after)
+    ratio_, lo, hi = (1 / speedup, 1 / high, 1 / low) if speedup > 0 and low > 0 else (0.0, 0.0, 0.0)
+    verdict = {FASTER: "faster", SLOWER: "slower"}.get(compare_verdict(speedup, low, high), "same")
+    a_totals, b_totals = keep(before.totals.device_samples_us), keep(after.totals.device_samples_us)
+    t_ratio = after.totals.self_device_us / before.totals.self_device_us if before.totals.self_device_us > 0 else None
+    totals = TotalsChange(before.totals.self_device_us, after.totals.self_device_us, t_ratio, verdict,
+                          signed_rank_p(a_totals, b_totals), ratio_, [lo, hi])  # fmt: skip
+    return FunctionDiff(before, after, changes, totals, method={
+        "measured": measured,  # stats.SPEEDUP_METHODS: interleaved_plain or interleaved
+        "test": "Wilcoxon signed-rank, two-sided, over the rounds paired (each round called both versions), "
+                "less the rounds either run left out as outliers",
+        "correction": f"Holm, over the {tested} lines tested",
+        "alpha": ALPHA,
+        "min_effect": MIN_EFFECT,
+        "min_share_pct": MIN_SHARE,
+        "effect_share_pct": EFFECT_SHARE,
+        "rule": "slower/faster where the line's p, Holm-corrected for the lines tested, is below alpha, its ratio "
+                "of means beyond 1 + min_effect and its change at least effect_share_pct of the function's time "
+                "(lines under min_share_pct of the time in both runs are same); the total's verdict where its "
+                "median call's 95 % interval clears the least difference a compare names",
+    })  # fmt: skip
+
+
+def _corrected(changes: list[LineChange], total_us: float) -> int:
+    """Holm's correction of the lines' p-values over the lines tested (those with one; each p replaced by its
+    corrected one), and the verdicts it and the least effect worth naming (EFFECT_SHARE of the function's time before)
+    leave standing; the number of lines tested."""
+    tested = [c for c in changes if c.p_value is not None and c.before_line is not None and c.after_line is not None]
+    for c, p in zip(tested, holm([c.p_value or 1.0 for c in tested]), strict=True):
+        c.p_value = p
+        small = abs(c.after_us - c.before_us) < EFFECT_SHARE / 100.0 * total_us
+        if c.verdict in ("slower", "faster") and (p >= ALPHA or small):
+            c.verdict = "same"
+    return len(tested)
+
+
+def _stalled(run: Run) -> set[int]:
+    return {c.call for c in run.totals.outliers.calls} if run.totals.outliers is not None else set()
+
+
+Mapped = tuple[int | None, int | None, LineStat | None, LineStat | None, str]
+
+
+def _mapped(before: Run, after: Run, keep_before: Callable[[list[float]], list[float]],
+            keep_after: Callable[[list[float]], list[float]]) -> list[Mapped]:  # fmt: skip
+    """The lines of the two runs matched across the edit (`map_lines`), with their figures (each sample list
+    less the calls `keep_*` leaves out) and text; lines that ran no op in either run left out."""
+    old_text, new_text = before.target.source.splitlines(), after.target.source.splitlines()
+    old_stats = {s.line: dataclasses.replace(s, device_samples_us=keep_before(s.device_samples_us)) for s in before.lines}
+    new_stats = {s.line: dataclasses.replace(s, device_samples_us=keep_after(s.device_samples_us)) for s in after.lines}
+    mapped: list[Mapped] = []
+    for a, b in map_lines(old_text, new_text):
+        old_line = before.target.first_line + a if a is not None else None
+        new_line = after.target.first_line + b if b is not None else None
+        old, new = old_stats.get(old_line or -1), new_stats.get(new_line or -1)
+        if old is None and new is None:
+            continue  # a comment, a blank line, a line that ran no op in either run
+        text = new_text[b] if b is not None else old_text[a] if a is not None else ""
+        mapped.append((old_line, new_line, old, new, text.strip()))
+    return mapped
+
+
+def _untouched(before: Run, after: Run, old_line: int | None, new_line: int | None) -> bool:
+    """The line's text is the same in both runs (the user did not edit it)."""
+    if old_line is None or new_line is None:
+        return False
+    old_text, new_text = before.target.source.splitlines(), after.target.source.splitlines()
+    return old_text[old_line - before.target.first_line].strip() == new_text[new_line - after.target.first_line].strip()
 
 
 def _kept_calls(run: Run) -> Callable[[list[float]], list[float]]:
@@ -250,7 +356,12 @@ def _move(old: LineStat, new: LineStat) -> float:
 
 
 def _line_change(
-    old_line: int | None, new_line: int | None, old: LineStat | None, new: LineStat | None, text: str, drift: Drift,
+    old_line: int | None,
+    new_line: int | None,
+    old: LineStat | None,
+    new: LineStat | None,
+    text: str,
+    drift: Drift,
     apart: bool = False,
 ) -> LineChange:
     if old is None or old_line is None:

@@ -15,12 +15,22 @@ from typing import Any
 
 from oplens.backends import registry
 from oplens.engine import request, runs
-from oplens.engine.process import ProgressFn, WorkerProcess, discard, remove_scratch, run_environment, run_job, serves
+from oplens.engine.earlier import Earlier, earlier_version
+from oplens.engine.process import (
+    ProgressFn,
+    WorkerProcess,
+    discard,
+    remove_scratch,
+    run_environment,
+    run_job,
+    run_side_by_side,
+    serves,
+)
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
 from oplens.engine.targets import FunctionDef, resolve
 from oplens.records.errors import bad_input
-from oplens.records.job import Job, TargetSpec
-from oplens.records.run import Run, Target
+from oplens.records.job import Job, TargetSpec, Variant
+from oplens.records.run import EarlierVersion, Run, SideBySide, Target
 
 
 @dataclass
@@ -40,6 +50,8 @@ class ProfileRequest:
     # A compare whose rounds the user did not count (`iters` is then the least): as many rounds as take about this
     # long, so that a small difference has the calls to show (0: exactly `iters`)
     fill_s: float = 0.0
+    # After an edit, the function's earlier version measured beside it (engine/earlier.py); False: alone
+    beside_earlier: bool = True
 
     def options(self) -> request.Options:
         """The request's settings as the one record `request.check` checks (its backend options the same dict)."""
@@ -62,17 +74,46 @@ def profile(
     validate(req)
     workspace = req.workspace.resolve()
     target, fn = resolved(req, workspace)
-    with runs.Staging(runs.runs_root(workspace, req.out), req.options()) as staging:
-        staged = staging.add(target.qualname)
+    root = runs.runs_root(workspace, req.out)
+    earlier = earlier_version(root, target, req.backend) if req.beside_earlier else None
+    with runs.Staging(root, req.options()) as staging:
+        beside = staging.add(target.qualname) if earlier is not None and earlier.snapshot is not None else None
+        staged = staging.add(target.qualname)  # after the earlier version's: the newer run of the two
         job = job_of(req, target, fn.signature, staged, workspace)
         worker = worker_for(req, staged, staging.root, workspace, worker)
         staging.log = worker.log  # the user's output: a failure keeps it in .failed/
         try:
-            run = run_job(worker, job, req.timeout_s, progress, cancel)
+            if earlier is not None and earlier.snapshot is not None and beside is not None:
+                job.side_by_side = [Variant(earlier.target(target), fn.signature, req.args, str(beside),
+                                            earlier.snapshot.text)]  # fmt: skip
+                run = _beside_earlier(worker, job, req, earlier, staging, beside, progress, cancel)
+            else:
+                run = run_job(worker, job, req.timeout_s, progress, cancel)
+                if earlier is not None:
+                    run.config.earlier = EarlierVersion(earlier.run.run_id, why_not=earlier.why_not)
         finally:
             remove_scratch(worker)  # a warm worker's NEFF cache: its NEFFs are in the run by now
         staging.store(staged, run, runs.keep_log(worker.log, staged / runs.WORKER_LOG))
     return run
+
+
+def _beside_earlier(worker: WorkerProcess, job: Job, req: ProfileRequest, earlier: Earlier, staging: runs.Staging,
+                    beside: Path, progress: ProgressFn | None, cancel: threading.Event | None) -> Run:  # fmt: skip
+    """The edited function measured with its earlier version beside it (`job.side_by_side`), interleaved; the
+    earlier version's run stored first, the new one returned to be stored, saying which it was measured beside
+    (or why the earlier version could not be: the diff is then across two processes)."""
+    new, old = run_side_by_side(worker, job, 2 * req.timeout_s, progress, cancel)
+    if not isinstance(new, Run):
+        raise new
+    if isinstance(old, Run):
+        old.config.side_by_side = dataclasses.replace(old.config.side_by_side or SideBySide("", [], 1),
+                                                      earlier_of=earlier.run.run_id)  # fmt: skip
+        staging.store(beside, old, runs.copy_log(worker.log, beside / runs.WORKER_LOG))
+        new.config.earlier = EarlierVersion(earlier.run.run_id, measured_run=old.run_id)
+    else:
+        new.config.earlier = EarlierVersion(earlier.run.run_id, why_not=f"the earlier version could not be measured "
+                                            f"beside it: {old.message}")  # fmt: skip
+    return new
 
 
 def resolved(req: ProfileRequest, workspace: Path) -> tuple[Target, FunctionDef]:

@@ -107,6 +107,15 @@ def keep_log(log: Path, dest: Path) -> Path | None:
         return None
 
 
+def copy_log(log: Path, dest: Path) -> Path | None:
+    """A copy of the worker's log (several runs of one worker each keep it), or None where it cannot be made."""
+    try:
+        shutil.copyfile(log, dest)
+        return dest
+    except OSError:
+        return None
+
+
 def keep_failed_log(root: Path, run_id: str, log: Path) -> Path | None:
     """A failed run leaves no run directory, but its worker log is kept in `.failed/`."""
     return keep_log(log, root / ".failed" / f"{run_id}.log")

@@ -96,6 +96,9 @@ class Variant:
     signature: str
     args: str
     stage_dir: str
+    # An edited function's earlier version: the module's text as that run imported it, loaded as a module of its
+    # own beside the file's (worker/usercode.py: load_earlier); "": the file as it is
+    module_source: str = ""
 
 
 @dataclass
@@ -132,11 +135,12 @@ class Job:
     # (from the warm-up's calls; at most `max_rounds`). 0: exactly `iters`.
     fill_s: float = 0.0
     max_rounds: int = 200
+    module_source: str = ""  # the target's module text to load instead of its file (Variant.module_source)
 
     def variants(self) -> list[Job]:
         """A compare's variants, each as the job of one function (the baseline first)."""
         return [self] + [replace(self, target=v.target, signature=v.signature, args=v.args, stage_dir=v.stage_dir,
-                                 side_by_side=[]) for v in self.side_by_side]  # fmt: skip
+                                 module_source=v.module_source, side_by_side=[]) for v in self.side_by_side]  # fmt: skip
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -174,6 +178,20 @@ class Dropped:
 
     variant: int
     error: OpLensError
+
+
+@dataclass
+class ModuleSnapshot:
+    """What a profile leaves for a later edit of its function (`<run>/module.json`, worker/snapshot.py): the
+    module's text as the worker imported it, and the other files of the user's code it imported, each with its
+    sha256, so that a later profile can load this version beside the edit (engine/earlier.py), or say which
+    file changed since."""
+
+    text: str
+    imports: dict[str, str] = field(default_factory=dict)  # absolute path → sha256 of its bytes
+
+
+MODULE_SNAPSHOT = "module.json"  # a run folder's ModuleSnapshot
 
 
 # The parent's request to a capture's worker to end the program now (its --timeout, a cancel): the

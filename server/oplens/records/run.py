@@ -270,6 +270,20 @@ class SideBySide:
     # Its calls in the rounds timed plainly before the profiler started (no profiler, no line marks), µs, one a
     # round: what a speed-up on the host is made of (engine/compare.py); [] where they could not all be timed
     plain_calls_us: list[float] = field(default_factory=list)
+    # An edited function's earlier version measured beside the edit (engine/earlier.py): the stored run whose
+    # version this is ("": a compare's variant)
+    earlier_of: str = ""
+
+
+@dataclass
+class EarlierVersion:
+    """A function profiled after an edit, and its version before the edit (engine/earlier.py): the earlier
+    run's module text loaded beside the new one and measured in the same worker, interleaved (`measured_run`),
+    or, where it could not be, why (`why_not`: a diff against `run_id` is then across two processes)."""
+
+    run_id: str  # the stored run of the earlier version (the function's latest run before this one)
+    measured_run: str = ""  # the earlier version's run measured beside this one ("" where it could not be)
+    why_not: str = ""  # why it was not measured beside this one, in words ("" where it was)
 
 
 @dataclass
@@ -284,6 +298,7 @@ class Config:
     # were not its own (Totals.outside_device_us), as `oplens analyze` derives them again
     statement: bool = False
     side_by_side: SideBySide | None = None  # measured beside other variants (a compare), else alone
+    earlier: EarlierVersion | None = None  # profiled after an edit: its earlier version, measured beside it or not
 
 
 @dataclass

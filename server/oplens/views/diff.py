@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from oplens.engine.compare import MIN_EFFECT as LEAST
 from oplens.engine.diff import FunctionDiff, LineChange
 from oplens.records.format import device_label, fmt_change, fmt_p, fmt_ratio, fmt_us, verdict_phrase, when
 from oplens.records.run import Run
@@ -67,6 +68,7 @@ class DiffView:
     earlier: list[EarlierChoice]  # the picker: every earlier run of the function, newest first
     notes: list[str]  # what may explain a difference besides the edit (other arguments, the same text)
     method: str  # the rule behind the verdicts, in words
+    measured: str  # how the two runs were measured (side by side, or across two processes and why), in words
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,7 @@ def diff_page(after: Run, diff: FunctionDiff | None, earlier: Sequence[Mapping[s
         earlier=[_earlier(e, i == 0) for i, e in enumerate(earlier)],
         notes=_notes(before, after),
         method=_method(diff.method, after.config.iters, before.config.iters),
+        measured=measured_words(diff),
     )
     return DiffPage(view=view)
 
@@ -151,6 +154,23 @@ def _notes(before: Run, after: Run) -> list[str]:
     return found
 
 
+def measured_words(diff: FunctionDiff) -> str:
+    """How the two runs were measured, in words: side by side in one worker, or across two processes (and, where
+    the earlier version could not be measured beside an edit, why)."""
+    before, after = diff.before, diff.after
+    if diff.method.get("measured", "separate") != "separate":
+        beside = before.config.side_by_side
+        if beside is not None and beside.earlier_of:
+            return (f"Measured side by side in one worker: the earlier version (the module as run {beside.earlier_of} "
+                    "imported it) and the edit called in turn, round by round, so both met the machine's same "
+                    "moments.")  # fmt: skip
+        return "Measured side by side in one worker (one compare): the two called in turn, round by round."
+    earlier = after.config.earlier
+    why = earlier.why_not if earlier is not None and earlier.run_id == before.run_id else ""
+    return ("Measured across two processes at two moments: the machine's state can decide a small difference."
+            + (f" The earlier version was not measured beside the edit: {why}." if why else ""))  # fmt: skip
+
+
 def _method(m: Mapping[str, Any], after_iters: int, before_iters: int) -> str:
     def num(key: str, fallback: float) -> float:
         value = m.get(key)
@@ -160,9 +180,15 @@ def _method(m: Mapping[str, Any], after_iters: int, before_iters: int) -> str:
     min_effect = round(num("min_effect", 0.1) * 100)
     drift = num("drift", 1)
     beyond = drift ** num("drift_margin", 1)
-    across = ("Measured across two processes at two moments: the machine's state can decide a small difference. "
-              if m.get("measured", "separate") == "separate" else "")
-    return (f"{across}A line is slower or faster where the Mann-Whitney test over its per-iteration times ({before_iters} and "
-            f"{after_iters} iterations) gives p < {alpha:g} and the change is beyond {min_effect} %, twice the line’s own "
-            f"spread, and the drift between the two runs: here ×{beyond:.2f}, from the largest move of an unchanged line "
+    share = num("effect_share_pct", 2)
+    tested = f" (Holm-corrected: {m['correction'].partition(', over the ')[2]})" if m.get("correction") else ""
+    if m.get("measured", "separate") != "separate":
+        return (f"A line is slower or faster where the Wilcoxon signed-rank test over its {after_iters} paired rounds "
+                f"gives p < {alpha:g}{tested} and the change is beyond {min_effect} % of the line and {share:g} % of "
+                f"the function's time. The total's verdict needs its median call's 95 % interval beyond {LEAST:.0%}. "
+                "Otherwise it is the same.")  # fmt: skip
+    return (f"A line is slower or faster where the Mann-Whitney test over its per-iteration times ({before_iters} and "
+            f"{after_iters} iterations) gives p < {alpha:g}{tested} and the change is beyond {min_effect} % "
+            f"({share:g} % of the function's time), twice the line’s own spread, and the drift between the two runs: "
+            f"here ×{beyond:.2f}, from the largest move of an unchanged line "
             f"(×{drift:.2f}) with a margin. Otherwise it is the same.")  # fmt: skip

@@ -234,6 +234,10 @@ def _stats(run: Run, merged: bool) -> list[PageStat]:
     if cells.noise_floor:
         found.append(PageStat("Noise floor", cells.noise_floor, "the smallest change of the total these calls tell "
                               "from their own noise"))  # fmt: skip
+    earlier = earlier_words(run)
+    if earlier:
+        found.append(PageStat("After an edit", "beside the earlier version" if run.config.earlier and
+                              run.config.earlier.measured_run else "alone", earlier))  # fmt: skip
     if run.compile.compile_us > 0:
         found.append(PageStat("First call", fmt_us(run.compile.first_call_us), f"{fmt_us(run.compile.compile_us)} compiling"))
     if t.floor_us is not None and t.headroom_us is not None:
@@ -351,3 +355,16 @@ def _timings(timings_ms: dict[str, float]) -> str:
 
     parts = [f"{k.removesuffix('_ms')} {took(v)}" for k, v in timings_ms.items()]
     return f"Worker time: {' · '.join(parts)}" if parts else ""
+
+
+def earlier_words(run: Run) -> str:
+    """A run profiled after an edit: which run its earlier version was measured in beside it, and how to see the
+    diff, or why it was not ("" for a run that was not profiled after an edit)."""
+    e = run.config.earlier
+    if e is None:
+        return ""
+    if e.measured_run:
+        return (f"the function's earlier version (as run {e.run_id} profiled it) was measured beside it, interleaved, "
+                f"as run {e.measured_run}: oplens diff {e.measured_run} {run.run_id} shows each line's change")
+    return (f"its earlier version (run {e.run_id}) was not measured beside it: {e.why_not}; a diff against it is "
+            "across two processes")

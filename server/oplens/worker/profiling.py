@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import importlib.util
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -34,11 +35,11 @@ from oplens.records.errors import OpLensError
 from oplens.records.job import RUN_DIR_ENV, Job
 from oplens.records.run import Artifacts, Compile, Config, DeviceRoof, Run, SourceRef, Target
 from oplens.records.run import from_dict as record_from_dict
-from oplens.worker import calibrate, events
+from oplens.worker import calibrate, events, snapshot
 from oplens.worker.calls import ProfiledCalls, ShapesCall, shapes_call
 from oplens.worker.compiled import FusedLines
 from oplens.worker.linemarks import LineMarker, code_objects
-from oplens.worker.usercode import build_args, call, find_callable, find_code, load_module
+from oplens.worker.usercode import build_args, call, find_callable, find_code, load_earlier, load_module
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -52,6 +53,7 @@ class Prepared:
     fn: Callable[..., Any]
     args: tuple[Any, ...]
     marker: LineMarker  # the target's lines as profiler ranges (worker/linemarks.py)
+    module_text: str = ""  # the module's text as imported, for a later edit's diff (worker/snapshot.py)
 
 
 @dataclass
@@ -73,6 +75,7 @@ def run(job: Job, progress: Progress) -> Run:
     clock.lap("import_ms")
     measured = measure(prepared, progress, clock)
     progress("processing", 0, 1)
+    keep_module(prepared)
     return finish(job, prepared.backend, measured, clock, progress=progress)
 
 
@@ -132,7 +135,12 @@ def prepare(job: Job, progress: Progress) -> Prepared:
 
 def prepare_target(job: Job, backend: Backend[Any]) -> Prepared:
     """The user's module, function and arguments on the device of a backend already prepared."""
-    module, name = load_module(Path(job.target.file), Path(job.workspace))
+    if job.module_source:  # an edited function's earlier version, measured beside it
+        module, name = load_earlier(Path(job.target.file), Path(job.workspace), job.module_source)
+        text = job.module_source
+    else:
+        module, name = load_module(Path(job.target.file), Path(job.workspace))
+        text = _text_of(Path(job.target.file))
     job.target.module = name
     fn = find_callable(module, job.target)
     marker = LineMarker(find_code(module, job.target), code_objects(module))
@@ -145,7 +153,21 @@ def prepare_target(job: Job, backend: Backend[Any]) -> Prepared:
             f"moving the arguments to the {backend.device_label} device failed: {type(e).__name__}: {e}",
             f"is the device usable here? oplens doctor --backend {backend.name} checks it",
         ) from None
-    return Prepared(job, backend, fn, args, marker)
+    return Prepared(job, backend, fn, args, marker, text)
+
+
+def _text_of(file: Path) -> str:
+    """The file's text as the import read it (its encoding declaration honoured); "" where it cannot be read."""
+    try:
+        return importlib.util.decode_source(file.read_bytes())
+    except (OSError, UnicodeDecodeError, SyntaxError):
+        return ""
+
+
+def keep_module(p: Prepared) -> None:
+    """The module's text and the user's files it imported, in the run's folder (worker/snapshot.py)."""
+    if p.module_text:
+        snapshot.keep(Path(p.job.stage_dir), p.job.target.file, p.module_text, p.job.target.module, p.job.workspace)
 
 
 def prepare_backend(job: Job) -> Backend[Any]:

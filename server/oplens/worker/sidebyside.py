@@ -47,6 +47,7 @@ from oplens.worker.profiling import (
     Progress,
     collector_paused,
     described,
+    keep_module,
     op_table,
     prepare_backend,
     prepare_target,
@@ -216,7 +217,8 @@ def _runs(job: Job, backend: Backend[Any], prof: Any, measured: list[_Variant],
     if not backend.writes_own_trace() or not artifacts.trace_json:
         prof.export_chrome_trace(str(trace))
     group = uuid.uuid4().hex[:12]
-    names = [f"{v.job.target.file}::{v.job.target.qualname}" for v in variants]
+    names = [f"{v.job.target.file}::{v.job.target.qualname}" + (" (earlier version)" if v.job.module_source else "")
+             for v in variants]  # fmt: skip
     out: list[tuple[_Variant, Run | OpLensError]] = []
     plain = len({len(v.plain_us) for v in measured}) == 1  # every variant timed in every plain round
     for v in measured:
@@ -246,6 +248,8 @@ def _run_of(v: _Variant, raw: Events, table: Any, rt: RuntimeTime | None, facts:
                              runtime=lambda: own_rt)  # fmt: skip
     measured = Measured(None, v.shapes, v.wall_us, v.warmup_wall_us, v.fused.regions, v.fused.graphs, graphs)
     stage = Path(job.stage_dir)
+    assert v.prepared is not None
+    keep_module(v.prepared)
     artifacts = backend.artifacts(stage)  # a device's own profile is in the baseline's folder, where the session wrote it
     run = described(job, backend, measured, derived, artifacts, warnings)
     run.config.side_by_side = place

@@ -67,6 +67,34 @@ def load_module(file: Path, workspace: Path) -> tuple[types.ModuleType, str]:
         raise user_error(e, None, f"importing {file.name} raised", file=str(file)) from None
 
 
+EARLIER = "__oplens_earlier"  # the name's mark of an edited function's earlier version (load_earlier)
+
+
+def load_earlier(file: Path, workspace: Path, text: str) -> tuple[types.ModuleType, str]:
+    """An edited file's earlier text (`text`, as an earlier run imported it) as a module of its own beside the
+    file's: under the file's package (its relative imports resolve as the program's do, to the package's
+    modules as they are now), its code named after the file (its lines are the earlier run's lines), its own
+    module-level statements run once more. A script's earlier text: with the script's folder on `sys.path`."""
+    file = file.resolve()
+    how = plan(file, workspace)
+    if how.name == SCRIPT:
+        name, package = EARLIER, ""
+    else:
+        import_file(file, workspace)  # the package and its import root, as for the file itself
+        name = how.name + EARLIER
+        package = how.name if file.name == "__init__.py" else how.name.rpartition(".")[0]
+    module = types.ModuleType(name)
+    module.__file__ = str(file)
+    module.__package__ = package
+    sys.modules[name] = module  # what a dataclass or a typing lookup of the module's classes needs
+    try:
+        exec(compile(text, str(file), "exec"), module.__dict__)
+    except Exception as e:
+        del sys.modules[name]
+        raise user_error(e, None, f"loading the earlier version of {file.name} raised", file=str(file)) from None
+    return module, name
+
+
 def find_callable(module: types.ModuleType, target: Target) -> Callable[..., Any]:
     obj: Any = module
     parts = target.qualname.split(".")
