@@ -5,6 +5,7 @@ how often an A/A compare is clean over many runs is bench/verdicts.py's."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import DATA, EXAMPLE, STANDINS, oplens_cli
+from conftest import DATA, EXAMPLE, NAIVE_KNOWN, NAIVE_PER_LINE, NAIVE_TARGET, STANDINS, oplens_cli, write_stand_in_explorer
 from oplens.analysis.chrome_trace import read_events
 from oplens.engine.compare import MIN_EFFECT
 from oplens.records import names
@@ -54,7 +55,10 @@ def test_an_a_a_compare_holds_1_and_a_doubled_variant_is_slower_all_in_one_worke
                      data["runs"])  # fmt: skip
     rounds = [owner[k : k + 3] for k in range(0, len(owner), 3)]
     assert len(rounds) == 30 and all(sorted(r) == [0, 1, 2] for r in rounds), rounds
-    assert len({tuple(r) for r in rounds}) == 3  # rotated: A B C, B C A, C A B
+    # rotated and reversed in turn (A B C, C B A, B C A, A C B, C A B, B A C): each variant after each other one
+    assert len({tuple(r) for r in rounds}) == 6
+    after = {(r[i - 1], r[i]) for r in rounds for i in (1, 2)}
+    assert after == {(a, b) for a in range(3) for b in range(3) if a != b}
     # each run's own calls, and its lines, are its own function's
     for run in data["runs"]:
         first, last = run["target"]["first_line"], run["target"]["last_line"]
@@ -183,3 +187,24 @@ def test_on_the_neuron_stand_in_each_variant_has_its_own_device_time(tmp_path: P
     row = data["summary"][1]
     assert row["method"] == "interleaved" and row["speedup"] == pytest.approx(37 / 30, rel=1e-3)
     assert row["verdict"] == "faster" and row["speedup_interval"] == [pytest.approx(37 / 30, rel=1e-3)] * 2  # known times
+
+
+def test_on_the_neuron_stand_ins_documented_path_each_variant_has_its_own_system_trace_time(tmp_path: Path) -> None:
+    """The documented NeuronConfig (no correlate_device_time: Neuron device time only from the system trace, read by a
+    documented-only neuron-explorer; stand-ins, tests/standins/README.md): the session's one system trace holds
+    both variants' executions, and each variant's run gets those its own calls launched, none of the other's."""
+    path = f"{write_stand_in_explorer(tmp_path / 'bin').parent}{os.pathsep}{os.environ['PATH']}"
+    (tmp_path / "rmsnorm.py").write_text(NAIVE_TARGET + "\n\ndef scale_only():\n    return X * W\n")
+    proc = oplens_cli(tmp_path, "compare", "rmsnorm.py::rmsnorm_naive", "rmsnorm.py::scale_only", "--backend", "neuron",
+                      "--warmup", "1", "--iters", "3", "--json", "-", timeout=300, PYTHONPATH=str(STANDINS),
+                      STANDIN_EXEC_US=NAIVE_KNOWN, PATH=path, STANDIN_API="documented",
+                      STANDIN_EXPLORER_DOCUMENTED_ONLY="1")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    naive, scale = data["runs"]
+    assert [r["device_time"]["source"] for r in data["runs"]] == ["system_trace", "system_trace"]
+    assert {s["line"]: s["self_device_us"] for s in naive["lines"] if s["self_device_us"]} == pytest.approx(NAIVE_PER_LINE)
+    assert scale["totals"]["self_device_us"] == pytest.approx(7.0)  # its one aten::mul execution a call
+    row = data["summary"][1]
+    assert row["method"] == "interleaved" and row["speedup"] == pytest.approx(31.0 / 7.0, rel=1e-3)
+    assert row["verdict"] == "faster"

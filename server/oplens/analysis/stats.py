@@ -227,13 +227,15 @@ def signed_rank_p(a: Sequence[float], b: Sequence[float]) -> float:
 BOOTSTRAP = 2000
 SPEEDUP_METHODS = {
     "interleaved_plain": (
-        "measured side by side in one worker, one call of each variant per round, the order rotated each round; "
+        "measured side by side in one worker, one call of each variant per round, the order rotated and reversed by "
+        "turns; "
         "speed-up: the baseline's median call over the variant's, timed plainly (no profiler: on the host its own "
         "work shares the function's cores) in the rounds before the profiled ones, its "
         f"{CONFIDENCE:.0%} interval from {BOOTSTRAP:,} bootstrap resamples of the rounds"
     ),
     "interleaved": (
-        "measured side by side in one worker, one call of each variant per round, the order rotated each round; "
+        "measured side by side in one worker, one call of each variant per round, the order rotated and reversed by "
+        "turns; "
         "speed-up: the baseline's median call over the variant's, its "
         f"{CONFIDENCE:.0%} interval from {BOOTSTRAP:,} bootstrap resamples of the rounds"
     ),

@@ -8,8 +8,9 @@ state can slow one line for its whole life). So a compare is one job:
     warm up     each variant in turn (its compiles: `torch.compile` variants compile here, their first call
                 reported apart as a profile's is), then its call with input shapes (`profiling.record_shapes`)
     rounds      one profiler session (`calls.ProfiledCalls`); each round calls every variant once, the order
-                rotated each round (A B C, B C A, C A B, ...): the k-th call of every variant ran in the same
-                round, at the same moment of the machine. The first `profiler_warmup` rounds are dropped.
+                rotated and reversed in turn (A B C, C B A, B C A, A C B, ...): the k-th call of every variant
+                ran in the same round, at the same moment of the machine, and each variant follows each other one
+                as often. The first `profiler_warmup` rounds are dropped.
     split       the session's events read once; each variant's calls taken out (`analysis/sidebyside.py`)
                 and attributed as a profile of that function alone (`profiling.process_events`, `describe`)
     report      one `Finished` per variant (its run records `Config.side_by_side`), a `Dropped` for a
@@ -135,9 +136,16 @@ def rounds_for(job: Job, live: list[_Variant]) -> int:
 
 
 def rotated(variants: list[_Variant], r: int) -> list[_Variant]:
-    """Round `r`'s order: the variants rotated by `r` (A B C, B C A, C A B, ...), so none is always first."""
-    k = r % len(variants) if variants else 0
-    return variants[k:] + variants[:k]
+    """Round `r`'s order: the variants rotated every other round, each rotation then run backwards (A B C, C B A,
+    B C A, A C B, C A B, B A C, ...), so that none is always first and none always follows the same other one.
+    Rotation alone gives every variant one fixed predecessor (A after C, B after A, ...); with a variant that
+    leaves the caches and the allocator in another state (twice the work), two identical functions beside it
+    read 1-4 % apart, the one after it the slower (bench/verdicts.py, 200 rounds)."""
+    if not variants:
+        return []
+    k = (r // 2) % len(variants)
+    order = variants[k:] + variants[:k]
+    return order[::-1] if r % 2 else order
 
 
 def _plain_rounds(job: Job, live: list[_Variant], rounds: int) -> None:
