@@ -732,6 +732,11 @@ export interface Config {
    * @default null
    */
   earlier: EarlierVersion | null;
+  /**
+   * What marked the lines: `monitoring` (sys.monitoring's local events, Python 3.12+) or `settrace` ("": not said)
+   * @default ''
+   */
+  line_marks: string;
 }
 
 /**
@@ -1575,6 +1580,7 @@ export function readConfig(r: Reader): Config {
     statement: r.bool('statement', false),
     side_by_side: r.has('side_by_side') ? r.obj('side_by_side', readSideBySide) : null,
     earlier: r.has('earlier') ? r.obj('earlier', readEarlierVersion) : null,
+    line_marks: r.str('line_marks', ''),
   };
 }
 

@@ -84,8 +84,12 @@ def profile_statement(run_once: Callable[[], Any], live: Live, helpers: Iterable
         try:
             with calls.logging_to(log):
                 backend = profiling.prepare_backend(job)
-                prepared = profiling.Prepared(job, backend, call, (), LineMarker(live.fn.__code__, helpers))
-                measured = profiling.measure(prepared, progress or _quiet)
+                marker = LineMarker(live.fn.__code__, helpers)
+                prepared = profiling.Prepared(job, backend, call, (), marker)
+                try:
+                    measured = profiling.measure(prepared, progress or _quiet)
+                finally:
+                    marker.release()  # the kernel's code runs untouched by the marks from now on
                 run = profiling.finish(job, backend, measured, progress=progress, statement=apart)
         except OpLensError:
             if raised:
@@ -93,7 +97,7 @@ def profile_statement(run_once: Callable[[], Any], live: Live, helpers: Iterable
             raise
         finally:
             _restore_env(saved_env)  # the backend's variables were the profile's, not the kernel's from now on
-        run.config = dataclasses.replace(run.config, args=statement, statement=apart)
+        run.config = dataclasses.replace(run.config, args=statement, statement=apart, line_marks=marker.mechanism)
         if not log.stat().st_size:
             log.unlink()
         staging.store(staged, run, log if log.exists() else None)

@@ -299,6 +299,8 @@ class Config:
     statement: bool = False
     side_by_side: SideBySide | None = None  # measured beside other variants (a compare), else alone
     earlier: EarlierVersion | None = None  # profiled after an edit: its earlier version, measured beside it or not
+    # What marked the lines: `monitoring` (sys.monitoring's local events, Python 3.12+) or `settrace` ("": not said)
+    line_marks: str = ""
 
 
 @dataclass

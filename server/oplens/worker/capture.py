@@ -310,6 +310,8 @@ class Capturer:
         # objects) must not stay alive for the collector to walk on every full collection.
         if w.calls is not None:
             w.calls.release()  # its counts stay: what the end of the program reports reads them
+        if w.marker is not None:
+            w.marker.release()  # the program goes on untouched by the marks
         w.shapes = w.marker = None
         gc.collect()
 

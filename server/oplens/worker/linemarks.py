@@ -1,15 +1,20 @@
 """Line markers: a `record_function` range per executed line of the target (worker side).
 
 `with_stack=True` knows functions, not lines, and operator syntax (`x * x`) carries no line
-at all, so OpLens marks lines itself: a tracer limited to the code objects of the target's
-file opens a range `oplens.line:<n>` when the target starts a line (closing the previous
-one) and `oplens.inner:<function>:<n>` for lines of same-file helpers it calls. Every op then
-nests under the line that issued it. Code of other files (torch's own Python included) is
-never traced, so `nn.Linear`'s ops land on the user's line that called it.
+at all, so OpLens marks lines itself: limited to the code objects of the target's file, a range
+`oplens.line:<n>` opens when the target starts a line (closing the previous one) and
+`oplens.inner:<function>:<n>` for lines of same-file helpers it calls. Every op then nests under
+the line that issued it. Code of other files (torch's own Python included) is never marked, so
+`nn.Linear`'s ops land on the user's line that called it.
+
+Two mechanisms give the same ranges: on Python 3.12+ local `sys.monitoring` events on those code
+objects alone (linemonitor.py: other code runs untouched, a debugger or coverage keeps its own
+hooks); on 3.10/3.11 `sys.settrace`, with a call hook that traces only those code objects.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import types
 from collections.abc import Callable, Iterable
@@ -19,6 +24,7 @@ from typing import Any
 import torch
 
 from oplens.records import names
+from oplens.worker import linemonitor
 
 TraceFn = Any  # the signature sys.settrace expects
 
@@ -50,8 +56,16 @@ Range: Any = getattr(getattr(torch._C, "_profiler", None), "_RecordFunctionFast"
 recording: Callable[[], bool] = torch._C._autograd._profiler_enabled
 
 
+# How lines are marked: `monitoring` (Python 3.12+: local sys.monitoring events, worker/linemonitor.py) where the
+# interpreter has it, else `settrace`; this variable forces `settrace` (a comparison, a bench).
+MARKS_ENV = "OPLENS_LINE_MARKS"
+
+
 class LineMarker:
-    """Context manager: while active, the target's lines open profiler ranges."""
+    """Context manager: while active, the target's lines open profiler ranges. On Python 3.12+ from local
+    `sys.monitoring` events on the target's and its same-file helpers' code alone (linemonitor.py), else from
+    `sys.settrace` with a call hook that traces only those. `release()` once no marked call follows (a compare's
+    plain rounds, the end of a capture's window): the events removed."""
 
     def __init__(self, target_code: CodeType, file_codes: Iterable[CodeType]) -> None:
         self._target = target_code
@@ -64,15 +78,40 @@ class LineMarker:
         # Called where the target's outermost frame starts a line (its number) or returns (None), between
         # two lines' ranges: the device memory's readings (linememory.py) in the one call that takes them.
         self.on_target_line: Callable[[int | None], None] | None = None
+        monitored = linemonitor.available() and os.environ.get(MARKS_ENV, "") != "settrace"
+        self._monitor = linemonitor.MonitorMarks(target_code, self._helpers, Range, self._hook) if monitored else None
+        self._tracing = False  # this call marked by settrace (no monitoring, or no free tool id)
+
+    def _hook(self) -> Callable[[int | None], None] | None:
+        return self.on_target_line
+
+    @property
+    def mechanism(self) -> str:
+        """`monitoring` or `settrace`: what marks the lines (what the next call will use)."""
+        return "monitoring" if self._monitor is not None else "settrace"
 
     def __enter__(self) -> LineMarker:
+        if self._monitor is not None and self._monitor.enter():
+            return self
+        self._monitor = None  # no tool id free: settrace from now on
+        self._tracing = True
         self._previous = sys.gettrace()
         sys.settrace(self._on_call)
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if not self._tracing:
+            if self._monitor is not None:
+                self._monitor.exit()
+            return
+        self._tracing = False
         sys.settrace(self._previous)
         self._depth.clear()  # a frame still running when tracing stops never reports its return
+
+    def release(self) -> None:
+        """No marks until the next call: the monitoring events removed (settrace: nothing is left on)."""
+        if self._monitor is not None:
+            self._monitor.release()
 
     def _on_call(self, frame: FrameType, event: str, arg: object) -> TraceFn:
         code = frame.f_code

@@ -74,9 +74,12 @@ def run(job: Job, progress: Progress) -> Run:
     prepared = prepare(job, progress)
     clock.lap("import_ms")
     measured = measure(prepared, progress, clock)
+    prepared.marker.release()
     progress("processing", 0, 1)
     keep_module(prepared)
-    return finish(job, prepared.backend, measured, clock, progress=progress)
+    run = finish(job, prepared.backend, measured, clock, progress=progress)
+    run.config.line_marks = prepared.marker.mechanism
+    return run
 
 
 def finish(job: Job, backend: Backend[Any], measured: Measured, clock: _Clock | None = None, capture: bool = False,

@@ -157,6 +157,9 @@ def _plain_rounds(job: Job, live: list[_Variant], rounds: int) -> None:
     rounds, which name it."""
     if len(live) < 2:
         return
+    for v in live:
+        assert v.prepared is not None
+        v.prepared.marker.release()  # the warm-up's marks off: these calls run untouched
     for r in range(rounds):
         for v in rotated(live, r):
             p = v.prepared
@@ -261,6 +264,7 @@ def _run_of(v: _Variant, raw: Events, table: Any, rt: RuntimeTime | None, facts:
     artifacts = backend.artifacts(stage)  # a device's own profile is in the baseline's folder, where the session wrote it
     run = described(job, backend, measured, derived, artifacts, warnings)
     run.config.side_by_side = place
+    run.config.line_marks = v.prepared.marker.mechanism
     run.config.iters = len(v.trace_calls)  # the rounds it ran (a compare that fills its time: more than asked)
     if stage != trace.parent and trace.is_file():
         _link(trace, stage / "trace.json")
