@@ -7,6 +7,19 @@ STAMP := $(VENV)/.oplens-installed
 
 NODE_STAMP := node_modules/.oplens-installed
 
+# Python 3.12 and 3.13 beside 3.11: TorchNeuron 2.33 supports Python 3.12-3.14 only. Each in its own venv made
+# from the project's files; `pip install torch==2.13.0` takes PyPI's build there (CUDA, ~4.7 GB; it runs on the
+# CPU), the CPU wheel on this machine's disk being 3.11's. `make test` runs every test on 3.11 and 3.12 and the
+# core set (CORE_TESTS) on 3.13.
+# pyenv's own interpreters first: its shims refuse a version that `pyenv global` does not name
+PY312 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3.12)
+PY313 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) python3.13)
+VENV312 ?= .venv312
+VENV313 ?= .venv313
+CORE_TESTS := tests/test_engine.py tests/test_cli.py tests/test_packages.py tests/test_run_capture.py \
+	tests/test_lsp_server.py tests/test_notebook.py tests/test_neuron_documented.py tests/test_linemonitor.py \
+	tests/test_edit_diff.py tests/test_attribution_real.py
+
 .PHONY: setup demo test lint generate bench package vsix ext-test e2e tunnel-deps
 
 setup: $(STAMP)
@@ -19,6 +32,14 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e ".[test]"
 	touch $(STAMP)
+
+$(VENV312)/.oplens-installed $(VENV313)/.oplens-installed: pyproject.toml
+	@command -v $(if $(findstring 312,$@),$(PY312),$(PY313)) >/dev/null || { echo "make: $(if $(findstring 312,$@),$(PY312),$(PY313)) not found: install that Python (pyenv install 3.12 / 3.13) or name it: make $(if $(findstring 312,$@),PY312,PY313)=/path/to/python"; exit 2; }
+	$(if $(findstring 312,$@),$(PY312),$(PY313)) -m venv $(@D)
+	$(@D)/bin/python -m pip install -q --upgrade pip
+	$(@D)/bin/python -m pip install -q torch==2.13.0
+	$(@D)/bin/python -m pip install -q -e ".[test]"
+	touch $@
 
 $(NODE_STAMP): package-lock.json
 	npm ci --no-audit --no-fund
@@ -77,8 +98,17 @@ tunnel-deps:
 # node_modules before pytest: tests/test_bundle.py packages the .vsix (npm run package)
 test: lint tunnel-deps $(NODE_STAMP)
 	$(PY) -m pytest
+	$(MAKE) test-312 test-313
 	$(MAKE) ext-test
 	$(MAKE) e2e
+
+# Every test on Python 3.12 (the .vsix's bundled server included: tests/test_bundle.py), the core set on 3.13.
+.PHONY: test-312 test-313
+test-312: $(VENV312)/.oplens-installed tunnel-deps $(NODE_STAMP)
+	$(VENV312)/bin/python -m pytest -p no:cacheprovider
+
+test-313: $(VENV313)/.oplens-installed tunnel-deps
+	$(VENV313)/bin/python -m pytest -p no:cacheprovider $(CORE_TESTS)
 
 bench: setup
 	$(PY) bench/attribution_overhead.py

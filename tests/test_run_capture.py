@@ -94,8 +94,10 @@ def test_other_threads_run_untouched(tmp_path: Path) -> None:
     assert result(tmp_path)["capture"]["calls_seen"] == 9  # not the other thread's 9
 
 
-def test_dataloader_worker_processes_run_untouched(tmp_path: Path) -> None:
-    out = oplens_run(tmp_path, "--target", f"{MODEL}::scale", "--", "train.py", "--loader", "--steps", "24")
+@pytest.mark.parametrize("start", ["fork", "forkserver"])  # forkserver: multiprocessing's default on 3.14 (Linux)
+def test_dataloader_worker_processes_run_untouched(tmp_path: Path, start: str) -> None:
+    out = oplens_run(tmp_path, "--target", f"{MODEL}::scale", "--", "train.py", "--loader", "--steps", "24",
+                     "--start-method", start)  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert result(tmp_path)["capture"]["calls_seen"] == 24  # the main process's; not the workers' 24
     assert len(runs.list_runs(tmp_path / "runs")) == 1  # 12 calls a worker would fill a window: none opened

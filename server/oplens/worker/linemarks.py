@@ -187,12 +187,29 @@ def codes_in(namespace: dict[str, Any], filename: str | None, module_name: str) 
         code = getattr(obj, "__code__", None)
         if isinstance(code, CodeType):
             add_code(code)
-        wrapped = getattr(obj, "__wrapped__", None) or getattr(obj, "_torchdynamo_orig_callable", None)
-        if wrapped is not None:
-            add(wrapped, depth + 1)
-        if isinstance(obj, type) and getattr(obj, "__module__", None) == module_name:
-            for value in vars(obj).values():
-                add(value, depth + 1)
+            for cell in getattr(obj, "__closure__", None) or ():  # a decorator's wrapper holds the function it wraps
+                try:
+                    held = cell.cell_contents
+                except ValueError:  # an empty cell
+                    continue
+                if callable(held):
+                    add(held, depth + 1)
+        for attr in ("__wrapped__", "_torchdynamo_orig_callable", "__func__", "func"):  # functools.wraps and
+            inner = getattr(obj, attr, None) if not isinstance(obj, types.ModuleType) else None  # lru_cache,
+            if inner is not None and callable(inner):  # torch.compile, bound methods, functools.partial
+                add(inner, depth + 1)
+        if isinstance(obj, type):
+            if getattr(obj, "__module__", None) == module_name:
+                for value in vars(obj).values():
+                    add(value, depth + 1)
+        elif not isinstance(obj, (types.FunctionType, types.ModuleType)) and callable(obj):
+            # an object the name holds (a decorator that returns an nn.Module or a callable class's instance):
+            # what calling it runs, and the functions it keeps
+            for attr in ("forward", "__call__"):
+                add(getattr(type(obj), attr, None), depth + 1)
+            for value in list(getattr(obj, "__dict__", {}).values()):
+                if callable(value):
+                    add(value, depth + 1)
 
     for value in list(namespace.values()):
         add(value)

@@ -146,7 +146,7 @@ def prepare_target(job: Job, backend: Backend[Any]) -> Prepared:
         text = _text_of(Path(job.target.file))
     job.target.module = name
     fn = find_callable(module, job.target)
-    marker = LineMarker(find_code(module, job.target), code_objects(module))
+    marker = LineMarker(find_code(module, job.target, fn), code_objects(module))
     args = build_args(module, job, fn)
     try:
         args = backend.place(args)

@@ -126,15 +126,40 @@ def _nested_function(module: types.ModuleType, outer: Any, name: str, qual: str)
     return None
 
 
-def find_code(module: types.ModuleType, target: Target) -> types.CodeType:
+def find_code(module: types.ModuleType, target: Target, fn: Any = None) -> types.CodeType:
+    """The target's code object by its name and line among what the module's names reach (linemarks.codes_in:
+    through decorators' wrappers, an object's forward or __call__, closures, functools.partial, lru_cache); `fn`,
+    what the target's name holds, for the message where it is not there."""
     name = target.qualname.rsplit(".", 1)[-1]
+    if isinstance(fn, (torch.jit.ScriptFunction, torch.jit.ScriptModule)):
+        raise bad_input(
+            f"{target.qualname} is compiled by torch.jit.script ({type(fn).__name__}): TorchScript runs it without "
+            "Python lines, so they cannot be marked",
+            f"profile the Python code that calls {target.qualname}, or the function before it is scripted",
+        )
     for code in code_objects(module):
         if code.co_name == name and code.co_firstlineno in (target.first_line, target.def_line):
             return code
+    if _changed(target):
+        raise bad_input(f"{Path(target.file).name} changed since {target.qualname} was read (line {target.def_line})",
+                        "profile again: the function is read from the file as it is then")  # fmt: skip
+    holds = f" it holds a {type(fn).__module__}.{type(fn).__qualname__}," if fn is not None else ""
     raise bad_input(
-        f"cannot find the code of {target.qualname} (line {target.def_line}) in the imported module",
-        "was the file changed since it was read? profile again",
+        f"cannot find the code of {target.qualname} (line {target.def_line}) in the imported module:{holds} and its "
+        "code is not among what that reaches (__wrapped__, forward or __call__, closures, functools.partial)",
+        f"profile the function it calls, or the function that calls {target.qualname}; the decorator's wrapper "
+        "may keep the original where OpLens cannot see it",
     )
+
+
+def _changed(target: Target) -> bool:
+    """The target's text in its file differs from the text read when the job was made."""
+    try:
+        lines = Path(target.file).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return True
+    now = "\n".join(lines[target.first_line - 1 : target.last_line])
+    return bool(target.source) and now.strip() != target.source.strip()
 
 
 def build_args(module: types.ModuleType, job: Job, fn: Callable[..., Any]) -> tuple[Any, ...]:

@@ -39,13 +39,16 @@ def main() -> None:
     p.add_argument("--exit-at", type=int, default=-1)
     p.add_argument("--hang-at", type=int, default=-1)
     p.add_argument("--loader", action="store_true", help="batches from a DataLoader whose 2 worker processes call scale")
+    p.add_argument("--start-method", default=None, help="the DataLoader workers' start method (fork, forkserver: "
+                   "Python 3.14's default on Linux, spawn)")
     p.add_argument("--heap", action="store_true", help="end by printing how many objects the cyclic collector walks")
     args = p.parse_args()
     torch.manual_seed(0)
     block = Sub() if args.sub else Block()
     outer = torch.compile(Outer()) if args.compile else None
     x = torch.randn(16, 32)
-    batches = iter(DataLoader(Scaled(args.steps), batch_size=None, num_workers=2)) if args.loader else None
+    loader = DataLoader(Scaled(args.steps), batch_size=None, num_workers=2, multiprocessing_context=args.start_method)
+    batches = iter(loader) if args.loader else None
     for step in range(args.steps):
         if batches is not None:
             x = x + 0 * next(batches).sum()
