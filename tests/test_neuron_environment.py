@@ -192,9 +192,11 @@ def test_a_neuron_run_s_framework_trace_names_the_user_s_lines_and_attribution_i
     assert {o["name"] for o in run["ops"]} == {o["name"] for o in without["ops"]}  # no Python frame counted as an op
 
 
-def warm_stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, str], WorkerProcess]:
-    """The editor's warm worker as the language server starts it (`warm_environment`), where the server's
-    interpreter sees the stand-in TorchNeuron installed and its worker autoloads it; the target written."""
+def warm_stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                  options: NeuronOptions | None = None) -> tuple[dict[str, str], WorkerProcess]:  # fmt: skip
+    """The editor's warm worker as the language server starts it (`warm_environment`, for the editor's Neuron
+    `options` where given), where the server's interpreter sees the stand-in TorchNeuron installed and its worker
+    autoloads it; the target written."""
     from oplens.engine.process import warm_environment
 
     monkeypatch.syspath_prepend(str(STANDINS))
@@ -205,7 +207,7 @@ def warm_stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict
         monkeypatch.setenv(name, value)
     (tmp_path / "rmsnorm.py").write_text(NAIVE_TARGET)
     staging = tmp_path / ".oplens" / "runs" / ".staging"
-    env = warm_environment(staging)
+    env = warm_environment(staging, {"neuron": options} if options is not None else None)
     return env, WorkerProcess(staging, cwd=tmp_path, env=env)
 
 
@@ -252,6 +254,24 @@ def test_a_run_needing_more_than_the_warm_worker_has_starts_a_fresh_one_with_its
     fresh = [e for e in imports(tmp_path) if e["pid"] != warm.proc.pid]
     assert len(fresh) == 1 and fresh[0]["debug_env"].get("XLA_IR_DEBUG") == "1"
     assert fresh[0]["neff_cache_env"] != env[NEFF_CACHE_ENV] and fresh[0]["neff_cache_env"].endswith("neuron_profile/neff_cache")
+    assert not Path(env[SCRATCH_ENV]).exists()
+    assert per_line(run) == pytest.approx(NAIVE_PER_LINE, rel=0.01)
+
+
+def test_a_warm_worker_started_for_the_editor_s_settings_serves_a_debug_info_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The waiting worker is started for the editor's Neuron settings (issue 38, part 3: `WarmPool.refill` with the
+    last run's options): with the debug info asked for, the variables are there at its import, so the run takes it
+    (one import of TorchNeuron, in the warm worker) instead of starting a fresh one."""
+    from oplens.engine.process import SCRATCH_ENV
+
+    options = NeuronOptions(debug_info=True)
+    env, warm = warm_stand_in(tmp_path, monkeypatch, options)
+    assert env.get("XLA_IR_DEBUG") == "1" and env[environment.WARM_CACHE_ENV] == "1"
+    run = profile_in(warm, tmp_path, options)
+    (only,) = imports(tmp_path)
+    assert only["pid"] == warm.proc.pid and only["debug_env"].get("XLA_IR_DEBUG") == "1"
     assert not Path(env[SCRATCH_ENV]).exists()
     assert per_line(run) == pytest.approx(NAIVE_PER_LINE, rel=0.01)
 

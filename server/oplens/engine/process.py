@@ -199,16 +199,16 @@ def serves(worker: WorkerProcess, backend_options: Mapping[str, Any], run_dir: P
     return fits(worker, run_environment(backend_options, run_dir, base={**os.environ, **worker.env}))
 
 
-def warm_environment(log_dir: Path) -> dict[str, str]:
-    """What a worker started ahead of any run begins with (every backend's `warm_worker_environment`), with the
-    scratch folder their files are in (`SCRATCH_ENV`, removed with `remove_scratch` after its job); {} where none
-    needs anything. The folder is named here and made by a backend that puts files in it (none on a host without
-    a vendor's stack)."""
+def warm_environment(log_dir: Path, backend_options: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """What a worker started ahead of any run begins with (every backend's `warm_worker_environment`, with the
+    editor's settings for it where given), with the scratch folder their files are in (`SCRATCH_ENV`, removed with
+    `remove_scratch` after its job); {} where none needs anything. The folder is named here and made by a backend
+    that puts files in it (none on a host without a vendor's stack)."""
     scratch = log_dir / f"warm-{uuid.uuid4().hex[:12]}"
     env = dict(os.environ)
     extra: dict[str, str] = {}
-    for spec in registry.SPECS.values():
-        extra.update(spec.warm_worker_environment(scratch, {**env, **extra}))
+    for name, spec in registry.SPECS.items():
+        extra.update(spec.warm_worker_environment(scratch, {**env, **extra}, (backend_options or {}).get(name)))
     return {**extra, SCRATCH_ENV: str(scratch)} if extra else {}
 
 

@@ -15,7 +15,7 @@ import logging
 import subprocess
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -242,21 +242,32 @@ class WarmPool:
         self._lock = threading.Lock()
         self._worker: WorkerProcess | None = None
         self._starting = False
+        # The backends' options the waiting worker is started for (the last run's: the editor's settings), so that
+        # what a vendor module reads at `import torch` is there (Neuron: the compile-time debug info, the measured
+        # efficiency; engine/process.warm_environment)
+        self._options: dict[str, Any] = {}
         if enabled:
             self._start_async()
 
     def _start_async(self) -> None:
         self._starting = True
+        options = dict(self._options)
 
         def start() -> None:
             try:
-                env = warm_environment(self._log_dir)
+                env = warm_environment(self._log_dir, options)
                 worker: WorkerProcess | None = WorkerProcess(self._log_dir, cwd=self._cwd, env=env)
             except OSError as e:
                 log.warning("could not start a warm worker: %s", e)
                 worker = None
             with self._lock:
                 self._worker, self._starting = worker, False
+                stale = worker is not None and options != self._options  # the settings changed meanwhile
+                if stale:
+                    self._worker = None
+            if stale and worker is not None:
+                discard(worker)
+                self.refill()
 
         threading.Thread(target=start, daemon=True).start()
 
@@ -265,11 +276,19 @@ class WarmPool:
             worker, self._worker = self._worker, None
         return worker if worker is not None and worker.alive() else None
 
-    def refill(self) -> None:
+    def refill(self, options: Mapping[str, Any] | None = None) -> None:
+        """A worker waiting again, started for `options` (the backends' options of the run just done, or the
+        editor's settings; None: as before): one waiting for other options is replaced."""
+        stale = None
         with self._lock:
+            if options is not None and dict(options) != self._options:
+                self._options = dict(options)
+                stale, self._worker = self._worker, None
             missing = self._enabled and self._worker is None and not self._starting
             if missing:
                 self._start_async()
+        if stale is not None:
+            discard(stale)
 
     def close(self) -> None:
         self._enabled = False
@@ -329,7 +348,7 @@ class SharedState:
             try:
                 run = await asyncio.to_thread(profile, req, progress, cancel, self.pool.take())
             finally:
-                self.pool.refill()
+                self.pool.refill(req.backend_options)
         self._finished(run, announce)
         return run
 
@@ -346,7 +365,7 @@ class SharedState:
             try:
                 compared = await asyncio.to_thread(compare, reqs, progress, cancel, self.pool.take())
             finally:
-                self.pool.refill()
+                self.pool.refill(reqs[0].backend_options)
         for run in compared.runs:
             self._finished(run, announce)
         return compared

@@ -78,14 +78,24 @@ def before_import(options: NeuronOptions, run_dir: Path, env: Mapping[str, str])
     return out
 
 
-def warm_worker(cache_root: Path, env: Mapping[str, str]) -> dict[str, str]:
-    """The variables a worker started ahead of any run begins with (`env`: what it would inherit): a NEFF cache of its
-    own under `cache_root`, where TorchNeuron is installed and the user exported none; {} otherwise."""
-    if env.get(NEFF_CACHE_ENV) or importlib.util.find_spec("torch_neuronx") is None:
+def warm_worker(cache_root: Path, env: Mapping[str, str], options: NeuronOptions | None = None) -> dict[str, str]:
+    """The variables a worker started ahead of any run begins with (`env`: what it would inherit), where TorchNeuron
+    is installed: a NEFF cache of its own under `cache_root` where the user exported none, and what `options` (the
+    editor's settings) would have a run set before the import that does not depend on the run (the compile-time
+    debug info, the measured efficiency, the user's own cache folder), so that the next run finds the worker
+    already fit for it; {} elsewhere."""
+    if importlib.util.find_spec("torch_neuronx") is None:
         return {}
-    cache = cache_root / NEFF_CACHE_DIR
-    cache.mkdir(parents=True, exist_ok=True)
-    return {NEFF_CACHE_ENV: str(cache), WARM_CACHE_ENV: "1", SET_BEFORE_IMPORT_ENV: NEFF_CACHE_ENV}
+    out: dict[str, str] = {}
+    if not env.get(NEFF_CACHE_ENV) and not (options is not None and options.neff_cache_dir):
+        cache = cache_root / NEFF_CACHE_DIR
+        cache.mkdir(parents=True, exist_ok=True)
+        out = {NEFF_CACHE_ENV: str(cache), WARM_CACHE_ENV: "1"}
+    if options is not None:
+        out.update({k: v for k, v in before_import(options, cache_root, {**env, **out}).items() if k != SET_BEFORE_IMPORT_ENV})
+    if out:
+        out[SET_BEFORE_IMPORT_ENV] = ",".join(k for k in out if k != WARM_CACHE_ENV)
+    return out
 
 
 def recorded(env: Mapping[str, str], options: NeuronOptions) -> dict[str, object]:

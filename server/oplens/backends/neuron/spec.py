@@ -78,8 +78,9 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
     def worker_environment(self, options: NeuronOptions, run_dir: Path, env: Mapping[str, str]) -> dict[str, str]:
         return environment.before_import(options, run_dir, env)
 
-    def warm_worker_environment(self, cache_root: Path, env: Mapping[str, str]) -> dict[str, str]:
-        return environment.warm_worker(cache_root, env)
+    def warm_worker_environment(self, cache_root: Path, env: Mapping[str, str],
+                                options: NeuronOptions | None = None) -> dict[str, str]:  # fmt: skip
+        return environment.warm_worker(cache_root, env, options)
 
     def run_warnings(
         self, run: AnyRun, options: NeuronOptions, run_dir: Path, log_text: str, env: Mapping[str, str]
