@@ -52,7 +52,7 @@ from typing import Any
 import torch
 from torch.profiler import ProfilerActivity
 
-from oplens.worker.linemarks import LineMarker, Range, code_objects
+from oplens.worker.linemarks import MARKS_ENV, LineMarker, Range, code_objects
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -101,6 +101,10 @@ def make_workload(path: Path, fn_name: str, args_fn: str, iters: int, target: st
     args = args if isinstance(args, tuple) else (args,)
     codes = code_objects(module)
     markers = {"oplens": LineMarker(fn.__code__, codes), "oplens_shapes": LineMarker(fn.__code__, codes)}
+    if markers["oplens"].mechanism == "monitoring":  # 3.12+: the settrace tracer beside it, in the same rounds
+        os.environ[MARKS_ENV] = "settrace"
+        markers["oplens_settrace"] = LineMarker(fn.__code__, codes)
+        del os.environ[MARKS_ENV]
     return Workload(fn_name, fn, args, markers, iters, target)
 
 
@@ -120,6 +124,8 @@ def time_calls(w: Workload, marker: LineMarker | None) -> list[float]:
 
 def measure(w: Workload, mode: str) -> tuple[float, int]:
     """One mode's median per-call time (µs) over `w.iters` calls, and its profiler event count."""
+    for marker in w.markers.values():  # each block starts with no events set (a monitoring marker sets its own)
+        marker.release()
     if mode == "none":
         return statistics.median(time_calls(w, None)), 0
     plain = mode.startswith("plain")
@@ -166,6 +172,7 @@ def print_table(results: list[WorkloadResult]) -> None:
     columns = [
         ("oplens", "OpLens/plain"),
         ("oplens_shapes", "with shapes/plain"),
+        ("oplens_settrace", "settrace marks/plain"),
         ("plain_again", "A/A noise"),
         ("none", "none/plain"),
     ]
@@ -215,18 +222,21 @@ def main() -> None:
         ),
     ]
     t0 = time.perf_counter()
+    mechanism = workloads[0].markers["oplens"].mechanism
+    print(f"Python {platform.python_version()}, torch {torch.__version__}: OpLens's line marks on {mechanism}")
     results = [run_workload(w, opts.rounds) for w in workloads]
     print_table(results)
     meta = {
         "torch": torch.__version__,
         "python": platform.python_version(),
+        "line_marks": mechanism,
         "threads": torch.get_num_threads(),
         "cpus": len(os.sched_getaffinity(0)),
         "malloc_tuning": {k: os.environ.get(k, "") for k in MALLOC_TUNING},
         "elapsed_s": round(time.perf_counter() - t0, 1),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / "attribution_overhead.json"
+    out = RESULTS / f"attribution_overhead-py{sys.version_info.major}{sys.version_info.minor}.json"
     out.write_text(json.dumps({"meta": meta, "workloads": [asdict(r) for r in results]}, indent=2))
     print(f"wrote {out.relative_to(ROOT)} ({meta['elapsed_s']} s)")
 
