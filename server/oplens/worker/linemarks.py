@@ -184,7 +184,7 @@ def codes_in(namespace: dict[str, Any], filename: str | None, module_name: str) 
                 if f is not None:
                     add(f, depth + 1)
             return
-        code = getattr(obj, "__code__", None)
+        code = _attr(obj, "__code__")
         if isinstance(code, CodeType):
             add_code(code)
             for cell in getattr(obj, "__closure__", None) or ():  # a decorator's wrapper holds the function it wraps
@@ -195,7 +195,7 @@ def codes_in(namespace: dict[str, Any], filename: str | None, module_name: str) 
                 if callable(held):
                     add(held, depth + 1)
         for attr in ("__wrapped__", "_torchdynamo_orig_callable", "__func__", "func"):  # functools.wraps and
-            inner = getattr(obj, attr, None) if not isinstance(obj, types.ModuleType) else None  # lru_cache,
+            inner = _attr(obj, attr) if not isinstance(obj, types.ModuleType) else None  # lru_cache,
             if inner is not None and callable(inner):  # torch.compile, bound methods, functools.partial
                 add(inner, depth + 1)
         if isinstance(obj, type):
@@ -206,11 +206,19 @@ def codes_in(namespace: dict[str, Any], filename: str | None, module_name: str) 
             # an object the name holds (a decorator that returns an nn.Module or a callable class's instance):
             # what calling it runs, and the functions it keeps
             for attr in ("forward", "__call__"):
-                add(getattr(type(obj), attr, None), depth + 1)
-            for value in list(getattr(obj, "__dict__", {}).values()):
+                add(_attr(type(obj), attr), depth + 1)
+            for value in list((_attr(obj, "__dict__") or {}).values()):
                 if callable(value):
                     add(value, depth + 1)
 
     for value in list(namespace.values()):
         add(value)
     return found
+
+
+def _attr(obj: object, name: str) -> Any:
+    """`obj.name`, or None where reading it fails (a lazy proxy's `__getattr__` may raise anything)."""
+    try:
+        return getattr(obj, name, None)
+    except Exception:
+        return None
