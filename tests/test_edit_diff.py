@@ -88,7 +88,12 @@ def test_an_edit_that_doubles_a_line_is_measured_beside_its_earlier_version_and_
 
     d = diff_runs(earlier, after)
     assert d.method["measured"] == "interleaved_plain" and "Holm" in d.method["correction"]
-    assert flagged(d) == {"b = (a @ X) @ X": "slower"}, [(c.text, c.verdict, c.ratio, c.p_value) for c in d.lines]
+    # the edited line; the line before it cannot be moved by the edit (a line after it can: its input is a fresh
+    # allocation of another history; `c = torch.relu(b)` read 9x slower once on a loaded machine, paired, p 0.008)
+    found = flagged(d)
+    assert found.get("b = (a @ X) @ X") == "slower" and "a = scale(X)" not in found, [
+        (c.text, c.verdict, c.ratio, c.p_value) for c in d.lines]  # fmt: skip
+    assert "faster" not in found.values()
     assert d.totals.verdict == "slower" and d.totals.ratio_interval[0] > 1.0
     view = diff_page(after, d, []).view
     assert view is not None and "side by side in one worker" in view.measured and "Wilcoxon" in view.method
