@@ -27,13 +27,13 @@ from oplens.cli import calibrate, doctor, render, serve
 from oplens.cli.progress import capture_display, progress_display
 from oplens.engine import runs
 from oplens.engine.analyze import reanalyze
-from oplens.engine.compare import FILL_S, MAX_ROUNDS, compare, compare_rows
+from oplens.engine.compare import compare, compare_rows
 from oplens.engine.diff import diff_runs
 from oplens.engine.merge import merge_dirs, rank_part
 from oplens.engine.overview_diff import diff_overviews
 from oplens.engine.profile import ProfileRequest, profile
 from oplens.engine.program import DEFAULT_CALLS, DEFAULT_DELAY_S, DEFAULT_DURATION_S, DEFAULT_SKIP, ProgramRequest, run_program
-from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
+from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP, FILL_S, MAX_ROUNDS
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.job import ProgramSpec, TargetSpec
 from oplens.records.overview import AnyRun, OverviewRun

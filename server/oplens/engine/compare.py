@@ -23,21 +23,16 @@ from oplens.backends import registry
 from oplens.engine import runs
 from oplens.engine.process import ProgressFn, WorkerProcess, remove_scratch, run_side_by_side
 from oplens.engine.profile import ProfileRequest, job_of, resolved, validate, worker_for
+from oplens.engine.request import MAX_ROUNDS
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.job import Variant
 from oplens.records.run import Run
 
 FASTER, SLOWER, SAME, BASELINE = "faster", "slower", "no measurable difference", "baseline"
-# A compare whose rounds the user did not count runs as many as take about this long (at least --iters'
-# default): about the start-up of the second worker that a compare of two once paid, spent on calls instead.
-# A difference of a few % needs the calls: 20 rounds of the case study on this 2-core machine told a 1.1x
-# speed-up from none in 2 runs of 5 (bench/verdicts.py).
-FILL_S = 3.0
 # The least speed-up worth naming: two identical functions side by side differ by up to about this much, their
 # whole interval beyond 1× (bench/verdicts.py, 200 rounds of an A/A beside a third variant: 1.008-1.037, 1.002-1.022
 # in 3 of 20 compares: each variant follows another in the rotation, and its code lies elsewhere in memory).
 MIN_EFFECT = 0.02
-MAX_ROUNDS = 200  # ... and at most this many rounds
 
 
 @dataclass

@@ -191,10 +191,10 @@ def measured_together(before: Run, after: Run) -> bool:
 
 def _diff_side_by_side(before: Run, after: Run) -> FunctionDiff:
     """The diff of two runs measured side by side: each line's rounds paired (its k-th call in each ran in the
-    same round), tested with the Wilcoxon signed-rank test, Holm-corrected over the lines tested; a line is
-    `slower`/`faster` where the corrected p is below ALPHA, its change beyond MIN_EFFECT of its time and
-    EFFECT_SHARE of the function's. Both versions shared the machine's moments, so no drift is needed. The
-    total: the median call's ratio and its 95 % interval (engine/compare.py's speed-up, inverted), with a verdict
+    same round), tested with the Wilcoxon signed-rank test, Holm-corrected over the lines tested; each line's
+    figures its median call's; a line is `slower`/`faster` where the corrected p is below ALPHA, its change beyond
+    MIN_EFFECT of its time and EFFECT_SHARE of the function's. Both versions shared the machine's moments, so no
+    drift is needed. The total: the median call's ratio and its 95 % interval (engine/compare.py's speed-up, inverted), with a verdict
     where the interval clears the least difference a compare names."""
     stalled = _stalled(before) | _stalled(after)  # a round either run left out is left out of both
 
@@ -208,12 +208,16 @@ def _diff_side_by_side(before: Run, after: Run) -> FunctionDiff:
             changes.append(_line_change(ol, nl, o, n, text, Drift.both(0.0)))
             continue
         a, b = o.device_samples_us, n.device_samples_us
-        ratio = n.self_device_us / o.self_device_us if o.self_device_us > 0 else None
+        # the median call of each, as a compare's speed-up: a stall in a few rounds moves neither (with a busy loop on
+        # one core, the means of a doubled line read x0.22-x15 in 5 of 20 diffs, its medians x1.9-x2.1)
+        before_us = statistics.median(a) if a else o.self_device_us
+        after_us = statistics.median(b) if b else n.self_device_us
+        ratio = after_us / before_us if before_us > 0 else None
         verdict = "same"
         if ratio is not None and max(o.pct_device, n.pct_device) >= MIN_SHARE:
             verdict = "slower" if ratio > 1 + MIN_EFFECT else "faster" if ratio * (1 + MIN_EFFECT) < 1 else "same"
         p = signed_rank_p(a, b) if len(a) == len(b) else 1.0
-        changes.append(LineChange(ol, nl, o.self_device_us, n.self_device_us, ratio, verdict, p, text))
+        changes.append(LineChange(ol, nl, before_us, after_us, ratio, verdict, p, text))
     changes += _unplaced(before, after, {c.before_line for c in changes}, {c.after_line for c in changes})
     tested = _corrected(changes, before.totals.self_device_us)
     speedup, low, high, measured = speedup_of(before, after)
@@ -233,7 +237,7 @@ def _diff_side_by_side(before: Run, after: Run) -> FunctionDiff:
         "min_share_pct": MIN_SHARE,
         "effect_share_pct": EFFECT_SHARE,
         "rule": "slower/faster where the line's p, Holm-corrected for the lines tested, is below alpha, its ratio "
-                "of means beyond 1 + min_effect and its change at least effect_share_pct of the function's time "
+                "of median calls beyond 1 + min_effect and its change at least effect_share_pct of the function's time "
                 "(lines under min_share_pct of the time in both runs are same); the total's verdict where its "
                 "median call's 95 % interval clears the least difference a compare names",
     })  # fmt: skip

@@ -26,7 +26,14 @@ from oplens.engine.process import (
     run_side_by_side,
     serves,
 )
-from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP
+from oplens.engine.request import (
+    DEFAULT_ITERS,
+    DEFAULT_PROFILER_WARMUP,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_WARMUP,
+    FILL_S,
+    MAX_ROUNDS,
+)
 from oplens.engine.targets import FunctionDef, resolve
 from oplens.records.errors import bad_input
 from oplens.records.job import Job, TargetSpec, Variant
@@ -86,6 +93,9 @@ def profile(
             if earlier is not None and earlier.snapshot is not None and beside is not None:
                 job.side_by_side = [Variant(earlier.target(target), fn.signature, req.args, str(beside),
                                             earlier.snapshot.text)]  # fmt: skip
+                # as a compare's rounds: at least --iters, as many as take about FILL_S (a line's change must
+                # show in paired rounds on a busy machine: 20 rounds missed a doubled line in 6 of 20 there)
+                job.fill_s, job.max_rounds = FILL_S, MAX_ROUNDS
                 run = _beside_earlier(worker, job, req, earlier, staging, beside, progress, cancel)
             else:
                 run = run_job(worker, job, req.timeout_s, progress, cancel)

@@ -35,10 +35,10 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from oplens.backends import registry
 from oplens.engine import program as programs
-from oplens.engine.compare import FILL_S, compare_rows
+from oplens.engine.compare import compare_rows
 from oplens.engine.profile import ProfileRequest
 from oplens.engine.program import ProgramRequest
-from oplens.engine.request import Names, Options, check
+from oplens.engine.request import FILL_S, Names, Options, check
 from oplens.lsp import arguments, documents, progress, results, views
 from oplens.lsp.arguments import ProfileArgs, ProgramArgs
 from oplens.lsp.client import ClientState

@@ -184,8 +184,8 @@ def _method(m: Mapping[str, Any], after_iters: int, before_iters: int) -> str:
     tested = f" (Holm-corrected: {m['correction'].partition(', over the ')[2]})" if m.get("correction") else ""
     if m.get("measured", "separate") != "separate":
         return (f"A line is slower or faster where the Wilcoxon signed-rank test over its {after_iters} paired rounds "
-                f"gives p < {alpha:g}{tested} and the change is beyond {min_effect} % of the line and {share:g} % of "
-                f"the function's time. The total's verdict needs its median call's 95 % interval beyond {LEAST:.0%}. "
+                f"gives p < {alpha:g}{tested} and its median call changed by more than {min_effect} % and {share:g} % "
+                f"of the function's time. The total's verdict needs its median call's 95 % interval beyond {LEAST:.0%}. "
                 "Otherwise it is the same.")  # fmt: skip
     return (f"A line is slower or faster where the Mann-Whitney test over its per-iteration times ({before_iters} and "
             f"{after_iters} iterations) gives p < {alpha:g}{tested} and the change is beyond {min_effect} % "
