@@ -194,8 +194,8 @@ def _diff_side_by_side(before: Run, after: Run) -> FunctionDiff:
     same round), tested with the Wilcoxon signed-rank test, Holm-corrected over the lines tested; each line's
     figures its median call's; a line is `slower`/`faster` where the corrected p is below ALPHA, its change beyond
     MIN_EFFECT of its time and EFFECT_SHARE of the function's. Both versions shared the machine's moments, so no
-    drift is needed. The total: the median call's ratio and its 95 % interval (engine/compare.py's speed-up, inverted), with a verdict
-    where the interval clears the least difference a compare names."""
+    drift is needed. The total: the median call's ratio and its 95 % interval (engine/compare.py's speed-up,
+    inverted), with a verdict where the interval clears the least difference a compare names."""
     stalled = _stalled(before) | _stalled(after)  # a round either run left out is left out of both
 
     def keep(samples: list[float]) -> list[float]:
