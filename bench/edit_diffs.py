@@ -17,13 +17,12 @@ Counts only; the machine is shared. Results: docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from cli_runs import busy_core, oplens
 
 UTIL = "import torch\n\n\ndef scale(t):\n    return t * 2.0\n"
 MODEL = """\
@@ -44,12 +43,6 @@ RENAMED = MODEL.replace("    c = torch.relu(b)\n    return c.sum()", "    out = 
 DOUBLED = RENAMED.replace("    b = a @ X\n", "    b = (a @ X) @ X\n")
 
 
-def oplens(cwd: Path, *argv: str) -> Any:
-    proc = subprocess.run([sys.executable, "-m", "oplens", *argv, "--json", "-"], cwd=cwd, capture_output=True,
-                          text=True, timeout=900)  # fmt: skip
-    if proc.returncode != 0:
-        raise SystemExit(f"oplens {' '.join(argv)} failed:\n{proc.stderr}")
-    return json.loads(proc.stdout)
 
 
 def edited(work: Path, text: str) -> dict[str, Any]:
@@ -70,17 +63,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20, help="A/A diffs and doubled-line diffs, each")
     parser.add_argument("--busy", action="store_true", help="a busy loop on one core meanwhile")
     opts = parser.parse_args()
-    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if opts.busy else None
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            work = Path(tmp)
-            (work / "pkg").mkdir()
-            (work / "pkg" / "__init__.py").write_text("")
-            (work / "pkg" / "util.py").write_text(UTIL)
-            report(work, opts.runs, opts.busy)
-    finally:
-        if busy is not None:
-            busy.kill()
+    with busy_core(opts.busy), tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "pkg").mkdir()
+        (work / "pkg" / "__init__.py").write_text("")
+        (work / "pkg" / "util.py").write_text(UTIL)
+        report(work, opts.runs, opts.busy)
 
 
 def report(work: Path, runs: int, busy: bool) -> None:

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cli_runs import busy_core, oplens
 from oplens.engine.process import STEADY_HEAP
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,12 +63,6 @@ print([base / statistics.median(t) for t in times])
 """
 
 
-def oplens(cwd: Path, *argv: str) -> Any:
-    proc = subprocess.run([sys.executable, "-m", "oplens", *argv, "--json", "-"], cwd=cwd, capture_output=True,
-                          text=True, timeout=900)  # fmt: skip
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"oplens {' '.join(argv)} failed:\n{proc.stderr}")
-    return json.loads(proc.stdout)
 
 
 def unprofiled(heap: dict[str, str]) -> list[float]:
@@ -79,7 +74,7 @@ def unprofiled(heap: dict[str, str]) -> list[float]:
 
 
 def compare(cwd: Path, out: Path, targets: list[str], args: str) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = oplens(cwd, "compare", *targets, "--args", args, "--out", str(out))["summary"]
+    rows: list[dict[str, Any]] = oplens(cwd, "compare", *targets, "--args", args, "--out", str(out), codes=(0, 1))["summary"]
     return rows
 
 
@@ -88,15 +83,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20, help="A/A and power compares (the case study: a quarter)")
     parser.add_argument("--busy", action="store_true", help="a busy loop on one core meanwhile")
     opts = parser.parse_args()
-    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if opts.busy else None
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            work = Path(tmp)
-            (work / "variants.py").write_text(VARIANTS)
-            report(work, opts.runs, opts.busy)
-    finally:
-        if busy is not None:
-            busy.kill()
+    with busy_core(opts.busy), tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "variants.py").write_text(VARIANTS)
+        report(work, opts.runs, opts.busy)
 
 
 def report(work: Path, runs: int, busy: bool) -> None:
