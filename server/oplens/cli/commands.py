@@ -401,7 +401,7 @@ def _backend_command(cmd: BackendCommand, args: argparse.Namespace, out: Console
 
 def _profile_one(args: argparse.Namespace, target: str, expr: str, err: Console) -> Run:
     req = _request(args, target, expr)
-    req.beside_earlier = not getattr(args, "alone", False)
+    req.beside_earlier = not args.alone
     with progress_display(err, target) as on_progress:
         return profile(req, progress=on_progress)
 

@@ -118,9 +118,10 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
     keep_before, keep_after = _kept_calls(before), _kept_calls(after)
     old_totals, new_totals = keep_before(before.totals.device_samples_us), keep_after(after.totals.device_samples_us)
     mapped = _mapped(before, after, keep_before, keep_after)
+    untouched_line = _untouched(before, after)
     unchanged = {
         nl: (o, n) for ol, nl, o, n, _ in mapped
-        if o is not None and n is not None and nl is not None and _untouched(before, after, ol, nl)
+        if o is not None and n is not None and nl is not None and untouched_line(ol, nl)
     }  # fmt: skip
     moves = {nl: _move(o, n) for nl, (o, n) in unchanged.items() if max(o.pct_device, n.pct_device) >= DRIFT_SHARE}
     joint = _aggregate_move(list(unchanged.values()))  # how far the unchanged code moved as a whole, signed
@@ -152,7 +153,8 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
         method={
             "measured": "separate",  # two runs, two processes, two moments (stats.SPEEDUP_METHODS)
             "test": "Mann-Whitney U, two-sided, over the per-iteration samples less each run's outlier calls",
-            "correction": f"Holm, over the {tested} lines tested",
+            "correction": "Holm",
+            "lines_tested": tested,
             "alpha": ALPHA,
             "min_effect": MIN_EFFECT,
             "effect_share_pct": EFFECT_SHARE,
@@ -231,7 +233,8 @@ def _diff_side_by_side(before: Run, after: Run) -> FunctionDiff:
         "measured": measured,  # stats.SPEEDUP_METHODS: interleaved_plain or interleaved
         "test": "Wilcoxon signed-rank, two-sided, over the rounds paired (each round called both versions), "
                 "less the rounds either run left out as outliers",
-        "correction": f"Holm, over the {tested} lines tested",
+        "correction": "Holm",
+        "lines_tested": tested,
         "alpha": ALPHA,
         "min_effect": MIN_EFFECT,
         "min_share_pct": MIN_SHARE,
@@ -282,12 +285,17 @@ def _mapped(before: Run, after: Run, keep_before: Callable[[list[float]], list[f
     return mapped
 
 
-def _untouched(before: Run, after: Run, old_line: int | None, new_line: int | None) -> bool:
-    """The line's text is the same in both runs (the user did not edit it)."""
-    if old_line is None or new_line is None:
-        return False
+def _untouched(before: Run, after: Run) -> Callable[[int | None, int | None], bool]:
+    """Whether a line (its number in each run) has the same text in both runs (the user did not edit it); the two
+    texts split once."""
     old_text, new_text = before.target.source.splitlines(), after.target.source.splitlines()
-    return old_text[old_line - before.target.first_line].strip() == new_text[new_line - after.target.first_line].strip()
+
+    def same(old_line: int | None, new_line: int | None) -> bool:
+        if old_line is None or new_line is None:
+            return False
+        return old_text[old_line - before.target.first_line].strip() == new_text[new_line - after.target.first_line].strip()
+
+    return same
 
 
 def _kept_calls(run: Run) -> Callable[[list[float]], list[float]]:

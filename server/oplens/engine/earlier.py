@@ -19,13 +19,13 @@ runs (labelled so, with why) where:
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 from oplens.engine import runs
 from oplens.records import jsonfile
-from oplens.records.job import MODULE_SNAPSHOT, ModuleSnapshot
+from oplens.records.job import MODULE_SNAPSHOT, ModuleSnapshot, file_sha256
 from oplens.records.run import Run, Target, from_dict
 
 CHANGED_SHOWN = 3  # changed files named in the reason, at most
@@ -42,8 +42,7 @@ class Earlier:
 
     def target(self, now: Target) -> Target:
         """The earlier version's target, in the file as it is named now."""
-        t = self.run.target
-        return Target(now.file, t.qualname, t.first_line, t.last_line, t.source_sha256, t.def_line, t.source)
+        return dataclasses.replace(self.run.target, file=now.file, notebook="", module="")
 
 
 def earlier_version(root: Path, target: Target, backend: str) -> Earlier | None:
@@ -84,10 +83,7 @@ def _changed(snapshot: ModuleSnapshot) -> list[str]:
     """The imported files whose bytes differ from the snapshot's (or are gone), by name."""
     changed = []
     for name, digest in sorted(snapshot.imports.items()):
-        try:
-            now = hashlib.sha256(Path(name).read_bytes()).hexdigest()
-        except OSError:
-            now = ""
+        now = file_sha256(Path(name))
         if now != digest:
             changed.append(Path(name).name + ("" if now else " (gone)"))
     return changed

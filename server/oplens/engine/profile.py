@@ -37,7 +37,7 @@ from oplens.engine.request import (
 from oplens.engine.targets import FunctionDef, resolve
 from oplens.records.errors import bad_input
 from oplens.records.job import Job, TargetSpec, Variant
-from oplens.records.run import EarlierVersion, Run, SideBySide, Target
+from oplens.records.run import EarlierVersion, Run, Target
 
 
 @dataclass
@@ -83,16 +83,16 @@ def profile(
     target, fn = resolved(req, workspace)
     root = runs.runs_root(workspace, req.out)
     earlier = earlier_version(root, target, req.backend) if req.beside_earlier else None
+    text = earlier.snapshot.text if earlier is not None and earlier.snapshot is not None else None  # loadable
     with runs.Staging(root, req.options()) as staging:
-        beside = staging.add(target.qualname) if earlier is not None and earlier.snapshot is not None else None
+        beside = staging.add(target.qualname) if text is not None else None
         staged = staging.add(target.qualname)  # after the earlier version's: the newer run of the two
         job = job_of(req, target, fn.signature, staged, workspace)
         worker = worker_for(req, staged, staging.root, workspace, worker)
         staging.log = worker.log  # the user's output: a failure keeps it in .failed/
         try:
-            if earlier is not None and earlier.snapshot is not None and beside is not None:
-                job.side_by_side = [Variant(earlier.target(target), fn.signature, req.args, str(beside),
-                                            earlier.snapshot.text)]  # fmt: skip
+            if earlier is not None and text is not None and beside is not None:
+                job.side_by_side = [Variant(earlier.target(target), fn.signature, req.args, str(beside), text)]
                 # as a compare's rounds: at least --iters, as many as take about FILL_S (a line's change must
                 # show in paired rounds on a busy machine: 20 rounds missed a doubled line in 6 of 20 there)
                 job.fill_s, job.max_rounds = FILL_S, MAX_ROUNDS
@@ -116,8 +116,8 @@ def _beside_earlier(worker: WorkerProcess, job: Job, req: ProfileRequest, earlie
     if not isinstance(new, Run):
         raise new
     if isinstance(old, Run):
-        old.config.side_by_side = dataclasses.replace(old.config.side_by_side or SideBySide("", [], 1),
-                                                      earlier_of=earlier.run.run_id)  # fmt: skip
+        assert old.config.side_by_side is not None  # a run of a side-by-side job says where it stood (process.py)
+        old.config.side_by_side.earlier_of = earlier.run.run_id
         staging.store(beside, old, runs.copy_log(worker.log, beside / runs.WORKER_LOG))
         new.config.earlier = EarlierVersion(earlier.run.run_id, measured_run=old.run_id)
     else:

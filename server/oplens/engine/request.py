@@ -18,12 +18,11 @@ DEFAULT_WARMUP = 3
 DEFAULT_ITERS = 20
 DEFAULT_PROFILER_WARMUP = 2  # profiled-but-dropped iterations: the profiler's start-up lands on them
 DEFAULT_TIMEOUT_S = 300.0
-# Rounds measured side by side (a compare, a profile with its earlier version beside it) whose number the user did
-# not give run as many as take about FILL_S, at least DEFAULT_ITERS, at most MAX_ROUNDS (engine/compare.py).
-# A compare whose rounds the user did not count runs as many as take about this long (at least --iters'
-# default): about the start-up of the second worker that a compare of two once paid, spent on calls instead.
-# A difference of a few % needs the calls: 20 rounds of the case study on this 2-core machine told a 1.1x
-# speed-up from none in 2 runs of 5 (bench/verdicts.py).
+# Rounds measured side by side (a compare whose rounds the user did not count, a profile with its earlier version
+# beside it) run as many as take about FILL_S, at least the iterations asked for, at most MAX_ROUNDS: about the
+# start-up of the second worker that a compare of two once paid, spent on calls instead. A difference of a few %
+# needs the calls: 20 rounds of the case study on this 2-core machine told a 1.1x speed-up from none in 2 runs of
+# 5 (bench/verdicts.py).
 FILL_S = 3.0
 MAX_ROUNDS = 200
 

@@ -15,10 +15,12 @@ the worker writes back on its message pipe:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import signal
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from oplens.records.errors import OpLensError, bad_input
@@ -192,6 +194,14 @@ class ModuleSnapshot:
 
 
 MODULE_SNAPSHOT = "module.json"  # a run folder's ModuleSnapshot
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, as `ModuleSnapshot.imports` keeps it ("" where it cannot be read)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
 
 
 # The parent's request to a capture's worker to end the program now (its --timeout, a cancel): the

@@ -181,7 +181,7 @@ def _method(m: Mapping[str, Any], after_iters: int, before_iters: int) -> str:
     drift = num("drift", 1)
     beyond = drift ** num("drift_margin", 1)
     share = num("effect_share_pct", 2)
-    tested = f" (Holm-corrected: {m['correction'].partition(', over the ')[2]})" if m.get("correction") else ""
+    tested = f" ({m['correction']}-corrected for {int(num('lines_tested', 0))} lines)" if m.get("correction") else ""
     if m.get("measured", "separate") != "separate":
         return (f"A line is slower or faster where the Wilcoxon signed-rank test over its {after_iters} paired rounds "
                 f"gives p < {alpha:g}{tested} and its median call changed by more than {min_effect} % and {share:g} % "

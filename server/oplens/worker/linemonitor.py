@@ -125,8 +125,15 @@ class _Tool:
         self.id: int | None = None
         self.active: MonitorMarks | None = None
         self.holders: dict[int, set[int]] = {}  # id of a code with events set → the markers (ids) that set them
+        # the markers whose codes have their events set (held until released: their ids key `holders`)
+        self.installed: set[MonitorMarks] = set()
 
     def activate(self, marks: MonitorMarks) -> bool:
+        """`marks` the active marker, its codes' events set where they are not yet (at its first call after a
+        release: each marked call only switches which marker is active)."""
+        if marks in self.installed:
+            self.active = marks
+            return True
         if self.id is None and not self._take():
             return False
         mon: Any = sys.monitoring  # type: ignore[attr-defined]
@@ -137,6 +144,7 @@ class _Tool:
             if not holders:
                 mon.set_local_events(self.id, code, local)
             holders.add(id(marks))
+        self.installed.add(marks)
         self.active = marks
         return True
 
@@ -146,6 +154,7 @@ class _Tool:
 
     def remove(self, marks: MonitorMarks) -> None:
         self.deactivate(marks)
+        self.installed.discard(marks)
         if self.id is None:
             return
         mon: Any = sys.monitoring  # type: ignore[attr-defined]

@@ -13,13 +13,12 @@ package (an installed library's model file: that library), less installed packag
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import sys
 from pathlib import Path
 
 import oplens
 from oplens.records.atomic import write_json_atomic
-from oplens.records.job import MODULE_SNAPSHOT, ModuleSnapshot
+from oplens.records.job import MODULE_SNAPSHOT, ModuleSnapshot, file_sha256
 
 _OPLENS_DIR = Path(oplens.__file__).resolve().parent
 
@@ -51,8 +50,7 @@ def user_files(target: Path, module_name: str, workspace: Path) -> dict[str, str
         inside = [root for root in roots if root in path.parents]
         if not inside or (roots[0] in inside and len(inside) == 1 and "site-packages" in path.parts):
             continue
-        try:
-            found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError:
-            continue
+        digest = file_sha256(path)
+        if digest:
+            found[str(path)] = digest
     return found
