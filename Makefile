@@ -16,9 +16,8 @@ PY312 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) py
 PY313 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) python3.13)
 VENV312 ?= .venv312
 VENV313 ?= .venv313
-CORE_TESTS := tests/test_engine.py tests/test_cli.py tests/test_packages.py tests/test_run_capture.py \
-	tests/test_lsp_server.py tests/test_notebook.py tests/test_neuron_documented.py tests/test_linemonitor.py \
-	tests/test_edit_diff.py tests/test_attribution_real.py
+CORE_TESTS := tests/test_engine.py tests/test_packages.py tests/test_run_capture.py tests/test_lsp_server.py \
+	tests/test_notebook.py tests/test_neuron_documented.py tests/test_linemonitor.py tests/test_attribution_real.py
 
 .PHONY: setup demo test lint generate bench package vsix ext-test e2e tunnel-deps
 
@@ -95,15 +94,22 @@ lint: setup
 tunnel-deps:
 	bash tests/install_tunnel_deps.sh
 
-# node_modules before pytest: tests/test_bundle.py packages the .vsix (npm run package)
+# node_modules before pytest: tests/test_bundle.py packages the .vsix (npm run package). The 3.12 and 3.13 venvs
+# are made meanwhile (mostly downloading and unpacking torch: minutes that CI's 90 would otherwise wait), their
+# output in .venvs.log, shown where they fail.
 test: lint tunnel-deps $(NODE_STAMP)
-	$(PY) -m pytest
+	@$(MAKE) --no-print-directory venvs > .venvs.log 2>&1 & venvs=$$!; \
+	$(PY) -m pytest; status=$$?; \
+	if ! wait $$venvs; then cat .venvs.log; echo "make: making the 3.12/3.13 venvs failed (above)"; exit 2; fi; \
+	exit $$status
 	$(MAKE) test-312 test-313
 	$(MAKE) ext-test
 	$(MAKE) e2e
 
 # Every test on Python 3.12 (the .vsix's bundled server included: tests/test_bundle.py), the core set on 3.13.
-.PHONY: test-312 test-313
+.PHONY: test-312 test-313 venvs
+venvs: $(VENV312)/.oplens-installed $(VENV313)/.oplens-installed
+
 test-312: $(VENV312)/.oplens-installed tunnel-deps $(NODE_STAMP)
 	$(VENV312)/bin/python -m pytest -p no:cacheprovider
 
