@@ -93,10 +93,10 @@ def test_the_overview_of_a_training_program_lists_its_functions_and_agrees_with_
     theirs = json.loads(done.stdout)
     top = o["functions"][0]
     assert top["qualname"].rsplit(".", 1)[-1] in {k.rsplit(".", 1)[-1] for k in theirs}
+    # torch's own attribution names the same top function. Not their shares compared: two processes at two moments
+    # (on a loaded machine they parted by 10-22 points, beside test suites; a share's truth is the run's own sums)
     their_share = theirs.get(top["qualname"].rsplit(".", 1)[-1], 0.0)
-    # two processes at two moments (this and torch's own attribution): on a loaded machine their shares part by up
-    # to about 15 points (10.4 and 21.8 seen with two test suites running beside them)
-    assert abs(top["pct_self"] - their_share) <= 15.0, (top, theirs)
+    assert their_share == max(theirs.values()), (top, theirs)
 
 
 def test_the_overview_renders_a_table_with_where_each_function_is(tmp_path: Path) -> None:
