@@ -481,6 +481,19 @@ export interface LineStat {
   /** @default [] */
   cpu_samples_us: number[];
   /**
+   * The line's host wall time per call: its ranges, from its start to the next line's start (what it calls
+   * included); of that, the time no operator ran (wall less its ops' inclusive host time: Python, a wait, I/O);
+   * per profiled iteration in wall_samples_us. 0 in runs older than the record.
+   * @default 0
+   */
+  wall_us: number;
+  /** @default { median: 0, min: 0, max: 0, ci_low: 0, ci_high: 0 } */
+  wall_spread: Spread;
+  /** @default 0 */
+  outside_ops_us: number;
+  /** @default [] */
+  wall_samples_us: number[];
+  /**
    * a distributed run: the line's self device time per rank
    * @default null
    */
@@ -875,6 +888,14 @@ export interface Totals {
    * @default 0
    */
   noise_floor_pct: number;
+  /**
+   * The profiled calls' host wall time per call (their iteration ranges), and what of it no line of the function
+   * ran in (its entry and exit, around its lines): the lines' wall times sum to the first less the second
+   * @default 0
+   */
+  call_wall_us: number;
+  /** @default 0 */
+  outside_lines_us: number;
 }
 
 /** First-call cost, reported apart from the steady state (torch.compile compiles on it). */
@@ -1490,6 +1511,10 @@ export function readLineStat(r: Reader): LineStat {
     compiled: r.list('compiled', readCompiledRegion),
     device_samples_us: r.numbers('device_samples_us'),
     cpu_samples_us: r.numbers('cpu_samples_us'),
+    wall_us: r.num('wall_us', 0),
+    wall_spread: r.objOrDefaults('wall_spread', readSpread),
+    outside_ops_us: r.num('outside_ops_us', 0),
+    wall_samples_us: r.numbers('wall_samples_us'),
     ranks: r.has('ranks') ? r.obj('ranks', readRankSpread) : null,
     collective_us: r.num('collective_us', 0),
     flops: r.has('flops') ? r.num('flops') : null,
@@ -1631,6 +1656,8 @@ export function readTotals(r: Reader): Totals {
     outliers: r.has('outliers') ? r.obj('outliers', readOutliers) : null,
     measured: r.has('measured') ? r.obj('measured', readMeasuredEfficiency) : null,
     noise_floor_pct: r.num('noise_floor_pct', 0),
+    call_wall_us: r.num('call_wall_us', 0),
+    outside_lines_us: r.num('outside_lines_us', 0),
   };
 }
 

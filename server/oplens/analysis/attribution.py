@@ -39,7 +39,20 @@ from typing import TYPE_CHECKING, Any
 from oplens.analysis import outliers, stats
 from oplens.analysis.arrays import np
 from oplens.analysis.collectives import category
-from oplens.analysis.columns import COMPILED_REGION, ITER, WORK, AnyEvents, Ctx, Events, Locator, Nesting, RawEvent, nesting, of
+from oplens.analysis.columns import (
+    COMPILED_REGION,
+    ITER,
+    LINE,
+    WORK,
+    AnyEvents,
+    Ctx,
+    Events,
+    Locator,
+    Nesting,
+    RawEvent,
+    nesting,
+    of,
+)
 from oplens.records.run import CompiledRegion, InnerLine, LineStat, OpStat, Outliers, SourceRef, Totals
 
 if TYPE_CHECKING:
@@ -111,6 +124,8 @@ class _LineAcc:
     ops: dict[str, list[float]] = field(default_factory=dict)  # name → [calls, cpu_ns, dev_ns]
     inner: dict[tuple[str, int], list[float]] = field(default_factory=dict)
     regions: dict[str, list[float]] = field(default_factory=dict)  # name → [calls, dev_ns]
+    wall: list[float] = field(default_factory=list)  # per iteration: its ranges' time (ns)
+    op_wall: list[float] = field(default_factory=list)  # per iteration: its top-level ops' inclusive time (ns)
 
 
 def attribute(
@@ -200,7 +215,39 @@ def attribute(
     per_iter = _sums(op_of * iters + it, len(op_keys) * iters, self_dev_all, ints=False)
     op_dev_iter = {n: per_iter[k * iters : (k + 1) * iters] for k, n in enumerate(op_acc)}
     record = outliers.record(stalled, call_dev.tolist(), call_cpu.tolist(), works)
-    return _build(lines, op_acc, op_dev_iter, iters, unattributed, fused, dict(sequence), outside_ns, record)
+    call_wall = _add_walls(lines, ev, nested, iters, def_line)
+    return _build(lines, op_acc, op_dev_iter, iters, unattributed, fused, dict(sequence), outside_ns, record, call_wall)
+
+
+def _add_walls(lines: dict[int, _LineAcc], ev: Events, nested: Nesting, iters: int, def_line: int) -> list[float]:
+    """Each line's wall time per iteration (its ranges' durations: a line in a loop runs many) and its top-level
+    ops' inclusive time, into `lines` (a line that ran no op gets its accumulator here); each iteration's own
+    wall time (its range), returned."""
+    it, line, *_ = nested.context_columns()  # a range's own context: the one it opens
+    names = ev.name[nested.index]
+    is_line = np.fromiter((n.startswith(LINE) for n in ev.names), np.bool_, len(ev.names))[names]
+    is_iter = np.fromiter((n.startswith(ITER) for n in ev.names), np.bool_, len(ev.names))[names]
+    dur = (ev.end_ns - ev.start_ns)[nested.index]
+    inside = (it >= 0) & (it < iters)
+    call_wall = [0.0] * iters
+    for k, d in zip(it[is_iter & inside].tolist(), dur[is_iter & inside].tolist(), strict=True):
+        call_wall[k] += d
+
+    def acc(ln: int) -> _LineAcc:
+        a = lines.get(ln)
+        if a is None:
+            a = lines[ln] = _LineAcc(cpu=[0.0] * iters, dev=[0.0] * iters)
+        if not a.wall:
+            a.wall, a.op_wall = [0.0] * iters, [0.0] * iters
+        return a
+
+    ranges = is_line & inside
+    for ln, k, d in zip(line[ranges].tolist(), it[ranges].tolist(), dur[ranges].tolist(), strict=True):
+        acc(ln).wall[k] += d
+    ops = nested.top_level & inside
+    for ln, k, d in zip(line[ops].tolist(), it[ops].tolist(), dur[ops].tolist(), strict=True):
+        acc(ln or def_line).op_wall[k] += d
+    return call_wall
 
 
 def _work_marks(ev: Events, nested: Nesting, it: NDArray[np.int64], iters: int) -> NDArray[np.int64]:
@@ -316,6 +363,7 @@ def _build(
     sequence: dict[int, list[OpSample]],
     outside_ns: int = 0,
     stalled: Outliers | None = None,
+    call_wall: list[float] | None = None,
 ) -> Attribution:
     """The records, µs per call: the sums over the kept calls (all but the outliers) over their number;
     what no call owns (unattributed, outside) over every call."""
@@ -353,6 +401,7 @@ def _build(
             for n, v in a.regions.items()
         ]
         dev_us = [v / 1000.0 for v in a.dev]
+        wall_us = [v / 1000.0 for v in a.wall]
         line_stats.append(
             LineStat(
                 line=line,
@@ -370,6 +419,10 @@ def _build(
                 device_samples_us=dev_us,
                 cpu_samples_us=[v / 1000.0 for v in a.cpu],
                 collective_us=sum(o.self_device_us for o in ops if o.category),
+                wall_us=sum(a.wall[i] for i in kept) * per if a.wall else 0.0,
+                wall_spread=stats.spread(wall_us),
+                outside_ops_us=max(0.0, sum(a.wall[i] - a.op_wall[i] for i in kept) * per) if a.wall else 0.0,
+                wall_samples_us=wall_us,
             )
         )
     op_stats = [
@@ -398,4 +451,7 @@ def _build(
         collective_us=sum(s.collective_us for s in line_stats),
         outliers=o,
     )
+    if call_wall and any(call_wall):
+        totals.call_wall_us = sum(call_wall[i] for i in kept) * per
+        totals.outside_lines_us = max(0.0, totals.call_wall_us - sum(ln.wall_us for ln in line_stats))
     return Attribution(line_stats, op_stats, totals, sequence)

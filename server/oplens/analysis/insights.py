@@ -38,8 +38,10 @@ def base_name(op: str) -> str:
 
 def find_insights(a: Attribution, device_label: str, on_device: bool, iters: int, capture: bool = False) -> list[Insight]:
     """Every rule's insights, by line. `capture`: the iterations are a program's calls (`oplens run`)."""
+    outside = outside_operators(a)
     rules: list[Callable[[], list[Insight]]] = [
-        lambda: hot_line(a, device_label),
+        lambda: outside,
+        lambda: [] if outside else hot_line(a, device_label),  # the hot line is one of time of the kind that dominates
         lambda: fusable_chains(a, device_label),
         lambda: compiled_regions(a),
         lambda: host_device_transfers(a) if on_device else [],
@@ -48,7 +50,32 @@ def find_insights(a: Attribution, device_label: str, on_device: bool, iters: int
     found: list[Insight] = []
     for rule in rules:
         found.extend(rule())
-    return sorted(found, key=lambda i: i.line)
+    return sorted(found, key=lambda i: (i.kind != OUTSIDE, i.line))  # where the call's time goes, first
+
+
+OUTSIDE = "outside_operators"
+OUTSIDE_SHARE = 50.0  # % of the call's wall time outside every operator that makes it the story
+
+
+def outside_operators(a: Attribution) -> list[Insight]:
+    """Where most of the call's wall time is spent outside every operator (Python, a wait, I/O), the line that
+    spends the most of it, named before any operator's time."""
+    call = a.totals.call_wall_us
+    outside = sum(s.outside_ops_us for s in a.lines)
+    if call <= 0 or 100.0 * outside / call < OUTSIDE_SHARE:
+        return []
+    top = max(a.lines, key=lambda s: s.outside_ops_us)
+    share = 100.0 * top.outside_ops_us / call
+    return [
+        Insight(
+            line=top.line,
+            kind=OUTSIDE,
+            message=f"this line spends {fmt_us(top.outside_ops_us)} per call outside any operator: Python, a wait or I/O, "
+            f"{share:.1f} % of the call",
+            evidence=f"wall {fmt_us(top.wall_us)} per call, its operators {fmt_us(top.wall_us - top.outside_ops_us)}; the call's "
+            f"wall {fmt_us(call)}, {100.0 * outside / call:.1f} % of it outside every operator",
+        )
+    ]
 
 
 def hot_line(a: Attribution, label: str) -> list[Insight]:

@@ -230,6 +230,10 @@ def line_table(run: Run, has_device: bool) -> Table:
         table.add_column("Self CPU", justify="right", no_wrap=True, min_width=10)
     table.add_column(f"% {label}", justify="right", no_wrap=True, min_width=len(label) + 3)
     table.add_column("", no_wrap=True, min_width=BAR_WIDTH)
+    walls = any(s.wall_us for s in run.lines)  # each line's host wall time (runs before it: none)
+    if walls:
+        table.add_column("Wall", justify="right", no_wrap=True, min_width=9)
+        table.add_column("outside ops", justify="right", no_wrap=True, min_width=11)
     if ranked:  # a distributed run: the headline is the mean over ranks; here their spread
         table.add_column("Ranks min … max (slowest)", no_wrap=True, min_width=26)
     # capped, and cut with an ellipsis: a long source line must not squeeze the figures out
@@ -242,7 +246,8 @@ def line_table(run: Run, has_device: bool) -> Table:
         s = by_line.get(n)
         row: list[str | Text]
         if s is None:
-            row = [str(n), "", *([""] if has_device else []), "", Text(""), *([""] if ranked else []), Text(code)]
+            row = [str(n), "", *([""] if has_device else []), "", Text(""), *(["", ""] if walls else []),
+                   *([""] if ranked else []), Text(code)]  # fmt: skip
         else:
             c = line_cells(s)
             row = [
@@ -251,6 +256,8 @@ def line_table(run: Run, has_device: bool) -> Table:
                 *([c.self_cpu] if has_device else []),
                 c.share_device,
                 _bar(s.pct_device),
+                *([fmt_us(s.wall_us), fmt_us(s.outside_ops_us) if s.outside_ops_us >= 0.05 * s.wall_us else ""]
+                  if walls else []),
                 *([_rank_cell(s, stragglers.get(n))] if ranked else []),
                 Text(code),
             ]

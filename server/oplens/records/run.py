@@ -168,6 +168,13 @@ class LineStat:
     # The line's figure in each profiled iteration, in order (what spreads and diffs are made of).
     device_samples_us: list[float] = field(default_factory=list)
     cpu_samples_us: list[float] = field(default_factory=list)
+    # The line's host wall time per call: its ranges, from its start to the next line's start (what it calls
+    # included); of that, the time no operator ran (wall less its ops' inclusive host time: Python, a wait, I/O);
+    # per profiled iteration in wall_samples_us. 0 in runs older than the record.
+    wall_us: float = 0.0
+    wall_spread: Spread = field(default_factory=Spread)
+    outside_ops_us: float = 0.0
+    wall_samples_us: list[float] = field(default_factory=list)
     ranks: RankSpread | None = None  # a distributed run: the line's self device time per rank
     collective_us: float = 0.0  # of self_device_us, time in collective ops (waiting for the other ranks)
     # The line's work in one call (analysis/work.py), from the call recorded with input shapes;
@@ -358,6 +365,10 @@ class Totals:
     # The smallest change of the total per call this run tells from its own noise, % of its median call
     # (analysis/stats.py: noise_floor); 0: too few calls to say
     noise_floor_pct: float = 0.0
+    # The profiled calls' host wall time per call (their iteration ranges), and what of it no line of the function
+    # ran in (its entry and exit, around its lines): the lines' wall times sum to the first less the second
+    call_wall_us: float = 0.0
+    outside_lines_us: float = 0.0
 
 
 @dataclass
