@@ -9,7 +9,10 @@ import time
 from pathlib import Path
 
 from oplens.engine.profile import ProfileRequest, profile
+from oplens.notebook.display import text as notebook_text
 from oplens.records.job import TargetSpec
+from oplens.views.editor import hint_label, line_markdown
+from oplens.views.run import run_page
 
 SLEEP_S = 0.03
 SOURCE = f"""\
@@ -57,3 +60,12 @@ def test_each_line_has_its_wall_time_and_the_sleep_line_is_named_first(tmp_path:
     first = run.insights[0]
     assert first.kind == "outside_operators" and first.line == 12 and "outside any operator" in first.message
     assert not any(i.kind == "hot_line" for i in run.insights)
+    # where a user reads it: the hint says the time outside operators first, the hover its wall time, the results
+    # page's row and the notebook's table their wall column, the CLI's listing (cli/render.py) too
+    assert hint_label(sleep).endswith("outside ops") and hint_label(matmul).endswith("%")
+    assert "Wall " in line_markdown(run, sleep) and "outside any operator" in line_markdown(run, sleep)
+    page = run_page(run)
+    row = page.lines[run.lines.index(sleep)]
+    assert page.with_wall and row.wall and row.outside_ops == row.wall and "outside any operator" in row.wall_title
+    assert page.insights[0].line == 12
+    assert f"wall {row.wall:>10}" in notebook_text(run, run.run_dir)

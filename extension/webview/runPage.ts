@@ -118,10 +118,15 @@ function lines(view: RunView, page: RunPage): HTMLElement {
   // The memory and bound columns, where the run recorded them (older runs, and runs without ceilings, have none).
   const withMemory = page.with_memory;
   const withBound = page.with_bound;
-  const extra = `${withMemory ? ' with-memory' : ''}${withBound ? ' with-bound' : ''}`;
+  const withWall = page.with_wall;
+  const extra = `${withMemory ? ' with-memory' : ''}${withBound ? ' with-bound' : ''}${withWall ? ' with-wall' : ''}`;
+  // the grid's columns, the optional ones where the run has them (a custom property: the webview's CSP allows it)
+  const columns = ['3em', 'minmax(10em, 3fr)', 'minmax(5em, 2fr)', '6.5em', '4.5em', '3.5em',
+    ...(withWall ? ['6.5em', '6.5em'] : []), ...(withMemory ? ['10.5em'] : []), ...(withBound ? ['9em'] : [])].join(' ');
 
   const scroller = h('div', { class: 'scroller lines-scroller' });
   const body = h('div', { class: `chart${extra}`, role: 'list' });
+  body.style.setProperty('--line-columns', columns);
   scroller.append(body);
   new VirtualRows({
     scroller,
@@ -140,6 +145,8 @@ function lines(view: RunView, page: RunPage): HTMLElement {
         h('span', { class: 'num' }, c.time),
         h('span', { class: 'num share' }, c.share),
         h('span', { class: 'num ops' }, c.ops),
+        ...(withWall ? [h('span', { class: 'num wall', title: c.wall_title }, c.wall),
+          h('span', { class: 'num outside-ops', title: c.wall_title }, c.outside_ops)] : []),
         withMemory ? h('span', { class: 'num memory', title: c.memory_title }, c.memory) : null,
         withBound ? h('span', { class: `bound bound-${l.bound || 'none'}`, title: c.bound_title }, c.bound) : null,
       );
@@ -159,7 +166,7 @@ function lines(view: RunView, page: RunPage): HTMLElement {
     ),
   );
   const head =
-    withMemory || withBound
+    withMemory || withBound || withWall
       ? h(
           'div',
           { class: `chart-row chart-head${extra}`, 'aria-hidden': 'true' },
@@ -169,10 +176,13 @@ function lines(view: RunView, page: RunPage): HTMLElement {
           h('span', { class: 'num' }, page.time_head),
           h('span', { class: 'num' }, 'share'),
           h('span', { class: 'num' }, 'ops'),
+          ...(withWall ? [h('span', { class: 'num', title: page.wall_head_title }, 'wall'),
+            h('span', { class: 'num', title: page.wall_head_title }, 'outside ops')] : []),
           withMemory ? h('span', { class: 'num', title: page.memory_head_title }, 'alloc / peak') : null,
           withBound ? h('span', { title: 'What bounds the line, and how close it gets to the roofline' }, 'bound · roofline') : null,
         )
       : null;
+  head?.style.setProperty('--line-columns', columns);
   return section(page.lines_title, order, head, scroller);
 }
 

@@ -308,6 +308,12 @@ export interface LineRow {
   bound: string;
   /** `memory-bound · 12 % of the roofline · floor 2.09 ms, 14.89 ms to win` */
   bound_title: string;
+  /** the line's host wall time per call; '' where the run did not record it */
+  wall: string;
+  /** of it, outside every operator; '' where that is under a twentieth of it */
+  outside_ops: string;
+  /** `wall 51.10 ms per call, 51.10 ms of it outside any operator (Python, a wait or I/O)` */
+  wall_title: string;
   /** the bar's: its times, spread, ranks, bound and largest ops, a line each */
   tooltip: string;
 }
@@ -373,6 +379,9 @@ export interface RunPage {
   with_memory: boolean;
   memory_head_title: string;
   with_bound: boolean;
+  /** each line's wall time and what of it is outside operators (older runs: none) */
+  with_wall: boolean;
+  wall_head_title: string;
   lines: LineRow[];
   roofline: RooflineView;
   /** a distributed run's selector and strip; null for a single process */
@@ -647,7 +656,7 @@ export function readInsightRow(r: Reader): InsightRow {
   };
 }
 
-/** A `LineRow` from its JSON: requires line, time, share, ops, mark, memory, memory_title, bound, bound_title, tooltip; the rest take their defaults. */
+/** A `LineRow` from its JSON: requires line, time, share, ops, mark, memory, memory_title, bound, bound_title, wall, outside_ops, wall_title, tooltip; the rest take their defaults. */
 export function readLineRow(r: Reader): LineRow {
   return {
     line: r.num('line'),
@@ -659,6 +668,9 @@ export function readLineRow(r: Reader): LineRow {
     memory_title: r.str('memory_title'),
     bound: r.str('bound'),
     bound_title: r.str('bound_title'),
+    wall: r.str('wall'),
+    outside_ops: r.str('outside_ops'),
+    wall_title: r.str('wall_title'),
     tooltip: r.str('tooltip'),
   };
 }
@@ -685,7 +697,7 @@ export function readArtifactRow(r: Reader): ArtifactRow {
   };
 }
 
-/** A `RunPage` from its JSON: requires run_id, label, with_cpu, use_device, merged, ranks_badge, where_line, sub, args, created, note, warnings, stats, stalled, unattributed, outside, insights, lines_title, time_head, with_memory, memory_head_title, with_bound, lines, roofline, ranks, ops_device_head, ops_share_head, ops_filter, ops, run_dir, artifacts, timings; the rest take their defaults. */
+/** A `RunPage` from its JSON: requires run_id, label, with_cpu, use_device, merged, ranks_badge, where_line, sub, args, created, note, warnings, stats, stalled, unattributed, outside, insights, lines_title, time_head, with_memory, memory_head_title, with_bound, with_wall, wall_head_title, lines, roofline, ranks, ops_device_head, ops_share_head, ops_filter, ops, run_dir, artifacts, timings; the rest take their defaults. */
 export function readRunPage(r: Reader): RunPage {
   return {
     run_id: r.str('run_id'),
@@ -710,6 +722,8 @@ export function readRunPage(r: Reader): RunPage {
     with_memory: r.bool('with_memory'),
     memory_head_title: r.str('memory_head_title'),
     with_bound: r.bool('with_bound'),
+    with_wall: r.bool('with_wall'),
+    wall_head_title: r.str('wall_head_title'),
     lines: r.list('lines', readLineRow, false),
     roofline: r.obj('roofline', readRooflineView),
     ranks: r.isNull('ranks') ? null : r.obj('ranks', readRanksView),

@@ -31,6 +31,8 @@ const answer = (): Json => ({
     with_memory: false,
     memory_head_title: '',
     with_bound: false,
+    with_wall: true,
+    wall_head_title: "each line's host wall time per call",
     lines: [
       {
         line: 25,
@@ -42,6 +44,9 @@ const answer = (): Json => ({
         memory_title: 'host memory in one call: allocated 0 B, freed 0 B, peak 0 B',
         bound: '',
         bound_title: '',
+        wall: '9.31 ms',
+        outside_ops: '',
+        wall_title: 'wall 9.31 ms per call',
         tooltip: 'line 25: Self CPU 9.04 ms (46.2 %)',
       },
     ],

@@ -68,9 +68,12 @@ def text(run: Run, run_dir: str) -> str:
     lines = [headline(run), *filter(None, [outliers_sentence(run), outside_sentence(run)]), ""]
     rows = _rows(run)
     width = max((len(code) for _, code, *_ in rows), default=0)
+    walls = any(c is not None and c.wall for *_, c, _ in rows)  # each line's wall time (older runs: none)
     for n, code, pct, c, timed in rows:
         bar = "█" * round(BAR * pct / 100.0)
-        figures = f"{c.self_device:>11} {c.share_device:>7} {bar}" if c is not None and timed else ""
+        figures = f"{c.self_device:>11} {c.share_device:>7} {bar:<{BAR}}" if c is not None and timed else " " * (20 + BAR)
+        if walls and c is not None and c.wall:
+            figures += f"  wall {c.wall:>10}" + (f", {c.outside_ops} outside ops" if c.outside_ops else "")
         lines.append(f"{n:>5}  {code:<{min(width, 80)}}  {figures}".rstrip())
     lines += ["", f"{'op':<40} {'calls':>7} {'Self ' + label:>13}" + (f" {'Self CPU':>11}" if cpu else "")]
     for op in run.ops[:TOP_OPS]:
@@ -87,7 +90,9 @@ def html_of(run: Run, run_dir: str) -> str:
     totals = totals_cells(run)
     label, cpu = html.escape(totals.label), totals.on_device
     rows = []
-    for n, code, pct, c, timed in _rows(run):
+    all_rows = _rows(run)
+    walls = any(c is not None and c.wall for *_, c, _ in all_rows)
+    for n, code, pct, c, timed in all_rows:
         bar = f'<div style="background:#e8590c;height:0.8em;width:{pct:.1f}%"></div>' if pct else ""
         calls = c.op_calls if c is not None and c.op_calls != "0" else ""
         rows.append(
@@ -95,7 +100,10 @@ def html_of(run: Run, run_dir: str) -> str:
             f'<td style="text-align:left"><pre style="margin:0">{html.escape(code)}</pre></td>'
             f'<td style="text-align:right">{c.self_device if c is not None and timed else ""}</td>'
             f'<td style="text-align:right">{c.share_device if c is not None and timed else ""}</td>'
-            f'<td style="width:10em">{bar}</td><td style="text-align:right">{calls}</td></tr>'
+            f'<td style="width:10em">{bar}</td><td style="text-align:right">{calls}</td>'
+            + (f'<td style="text-align:right">{c.wall if c is not None else ""}</td>'
+               f'<td style="text-align:right">{c.outside_ops if c is not None else ""}</td>' if walls else "")
+            + "</tr>"
         )
     op_rows = [(o, op_row(o)) for o in run.ops[:TOP_OPS]]
     ops = "".join(
@@ -112,7 +120,8 @@ def html_of(run: Run, run_dir: str) -> str:
         + (f'<div style="color:#888">{html.escape(outside_sentence(run))}</div>' if outside_sentence(run) else "")
         +
         f'<table class="oplens-lines"><thead><tr><th>line</th><th style="text-align:left">source</th>'
-        f"<th>Self {label}</th><th>share</th><th></th><th>ops</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f"<th>Self {label}</th><th>share</th><th></th><th>ops</th>"
+        + ("<th>wall</th><th>outside ops</th>" if walls else "") + f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         f'<table class="oplens-ops"><thead><tr><th style="text-align:left">op</th><th>calls</th><th>Self {label}</th>'
         + ("<th>Self CPU</th>" if cpu else "") + f"<th>% {label}</th></tr></thead><tbody>{ops}</tbody></table>"
         + (f"<ul>{insights}</ul>" if insights else "")

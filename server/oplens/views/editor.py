@@ -31,7 +31,15 @@ from oplens.records.format import (
 from oplens.records.overview import AnyRun
 from oplens.records.run import LineStat, OpStat, Run
 from oplens.records.spread import RankSpread
-from oplens.views.lines import line_cells, memory_sentence, spread_phrase, time_phrase, totals_cells
+from oplens.views.lines import (
+    line_cells,
+    memory_sentence,
+    outside_story,
+    spread_phrase,
+    time_phrase,
+    totals_cells,
+    wall_phrase,
+)
 from oplens.views.ranks import rank_numbers, stragglers
 from oplens.views.roofline import bound_phrase
 from oplens.views.run import op_row
@@ -73,7 +81,11 @@ def hint_label(stat: LineStat, change: LineChange | None = None, straggler: int 
     """`1,164.5 µs · 49.5 %`, and the line's change where the diff found one (`… · ▲ 2.1×`); a
     merged run's line: its median across ranks, its share and the spread (`rank_label`)."""
     cells = line_cells(stat)
-    label = rank_label(stat, straggler) or f"{cells.self_device} · {cells.share_device}"
+    if outside_story(stat):  # the line's time is outside its operators: that first, its operators' after
+        own = f"{cells.outside_ops} outside ops" + (f" · {cells.self_device} in ops" if stat.op_calls else "")
+    else:
+        own = f"{cells.self_device} · {cells.share_device}"
+    label = rank_label(stat, straggler) or own
     mark = fmt_change(change.verdict, change.ratio) if change is not None else ""
     return f"{label} · {mark}" if mark else label
 
@@ -82,6 +94,9 @@ def hint_tooltip(run: Run, stat: LineStat, change: LineChange | None = None, str
     """What a line's hint is: `Self CPU per iteration over 5 iterations`, its change against the previous run and,
     for a merged run, its ranks (`rank_tooltip`)."""
     tooltip = f"Self {totals_cells(run).label} per iteration over {run.config.iters} iterations"
+    wall = wall_phrase(stat)
+    if wall:
+        tooltip += f"; {wall}"
     if change is not None and change.verdict != "same":
         tooltip += f"; vs previous run: {change_sentence(change)}"
     ranks = rank_tooltip(stat, straggler)
@@ -120,6 +135,7 @@ def line_markdown(run: Run, stat: LineStat, change: LineChange | None = None) ->
         f"**OpLens** · {time_phrase(stat, label)}"
         + (f", self CPU {cells.self_cpu}" if totals.on_device else "")
         + f" · {spread_phrase(stat)}" + (" · **noisy**" if stat.noisy else ""),
+        *([f"\n{wall_phrase(stat).capitalize()}"] if wall_phrase(stat) else []),
         *([f"\n{ranks}"] if ranks else []),  # after the headline: seen without scrolling the hover
         *([f"\n⚠ {outliers_sentence(run)}"] if outliers_sentence(run) else []),  # stalled calls: not in the figures
         *changed,

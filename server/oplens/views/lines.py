@@ -70,6 +70,8 @@ class LineCells:
     ops: str  # `3 ops`
     memory: str  # `16.0 MiB / 32.0 MiB` (allocated / peak); '' where the line allocated nothing and saw no peak
     bound: str  # `memory 12 %`, `memory, in cache`, `measured memory`; '' where the run had no ceilings
+    wall: str  # the line's host wall time per call; '' where the run did not record it (older runs)
+    outside_ops: str  # of it, outside every operator; '' where that is under a twentieth of it
 
 
 def line_cells(ln: LineStat) -> LineCells:
@@ -83,7 +85,26 @@ def line_cells(ln: LineStat) -> LineCells:
         ops=f"{fmt_count(ln.op_calls)} op{'' if ln.op_calls == 1 else 's'}",
         memory=memory_cell(ln),
         bound=bound_cell(ln),
+        wall=fmt_us(ln.wall_us) if ln.wall_us > 0 else "",
+        outside_ops=fmt_us(ln.outside_ops_us) if ln.wall_us > 0 and ln.outside_ops_us >= 0.05 * ln.wall_us else "",
     )
+
+
+def outside_story(ln: LineStat) -> bool:
+    """The line's time is mostly outside its operators (Python, a wait, I/O), and more than its operators' own: what
+    its hint says first."""
+    return ln.wall_us > 0 and ln.outside_ops_us >= 0.5 * ln.wall_us and ln.outside_ops_us > ln.self_device_us
+
+
+def wall_phrase(ln: LineStat) -> str:
+    """`wall 51.10 ms per call, 51.10 ms of it outside any operator (Python, a wait or I/O)`; '' where the run did not
+    record the line's wall time."""
+    if ln.wall_us <= 0:
+        return ""
+    out = f"wall {fmt_us(ln.wall_us)} per call"
+    if ln.outside_ops_us >= 0.05 * ln.wall_us:
+        out += f", {fmt_us(ln.outside_ops_us)} of it outside any operator (Python, a wait or I/O)"
+    return out
 
 
 def time_phrase(ln: LineStat, label: str) -> str:

@@ -29,7 +29,15 @@ from oplens.records.run import Artifacts, LineStat, OpStat, Run
 from oplens.records.spread import RankSpread
 from oplens.views.cells import PageStat
 from oplens.views.insights import insight_label
-from oplens.views.lines import iterations_phrase, line_cells, memory_sentence, spread_phrase, time_phrase, totals_cells
+from oplens.views.lines import (
+    iterations_phrase,
+    line_cells,
+    memory_sentence,
+    spread_phrase,
+    time_phrase,
+    totals_cells,
+    wall_phrase,
+)
 from oplens.views.ranks import RanksView, is_merged, ranks_view, stragglers
 from oplens.views.roofline import RooflineView, bound_phrase, roofline_view
 
@@ -64,6 +72,9 @@ class LineRow:
     memory_title: str
     bound: str  # `memory 12 %`, `memory, in cache`; '' where the run had no ceilings
     bound_title: str  # `memory-bound · 12 % of the roofline · floor 2.09 ms, 14.89 ms to win`
+    wall: str  # the line's host wall time per call; '' where the run did not record it
+    outside_ops: str  # of it, outside every operator; '' where that is under a twentieth of it
+    wall_title: str  # `wall 51.10 ms per call, 51.10 ms of it outside any operator (Python, a wait or I/O)`
     tooltip: str  # the bar's: its times, spread, ranks, bound and largest ops, a line each
 
 
@@ -115,6 +126,8 @@ class RunPage:
     with_memory: bool
     memory_head_title: str
     with_bound: bool
+    with_wall: bool  # each line's wall time and what of it is outside operators (older runs: none)
+    wall_head_title: str
     lines: list[LineRow]
     roofline: RooflineView
     ranks: RanksView | None  # a distributed run's selector and strip; null for a single process
@@ -192,6 +205,9 @@ def run_page(run: Run, distributed: Run | None = None, rank: int | None = None) 
         memory_head_title=(f"{t.memory} memory in one call: allocated by the line's ops / the most allocated while it ran"
                            + (f" ({t.memory_note})" if t.memory_note else "")),  # fmt: skip
         with_bound=any(ln.bound != "" for ln in run.lines),
+        with_wall=any(ln.wall_us > 0 for ln in run.lines),
+        wall_head_title=("each line's host wall time per call (from its start to the next line's start), and what of it no "
+                         "operator ran in: Python, a wait or I/O"),  # fmt: skip
         lines=[_line_row(run, ln, label, with_cpu, use_device, slow.get(ln.line)) for ln in run.lines],
         roofline=roofline_view(run),
         ranks=ranks_view(distributed, f"Self {label}", rank) if distributed is not None else None,
@@ -284,6 +300,9 @@ def _line_row(run: Run, ln: LineStat, label: str, with_cpu: bool, use_device: bo
         memory_title=memory_sentence(ln, run.totals.memory),
         bound=c.bound,
         bound_title=_bound_title(ln),
+        wall=c.wall,
+        outside_ops=c.outside_ops,
+        wall_title=wall_phrase(ln),
         tooltip=_line_tooltip(ln, label, with_cpu, straggler),
     )
 
@@ -293,6 +312,8 @@ def _line_tooltip(ln: LineStat, label: str, with_cpu: bool, straggler: int | Non
     if with_cpu:
         parts.append(f"Self CPU {fmt_us(ln.self_cpu_us)} ({fmt_share(ln.pct_cpu)})")
     parts.append(f"{spread_phrase(ln)}{' — noisy' if ln.noisy else ''}")
+    if wall := wall_phrase(ln):
+        parts.append(wall)
     if ln.ranks is not None:
         blame = f" — ⚠ rank {straggler} is the straggler" if straggler is not None else ""
         parts.append(f"across {len(ln.ranks.per_rank)} ranks: median {fmt_us(ln.ranks.median)}, {across_ranks(ln.ranks)}{blame}")
