@@ -49,6 +49,7 @@ import { packageModule } from './scenarios/package.mjs';
 import { profile } from './scenarios/profile.mjs';
 import { throughTheTunnel } from './scenarios/tunnel.mjs';
 import { walkthrough } from './scenarios/walkthrough.mjs';
+import { WALL_PASSED, wallTime } from './scenarios/wall.mjs';
 
 // --screenshots DIR: the screenshots e2e/pictures.sh makes the READMEs' pictures of (docs/images/)
 const DOC_SHOTS = ['editor-rmsnorm', 'context-menu', 'context-menu-oplens', 'argument-box', 'editor-profiled', 'results-roofline',
@@ -102,6 +103,7 @@ runE2E(opt, DOC_SHOTS, async (ctx) => {
   if (!opt.programOnly) await compare(ctx);
   if (!opt.programOnly) await diff(ctx);
   if (!opt.programOnly) await packageModule(ctx);
+  if (!opt.programOnly) await wallTime(ctx);
   if (!opt.programOnly) await cancelProfile(ctx);
   if (!opt.programOnly) await walkthrough(ctx);
   await captureInProgram(ctx);
@@ -111,5 +113,5 @@ runE2E(opt, DOC_SHOTS, async (ctx) => {
   if (!opt.programOnly) await throughTheTunnel(ctx);
   log(opt.programOnly
     ? 'PASSED (--program-only): Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled'
-    : `PASSED: totals lens, per-line hints, results panel with aten::mul, its roofline chart (a dot\'s hover and click), comparison with speed-ups, their intervals and verdicts, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, GatedMLP.forward of a package module with a relative import, the Get Started walkthrough and its first step's button, Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled, a program overview (lenses in two files, Hot Functions, the call tree, ▶ lines), ${NOTEBOOK_PASSED}, importStrategy fromEnvironment (the interpreter's own OpLens) profiling, and through a real SSH tunnel: a profile with path mappings, the tunnel killed mid-profile and the run shown after the extension reconnected by itself`);
+    : `PASSED: totals lens, per-line hints, results panel with aten::mul, its roofline chart (a dot\'s hover and click), comparison with speed-ups, their intervals and verdicts, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, GatedMLP.forward of a package module with a relative import, ${WALL_PASSED}, the Get Started walkthrough and its first step's button, Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled, a program overview (lenses in two files, Hot Functions, the call tree, ▶ lines), ${NOTEBOOK_PASSED}, importStrategy fromEnvironment (the interpreter's own OpLens) profiling, and through a real SSH tunnel: a profile with path mappings, the tunnel killed mid-profile and the run shown after the extension reconnected by itself`);
 });

@@ -69,3 +69,57 @@ def test_each_line_has_its_wall_time_and_the_sleep_line_is_named_first(tmp_path:
     assert page.with_wall and row.wall and row.outside_ops == row.wall and "outside any operator" in row.wall_title
     assert page.insights[0].line == 12
     assert f"wall {row.wall:>10}" in notebook_text(run, run.run_dir)
+
+
+ITEM_SOURCE = """\
+import torch
+
+
+def reads(x):
+    y = x @ x
+    return y.sum().item()
+"""
+
+
+def test_an_item_on_the_cpu_is_no_wait_and_says_so(tmp_path: Path) -> None:
+    """On the CPU, `.item()` after a large op waits for nothing: the op's work was done when it returned."""
+    (tmp_path / "reads.py").write_text(ITEM_SOURCE)
+    run = profile(ProfileRequest(TargetSpec(str(tmp_path / "reads.py"), "reads"), iters=3, args="torch.randn(256, 256)",
+                                 workspace=tmp_path))  # fmt: skip
+    item = next(s for s in run.lines if s.line == 6)
+    assert item.wait_us == 0 and any(o.name == "aten::item" for o in item.ops)
+    assert "No wait for a device: on the CPU" in line_markdown(run, item)
+
+
+def _trace(sync_runtime: bool) -> list[dict[str, object]]:
+    """One call's events as a device's profile holds them: line 5 launches a long kernel, line 6 reads a scalar
+    back (`.item()`), which blocks until the kernel ran: with CUDA's runtime events (cudaStreamSynchronize under the
+    read), or a PrivateUse1 device's (Neuron's: no runtime event, the read itself blocks)."""
+    events: list[dict[str, object]] = [
+        {"ph": "X", "cat": "user_annotation", "name": "oplens.iter:0", "ts": 1000.0, "dur": 900.0, "tid": 7},
+        {"ph": "X", "cat": "user_annotation", "name": "oplens.line:5", "ts": 1001.0, "dur": 20.0, "tid": 7},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1002.0, "dur": 10.0, "tid": 7, "args": {"External id": 41}},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 1010.0, "dur": 700.0, "tid": 12,
+         "args": {"External id": 41, "correlation": 900}},
+        {"ph": "X", "cat": "user_annotation", "name": "oplens.line:6", "ts": 1021.0, "dur": 760.0, "tid": 7},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::item", "ts": 1022.0, "dur": 750.0, "tid": 7, "args": {"External id": 42}},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::_local_scalar_dense", "ts": 1023.0, "dur": 748.0, "tid": 7,
+         "args": {"External id": 43}},
+    ]  # fmt: skip
+    if sync_runtime:
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "ts": 1030.0, "dur": 690.0,
+                       "tid": 7, "args": {"External id": 43, "correlation": 901}})  # fmt: skip
+    return events
+
+
+def test_a_read_that_waits_for_the_device_is_named_a_wait_on_cuda_and_privateuse1_events() -> None:
+    """Synthetic events (the shapes torch.profiler records on CUDA and on a PrivateUse1 device such as Neuron's; no
+    device here): the wait is the runtime's synchronisation where it shows one, else the scalar read itself."""
+    from oplens.analysis.attribution import attribute
+    from oplens.analysis.chrome_trace import events_of
+
+    cuda = {s.line: s for s in attribute(events_of(_trace(True)), iters=1, def_line=4, device_time="linked").lines}
+    assert cuda[6].wait_us == 690.0 and cuda[5].wait_us == 0
+    privateuse1 = {s.line: s for s in attribute(events_of(_trace(False)), iters=1, def_line=4, device_time="linked").lines}
+    assert privateuse1[6].wait_us == 748.0
+    assert {s.line: s.wait_us for s in attribute(events_of(_trace(True)), iters=1, def_line=4).lines} == {5: 0, 6: 0}

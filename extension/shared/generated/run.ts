@@ -494,6 +494,13 @@ export interface LineStat {
   /** @default [] */
   wall_samples_us: number[];
   /**
+   * Of its operators' host time, the wait for the device: the runtime's synchronisations under it (a `.item()`,
+   * `.cpu()`, `synchronize`), or where the runtime shows none, its device→host scalar reads on a device
+   * (`aten::_local_scalar_dense`); 0 on the CPU, where an op's work is done when it returns
+   * @default 0
+   */
+  wait_us: number;
+  /**
    * a distributed run: the line's self device time per rank
    * @default null
    */
@@ -1515,6 +1522,7 @@ export function readLineStat(r: Reader): LineStat {
     wall_spread: r.objOrDefaults('wall_spread', readSpread),
     outside_ops_us: r.num('outside_ops_us', 0),
     wall_samples_us: r.numbers('wall_samples_us'),
+    wait_us: r.num('wait_us', 0),
     ranks: r.has('ranks') ? r.obj('ranks', readRankSpread) : null,
     collective_us: r.num('collective_us', 0),
     flops: r.has('flops') ? r.num('flops') : null,

@@ -126,6 +126,7 @@ class _LineAcc:
     regions: dict[str, list[float]] = field(default_factory=dict)  # name → [calls, dev_ns]
     wall: list[float] = field(default_factory=list)  # per iteration: its ranges' time (ns)
     op_wall: list[float] = field(default_factory=list)  # per iteration: its top-level ops' inclusive time (ns)
+    wait: list[float] = field(default_factory=list)  # per iteration: its waits for the device (ns)
 
 
 def attribute(
@@ -215,14 +216,22 @@ def attribute(
     per_iter = _sums(op_of * iters + it, len(op_keys) * iters, self_dev_all, ints=False)
     op_dev_iter = {n: per_iter[k * iters : (k + 1) * iters] for k, n in enumerate(op_acc)}
     record = outliers.record(stalled, call_dev.tolist(), call_cpu.tolist(), works)
-    call_wall = _add_walls(lines, ev, nested, iters, def_line)
+    call_wall = _add_walls(lines, ev, nested, iters, def_line, device=device_time != "cpu")
     return _build(lines, op_acc, op_dev_iter, iters, unattributed, fused, dict(sequence), outside_ns, record, call_wall)
 
 
-def _add_walls(lines: dict[int, _LineAcc], ev: Events, nested: Nesting, iters: int, def_line: int) -> list[float]:
-    """Each line's wall time per iteration (its ranges' durations: a line in a loop runs many) and its top-level
-    ops' inclusive time, into `lines` (a line that ran no op gets its accumulator here); each iteration's own
-    wall time (its range), returned."""
+# What a wait for the device is named: the runtime's synchronisations (CUDA's cudaStreamSynchronize,
+# cudaDeviceSynchronize, cudaEventSynchronize); where a device's runtime shows none (PrivateUse1: Neuron), the op
+# that reads a device scalar back, which blocks until the device's queue has run (`.item()`)
+SYNC_RUNTIME = "Synchronize"
+SCALAR_READ = "aten::_local_scalar_dense"
+
+
+def _add_walls(lines: dict[int, _LineAcc], ev: Events, nested: Nesting, iters: int, def_line: int,
+               device: bool = False) -> list[float]:  # fmt: skip
+    """Each line's wall time per iteration (its ranges' durations: a line in a loop runs many), its top-level ops'
+    inclusive time and, on a `device`, its waits for it, into `lines` (a line that ran no op gets its accumulator
+    here); each iteration's own wall time (its range), returned."""
     it, line, *_ = nested.context_columns()  # a range's own context: the one it opens
     names = ev.name[nested.index]
     is_line = np.fromiter((n.startswith(LINE) for n in ev.names), np.bool_, len(ev.names))[names]
@@ -247,6 +256,16 @@ def _add_walls(lines: dict[int, _LineAcc], ev: Events, nested: Nesting, iters: i
     ops = nested.top_level & inside
     for ln, k, d in zip(line[ops].tolist(), it[ops].tolist(), dur[ops].tolist(), strict=True):
         acc(ln or def_line).op_wall[k] += d
+    if device:
+        syncs = np.fromiter((SYNC_RUNTIME in n for n in ev.names), np.bool_, len(ev.names))
+        if not syncs[names].any():  # no runtime event says it: the scalar reads are the waits
+            syncs = np.fromiter((n == SCALAR_READ for n in ev.names), np.bool_, len(ev.names))
+        waits = syncs[names] & inside
+        for ln, k, d in zip(line[waits].tolist(), it[waits].tolist(), dur[waits].tolist(), strict=True):
+            a = acc(ln or def_line)
+            if not a.wait:
+                a.wait = [0.0] * iters
+            a.wait[k] += d
     return call_wall
 
 
@@ -423,6 +442,7 @@ def _build(
                 wall_spread=stats.spread(wall_us),
                 outside_ops_us=max(0.0, sum(a.wall[i] - a.op_wall[i] for i in kept) * per) if a.wall else 0.0,
                 wall_samples_us=wall_us,
+                wait_us=sum(a.wait[i] for i in kept) * per if a.wait else 0.0,
             )
         )
     op_stats = [

@@ -40,6 +40,7 @@ from oplens.views.editor import (
     totals_title,
     work_markdown,
 )
+from oplens.views.lines import outside_story
 from oplens.views.ranks import stragglers
 
 # the words are views/editor.py's; these are read here by the LSP handlers and the tests
@@ -144,7 +145,8 @@ def code_lenses(uri: str, source: str, functions: list[FunctionDef], placed: lis
 
 
 def inlay_hints(source: str, placed: list[Placed], threshold_pct: float, first: int, last: int) -> list[lsp.InlayHint]:
-    """Hints at the end of each line (1-based `first`..`last`) that spent ≥ threshold of the device time."""
+    """Hints at the end of each line (1-based `first`..`last`) that spent ≥ threshold of the device time, or whose
+    time outside operators is its story and ≥ threshold of the call's wall time (a line that sleeps, waits, reads)."""
     lines = source.splitlines()
     hints = []
     for p in placed:
@@ -153,7 +155,11 @@ def inlay_hints(source: str, placed: list[Placed], threshold_pct: float, first: 
         slow = stragglers(p.run.insights)
         for stat in p.run.lines:
             n = p.line(stat.line)
-            if not first <= n <= last or n > len(lines) or stat.pct_device < threshold_pct:
+            if not first <= n <= last or n > len(lines):
+                continue
+            wall = p.run.totals.call_wall_us
+            outside = outside_story(stat) and wall > 0 and 100.0 * stat.outside_ops_us / wall >= threshold_pct
+            if stat.pct_device < threshold_pct and not outside:
                 continue
             change = p.change(stat.line)
             hints.append(

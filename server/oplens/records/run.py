@@ -175,6 +175,10 @@ class LineStat:
     wall_spread: Spread = field(default_factory=Spread)
     outside_ops_us: float = 0.0
     wall_samples_us: list[float] = field(default_factory=list)
+    # Of its operators' host time, the wait for the device: the runtime's synchronisations under it (a `.item()`,
+    # `.cpu()`, `synchronize`), or where the runtime shows none, its device→host scalar reads on a device
+    # (`aten::_local_scalar_dense`); 0 on the CPU, where an op's work is done when it returns
+    wait_us: float = 0.0
     ranks: RankSpread | None = None  # a distributed run: the line's self device time per rank
     collective_us: float = 0.0  # of self_device_us, time in collective ops (waiting for the other ranks)
     # The line's work in one call (analysis/work.py), from the call recorded with input shapes;

@@ -38,6 +38,7 @@ from oplens.views.lines import (
     spread_phrase,
     time_phrase,
     totals_cells,
+    wait_phrase,
     wall_phrase,
 )
 from oplens.views.ranks import rank_numbers, stragglers
@@ -135,7 +136,8 @@ def line_markdown(run: Run, stat: LineStat, change: LineChange | None = None) ->
         f"**OpLens** · {time_phrase(stat, label)}"
         + (f", self CPU {cells.self_cpu}" if totals.on_device else "")
         + f" · {spread_phrase(stat)}" + (" · **noisy**" if stat.noisy else ""),
-        *([f"\n{wall_phrase(stat).capitalize()}"] if wall_phrase(stat) else []),
+        *(f"\n{phrase[:1].upper()}{phrase[1:]}" for phrase in (wall_phrase(stat), wait_phrase(stat, totals.on_device))
+          if phrase),
         *([f"\n{ranks}"] if ranks else []),  # after the headline: seen without scrolling the hover
         *([f"\n⚠ {outliers_sentence(run)}"] if outliers_sentence(run) else []),  # stalled calls: not in the figures
         *changed,

@@ -96,6 +96,20 @@ def outside_story(ln: LineStat) -> bool:
     return ln.wall_us > 0 and ln.outside_ops_us >= 0.5 * ln.wall_us and ln.outside_ops_us > ln.self_device_us
 
 
+SCALAR_READS = ("aten::item", "aten::_local_scalar_dense")  # what a `.item()` runs
+
+
+def wait_phrase(ln: LineStat, on_device: bool) -> str:
+    """`12.10 ms of its operators' time waiting for the device (a sync: .item(), .cpu(), synchronize)`; on the CPU,
+    for a line that reads a scalar back, `no wait for a device: on the CPU an op's work is done when it returns`;
+    '' otherwise."""
+    if ln.wait_us > 0:
+        return f"{fmt_us(ln.wait_us)} of its operators' time waiting for the device (a sync: .item(), .cpu(), synchronize)"
+    if not on_device and any(o.name in SCALAR_READS for o in ln.ops):
+        return "no wait for a device: on the CPU an op's work is done when it returns"
+    return ""
+
+
 def wall_phrase(ln: LineStat) -> str:
     """`wall 51.10 ms per call, 51.10 ms of it outside any operator (Python, a wait or I/O)`; '' where the run did not
     record the line's wall time."""

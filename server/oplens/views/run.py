@@ -36,6 +36,7 @@ from oplens.views.lines import (
     spread_phrase,
     time_phrase,
     totals_cells,
+    wait_phrase,
     wall_phrase,
 )
 from oplens.views.ranks import RanksView, is_merged, ranks_view, stragglers
@@ -314,6 +315,8 @@ def _line_tooltip(ln: LineStat, label: str, with_cpu: bool, straggler: int | Non
     parts.append(f"{spread_phrase(ln)}{' — noisy' if ln.noisy else ''}")
     if wall := wall_phrase(ln):
         parts.append(wall)
+    if wait := wait_phrase(ln, with_cpu):
+        parts.append(wait)
     if ln.ranks is not None:
         blame = f" — ⚠ rank {straggler} is the straggler" if straggler is not None else ""
         parts.append(f"across {len(ln.ranks.per_rank)} ranks: median {fmt_us(ln.ranks.median)}, {across_ranks(ln.ranks)}{blame}")
