@@ -434,9 +434,11 @@ def diff(console: Console, d: FunctionDiff) -> None:
     """One function before and after an edit: each line's change and its verdict."""
     label = d.after.backend.device_label
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    walls = any(c.wall_before_us or c.wall_after_us for c in d.lines)  # runs that recorded each line's wall time
     for name, justify in (("Before", "right"), ("After", "right"), (f"{label} before", "right"),
-                          (f"{label} after", "right"), ("Change", "right"), ("Verdict", "left"), ("Source", "left")):
-        table.add_column(name, justify=justify, no_wrap=name != "Source")  # type: ignore[arg-type]
+                          (f"{label} after", "right"), ("Change", "right"), ("Verdict", "left"),
+                          *((("Wall before", "right"), ("Wall after", "right")) if walls else ()), ("Source", "left")):
+        table.add_column(name, justify=justify, no_wrap=name != "Source")
     for c in d.lines:
         style = VERDICT_STYLE.get(c.verdict, "")
         table.add_row(
@@ -446,6 +448,8 @@ def diff(console: Console, d: FunctionDiff) -> None:
             fmt_us(c.after_us) if c.after_line else "",
             change_text(c.ratio) if c.verdict in ("slower", "faster", "same") else "",
             Text(c.verdict, style=style),
+            *((fmt_us(c.wall_before_us) if c.wall_before_us else "", fmt_us(c.wall_after_us) if c.wall_after_us else "")
+              if walls else ()),
             escape(c.text),
         )
     t = d.totals

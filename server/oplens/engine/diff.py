@@ -62,6 +62,9 @@ class LineChange:
     verdict: str  # one of VERDICTS
     p_value: float | None  # None for new and removed lines
     text: str = ""  # the line's source (after the edit; before it for a removed line)
+    # the line's host wall time per call before and after (LineStat.wall_us; 0: not recorded, or no such line)
+    wall_before_us: float = 0.0
+    wall_after_us: float = 0.0
 
 
 @dataclass
@@ -113,8 +116,16 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
             f"the runs ran on different backends ({before.backend.name} and {after.backend.name})",
             "compare runs of one backend: their times are not the same kind of figure",
         )
-    if measured_together(before, after):
-        return _diff_side_by_side(before, after)
+    d = _diff_side_by_side(before, after) if measured_together(before, after) else _diff_apart(before, after)
+    walls_before, walls_after = ({s.line: s.wall_us for s in r.lines} for r in (before, after))
+    for c in d.lines:
+        c.wall_before_us = walls_before.get(c.before_line, 0.0) if c.before_line is not None else 0.0
+        c.wall_after_us = walls_after.get(c.after_line, 0.0) if c.after_line is not None else 0.0
+    return d
+
+
+def _diff_apart(before: Run, after: Run) -> FunctionDiff:
+    """The diff of two runs measured apart (two processes at two moments)."""
     keep_before, keep_after = _kept_calls(before), _kept_calls(after)
     old_totals, new_totals = keep_before(before.totals.device_samples_us), keep_after(after.totals.device_samples_us)
     mapped = _mapped(before, after, keep_before, keep_after)

@@ -121,6 +121,7 @@ def _row(c: LineChange) -> DiffRow:
         f"{before} → {after}" if before and after else before or after,
         f"×{c.ratio:.2f}" if c.ratio is not None and c.verdict != "removed" else "",
         f"p = {fmt_p(c.p_value)}" if c.p_value is not None else "",
+        f"wall {fmt_us(c.wall_before_us)} → {fmt_us(c.wall_after_us)} per call" if c.wall_before_us and c.wall_after_us else "",
     ) if part)  # fmt: skip
     return DiffRow(before_line=c.before_line, after_line=c.after_line, before=before, after=after, change=change,
                    verdict=c.verdict, text=c.text, title=f"{where}: {figures} ({c.verdict})")
