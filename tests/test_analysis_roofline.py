@@ -77,6 +77,14 @@ def test_each_bound() -> None:
     # on a device: the CPU's time three times the device's: the device waits on the host
     assert bound_of(line(1, mm, 3 * 4 * 1024**2, 30_000.0, cpu_us=90_000.0), on_device=True) == "host"
     assert bound_of(line(1, mm, 3 * 4 * 1024**2, 30_000.0, cpu_us=90_000.0), on_device=False) == "compute"
+    # measured: the line's host wall time (less its waits for the device) against its device time, where the run has
+    # it: Python between launches makes a line launch-bound that its ops' CPU time alone does not
+    launch = line(1, mm, 3 * 4 * 1024**2, 30_000.0, cpu_us=1_000.0)
+    launch.wall_us = 90_000.0
+    assert bound_of(launch, on_device=True) == "host"
+    waiting = line(1, mm, 3 * 4 * 1024**2, 30_000.0, cpu_us=1_000.0)
+    waiting.wall_us, waiting.wait_us = 90_000.0, 85_000.0  # most of its wall time waits for the device: its own
+    assert bound_of(waiting, on_device=True) == "compute"
     assert bound_of(line(1, 0.0, 0.0, 5.0)) == "overhead"  # views and bookkeeping only
     assert bound_of(line(1, 0.0, 0.0, 5.0, unknown=("aten::_convolution",))) == "unknown"
     assert bound_of(line(1, None, None, 5.0)) == "unknown"  # no call recorded shapes

@@ -123,3 +123,16 @@ def test_a_read_that_waits_for_the_device_is_named_a_wait_on_cuda_and_privateuse
     privateuse1 = {s.line: s for s in attribute(events_of(_trace(False)), iters=1, def_line=4, device_time="linked").lines}
     assert privateuse1[6].wait_us == 748.0
     assert {s.line: s.wait_us for s in attribute(events_of(_trace(True)), iters=1, def_line=4).lines} == {5: 0, 6: 0}
+
+
+def test_on_a_device_a_line_s_host_time_against_its_device_time_says_launch_or_device_bound() -> None:
+    from oplens.records.run import LineStat
+    from oplens.views.lines import host_device_phrase
+
+    launch = LineStat(line=5, self_cpu_us=40.0, self_device_us=300.0, pct_device=50.0, pct_cpu=50.0, op_calls=30)
+    launch.wall_us = 1_200.0  # Python between thirty launches
+    assert host_device_phrase(launch, on_device=True) == "host 1.20 ms per call against 300.0 µs on the device: launch-bound"
+    waits = LineStat(line=6, self_cpu_us=900.0, self_device_us=800.0, pct_device=50.0, pct_cpu=50.0, op_calls=1)
+    waits.wall_us, waits.wait_us = 1_000.0, 950.0  # an .item() waiting for the device: not the host's own time
+    assert host_device_phrase(waits, on_device=True).endswith("device-bound")
+    assert host_device_phrase(launch, on_device=False) == ""  # on the CPU the host is the device

@@ -8,7 +8,9 @@ device whose ceilings are P FLOP/s (for the line's dtype) and W bytes/s:
     floor      min(t, max(F / P, B / W)): the time at the roofline
     roofline   floor / t, in %
     headroom   t - floor
-    bound      host      the device waits on the host: its time is mostly the CPU's (device backends)
+    bound      host      the device waits on the host: the host's own time on the line (its wall time less its
+                         waits for the device, measured; its ops' CPU time in runs without it) HOST_RATIO
+                         times its device time or more (device backends): launch-bound
                overhead  many small ops: each op's share of the floor under OVERHEAD_FLOOR_US (less
                          work than dispatching or launching it costs) and the line under OVERHEAD_PCT
                          of the roofline (dispatch and launch, not the arithmetic or the memory, set
@@ -47,6 +49,12 @@ from oplens.records.run import DeviceRoof, Insight, LineStat, MeasuredEfficiency
 OVERHEAD_FLOOR_US = 1.0  # an op whose time at the roofline is under this costs more to dispatch than to run
 OVERHEAD_PCT = 10.0  # ... and the line is this far below the roofline
 HOST_RATIO = 2.0  # on a device backend: CPU time this many times the device time
+
+
+def host_us(s: LineStat) -> float:
+    """The host's own time on a line per call: its wall time less its waits for the device where the run measured
+    it (Python between launches, dispatch, the ops' host side), else its ops' self CPU time (an older run)."""
+    return max(0.0, s.wall_us - s.wait_us) if s.wall_us > 0 else s.self_cpu_us
 # A line up to this much faster than its floor is at the roofline (100 %: the calibration's best
 # repeat against a line's median is noise); beyond it, it beats the ceiling (`above_ceiling`).
 ABOVE_NOISE = 0.10
@@ -133,7 +141,7 @@ def _estimate(lines: Sequence[LineStat], totals: Totals, device: DeviceRoof, on_
         s.flop_per_s, s.bytes_per_s = s.flops / (t * 1e-6), (s.bytes or 0.0) / (t * 1e-6)
         floor_total += floor_us
         headroom_total += s.headroom_us
-        if on_device and s.self_cpu_us > HOST_RATIO * t:
+        if on_device and host_us(s) > HOST_RATIO * t:
             s.bound = "host"
         elif not s.flops and not s.bytes:
             s.bound = "unknown" if s.work_unknown else "overhead"  # only views and bookkeeping: dispatch

@@ -32,6 +32,7 @@ from oplens.records.overview import AnyRun
 from oplens.records.run import LineStat, OpStat, Run
 from oplens.records.spread import RankSpread
 from oplens.views.lines import (
+    host_device_phrase,
     line_cells,
     memory_sentence,
     outside_story,
@@ -136,8 +137,8 @@ def line_markdown(run: Run, stat: LineStat, change: LineChange | None = None) ->
         f"**OpLens** · {time_phrase(stat, label)}"
         + (f", self CPU {cells.self_cpu}" if totals.on_device else "")
         + f" · {spread_phrase(stat)}" + (" · **noisy**" if stat.noisy else ""),
-        *(f"\n{phrase[:1].upper()}{phrase[1:]}" for phrase in (wall_phrase(stat), wait_phrase(stat, totals.on_device))
-          if phrase),
+        *(f"\n{phrase[:1].upper()}{phrase[1:]}" for phrase in (wall_phrase(stat), wait_phrase(stat, totals.on_device),
+                                                                  host_device_phrase(stat, totals.on_device)) if phrase),
         *([f"\n{ranks}"] if ranks else []),  # after the headline: seen without scrolling the hover
         *([f"\n⚠ {outliers_sentence(run)}"] if outliers_sentence(run) else []),  # stalled calls: not in the figures
         *changed,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from oplens.analysis.roofline import host_us
 from oplens.backends import registry
 from oplens.records.format import device_label, fmt_bound_cell, fmt_bytes, fmt_count, fmt_share, fmt_us
 from oplens.records.overview import AnyRun
@@ -108,6 +109,16 @@ def wait_phrase(ln: LineStat, on_device: bool) -> str:
     if not on_device and any(o.name in SCALAR_READS for o in ln.ops):
         return "no wait for a device: on the CPU an op's work is done when it returns"
     return ""
+
+
+def host_device_phrase(ln: LineStat, on_device: bool) -> str:
+    """On a device, `host 1.20 ms per call against 0.30 ms on the device: launch-bound` (the host's own time: its
+    wall time less its waits for the device, analysis/roofline.host_us); '' on the CPU or without wall times."""
+    if not on_device or ln.wall_us <= 0:
+        return ""
+    host = host_us(ln)
+    verdict = "launch-bound" if host > ln.self_device_us else "device-bound"
+    return f"host {fmt_us(host)} per call against {fmt_us(ln.self_device_us)} on the device: {verdict}"
 
 
 def wall_phrase(ln: LineStat) -> str:

@@ -30,6 +30,7 @@ from oplens.records.spread import RankSpread
 from oplens.views.cells import PageStat
 from oplens.views.insights import insight_label
 from oplens.views.lines import (
+    host_device_phrase,
     iterations_phrase,
     line_cells,
     memory_sentence,
@@ -317,6 +318,8 @@ def _line_tooltip(ln: LineStat, label: str, with_cpu: bool, straggler: int | Non
         parts.append(wall)
     if wait := wait_phrase(ln, with_cpu):
         parts.append(wait)
+    if host := host_device_phrase(ln, with_cpu):
+        parts.append(host)
     if ln.ranks is not None:
         blame = f" — ⚠ rank {straggler} is the straggler" if straggler is not None else ""
         parts.append(f"across {len(ln.ranks.per_rank)} ranks: median {fmt_us(ln.ranks.median)}, {across_ranks(ln.ranks)}{blame}")
