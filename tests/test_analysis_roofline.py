@@ -212,3 +212,17 @@ def test_the_logical_core_degree_is_read_from_the_environment_the_worker_gets(mo
     monkeypatch.delenv(peaks.LNC_ENV)
     assert peaks.spec("trn2").logical_cores == 2  # type: ignore[union-attr]
     assert peaks.logical_cores(peaks.find("h200"), {peaks.LNC_ENV: "2"}) == (0, "")  # type: ignore[arg-type]
+
+
+def test_no_headroom_is_promised_that_the_call_s_wall_time_dwarfs() -> None:
+    """A line's headroom is a gain of the call as the user waits for it: where the call spends most of its wall time
+    outside every operator (a sleep, Python, I/O), a gain of a tenth of the operators' time is not one of the call."""
+    x = line(11, 2**20, 3 * 4 * 2**20, 1_000.0)  # memory-bound, far from its roofline
+    roofline.assign([x], Totals(1_000.0, 1_000.0, 1.0), CEILINGS, on_device=False)
+    quiet = Totals(1_000.0, 1_000.0, 1.0)
+    assert [i.kind for i in roofline.headroom_insights([x], quiet)] == ["headroom"]
+    waits = Totals(1_000.0, 1_000.0, 1.0, call_wall_us=50_000.0)  # 49 ms of the call outside every operator
+    assert roofline.headroom_insights([x], waits) == []
+    some = Totals(1_000.0, 1_000.0, 1.0, call_wall_us=2_000.0)
+    (found,) = roofline.headroom_insights([x], some)
+    assert "% of the call's wall time" in found.evidence

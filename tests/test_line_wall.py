@@ -12,6 +12,7 @@ from oplens.engine.profile import ProfileRequest, profile
 from oplens.notebook.display import text as notebook_text
 from oplens.records.job import TargetSpec
 from oplens.views.editor import hint_label, line_markdown
+from oplens.views.lines import lines_wall_sentence
 from oplens.views.run import run_page
 
 SLEEP_S = 0.03
@@ -69,6 +70,7 @@ def test_each_line_has_its_wall_time_and_the_sleep_line_is_named_first(tmp_path:
     assert page.with_wall and row.wall and row.outside_ops == row.wall and "outside any operator" in row.wall_title
     assert page.insights[0].line == 12
     assert f"wall {row.wall:>10}" in notebook_text(run, run.run_dir)
+    assert lines_wall_sentence(run).startswith("The lines' wall times: ") and "outside its lines" in lines_wall_sentence(run)
 
 
 ITEM_SOURCE = """\

@@ -181,8 +181,9 @@ WHY_ABOVE = {
 
 def headroom_insights(lines: Sequence[LineStat], totals: Totals) -> list[Insight]:
     """A line far from the roofline, with what usually closes the gap for its bound (never a gain below
-    HEADROOM_MIN_SHARE of the function, nor one below the run's noise floor); a line of the same share of the
-    time above a ceiling, with why."""
+    HEADROOM_MIN_SHARE of the function (of its call's wall time where that is more: a call that waits or runs Python
+    is not sped up by its operators' headroom), nor one below the run's noise floor); a line of the same share of
+    the time above a ceiling, with why."""
     total = sum(s.self_device_us for s in lines)
     found = []
     for s in lines:
@@ -199,14 +200,17 @@ def headroom_insights(lines: Sequence[LineStat], totals: Totals) -> list[Insight
             continue
         if s.headroom_us is None or s.bound not in WHAT_CLOSES_IT or total <= 0:
             continue
-        if s.headroom_us < max(HEADROOM_MIN_SHARE, totals.noise_floor_pct / 100.0) * total:
-            continue  # too small to act on, or to tell from this run's own noise: never promised
+        # the call's time: its wall time where that is more (time outside every operator: Python, a wait, I/O)
+        call = max(totals.call_wall_us, total)
+        if s.headroom_us < max(HEADROOM_MIN_SHARE, totals.noise_floor_pct / 100.0) * call:
+            continue  # too small to act on (in the call as the user waits for it), or to tell from this run's noise
+        of_call = f", {100 * s.headroom_us / call:.0f} % of the call's wall time" if call > 1.1 * total else ""
         found.append(Insight(
             line=s.line,
             kind="headroom",
             message=f"{s.bound}-bound at {s.roofline_pct or 0:.1f} % of the roofline: {WHAT_CLOSES_IT[s.bound]}",
             evidence=(f"{fmt_us(s.self_device_us)} per call against a floor of {fmt_us(s.floor_us or 0.0)} "
-                      f"({fmt_us(s.headroom_us)} to win, {100 * s.headroom_us / total:.0f} % of the function); "
+                      f"({fmt_us(s.headroom_us)} to win, {100 * s.headroom_us / total:.0f} % of the function{of_call}); "
                       f"{s.flops or 0:,.0f} FLOPs, {s.bytes or 0:,.0f} bytes"),
         ))  # fmt: skip
     return found

@@ -34,7 +34,7 @@ from oplens.records.overview import OverviewRun
 from oplens.records.run import HOST_CPU, LineStat, Run
 from oplens.views.compare import ComparePage
 from oplens.views.diff import measured_words
-from oplens.views.lines import bound_cell, iterations_phrase, line_cells, totals_cells
+from oplens.views.lines import bound_cell, iterations_phrase, line_cells, lines_wall_sentence, totals_cells
 from oplens.views.run import earlier_words, op_row
 
 BAR_WIDTH = 20
@@ -120,6 +120,8 @@ def profile(console: Console, run: Run, view: str = "time") -> None:
     )
     if outliers_sentence(run):  # stalled calls, left out of every figure above
         console.print(f"[yellow]{escape(outliers_sentence(run))}[/]", highlight=False)
+    if lines_wall_sentence(run):
+        console.print(f"[dim]{escape(lines_wall_sentence(run))}[/]", highlight=False)
     if run.compile.graphs:
         console.print(
             f"First call {fmt_us(run.compile.first_call_us)}, of which ~{fmt_us(run.compile.compile_us)} "

@@ -46,6 +46,18 @@ def totals_cells(run: AnyRun) -> TotalsCells:
     )
 
 
+def lines_wall_sentence(run: AnyRun) -> str:
+    """`The lines' wall times: 50.23 ms of the call's 50.31 ms per call; 80.0 µs outside its lines (the call's entry
+    and exit).`; '' where the run did not record them."""
+    t = run.totals
+    call = getattr(t, "call_wall_us", 0.0)
+    if call <= 0:
+        return ""
+    outside = getattr(t, "outside_lines_us", 0.0)
+    return (f"The lines' wall times: {fmt_us(call - outside)} of the call's {fmt_us(call)} per call; {fmt_us(outside)} "
+            "outside its lines (the call's entry and exit).")
+
+
 def fmt_noise_floor(pct: float) -> str:
     """`±4.2 %` (`±12 %` from 10); '' where the run could not say (too few calls)."""
     if pct <= 0:

@@ -249,6 +249,9 @@ def _stats(run: Run, merged: bool) -> list[PageStat]:
         found.append(PageStat("In collectives", fmt_us(t.collective_us), per))
     found.append(PageStat("Operator calls", cells.op_calls, "per iteration"))
     found.append(PageStat("Wall", cells.wall_median, f"median; {cells.wall_min} – {cells.wall_max}"))
+    if t.call_wall_us > 0 and t.outside_lines_us >= 0.01 * t.call_wall_us:  # the call's own entry and exit, where they show
+        found.append(PageStat("Outside its lines", fmt_us(t.outside_lines_us), "per call: the call's entry and exit, "
+                              f"of its {fmt_us(t.call_wall_us)}"))  # fmt: skip
     if cells.noise_floor:
         found.append(PageStat("Noise floor", cells.noise_floor, "the smallest change of the total these calls tell "
                               "from their own noise"))  # fmt: skip
