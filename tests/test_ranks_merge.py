@@ -340,3 +340,13 @@ def test_each_ranks_stalled_calls_are_named_by_rank_and_the_means_over_every_cal
     # a rank's run older than the record: nothing to say for the whole
     parts[0][1].totals.outliers = None
     assert merge(parts).totals.outliers is None
+
+
+def test_a_line_s_wall_time_and_waits_are_means_over_the_ranks() -> None:
+    a, b = line(10, tight(100.0)), line(10, tight(300.0))
+    a.wall_us, a.outside_ops_us, a.wait_us, a.wall_samples_us = 400.0, 250.0, 0.0, [400.0] * len(a.device_samples_us)
+    b.wall_us, b.outside_ops_us, b.wait_us, b.wall_samples_us = 800.0, 50.0, 600.0, [800.0] * len(b.device_samples_us)
+    run = merge([part(0, [a]), part(1, [b])])
+    merged = by_line(run, 10)
+    assert (merged.wall_us, merged.outside_ops_us, merged.wait_us) == pytest.approx((600.0, 150.0, 300.0))
+    assert merged.wall_spread.median == pytest.approx(600.0)

@@ -144,6 +144,12 @@ def _merge_line(number: int, stats_by_rank: Sequence[LineStat | None], ranks: Se
     base.device_spread, base.cpu_spread = stats.spread(samples), stats.spread(cpu_samples)
     base.noisy = stats.is_noisy(samples)
     base.ranks = rank_spread(dev, ranks)
+    # its wall time and what of it is outside operators or waiting: a mean over ranks, as its other figures
+    base.wall_us = _mean([s.wall_us if s else 0.0 for s in stats_by_rank])
+    base.outside_ops_us = _mean([s.outside_ops_us if s else 0.0 for s in stats_by_rank])
+    base.wait_us = _mean([s.wait_us if s else 0.0 for s in stats_by_rank])
+    base.wall_samples_us = _per_call_mean([s.wall_samples_us if s else [0.0] * calls for s in stats_by_rank])
+    base.wall_spread = stats.spread(base.wall_samples_us)
     return base
 
 
@@ -195,6 +201,8 @@ def _merge_totals(totals: Sequence[Totals], ranks: Sequence[int]) -> Totals:
         cpu_samples_us=_per_call_mean([t.cpu_samples_us for t in totals]),
         ranks=rank_spread(dev, ranks),
         collective_us=_mean([t.collective_us for t in totals]),
+        call_wall_us=_mean([t.call_wall_us for t in totals]),
+        outside_lines_us=_mean([t.outside_lines_us for t in totals]),
     )
 
 
