@@ -216,7 +216,7 @@ def attribute(
     per_iter = _sums(op_of * iters + it, len(op_keys) * iters, self_dev_all, ints=False)
     op_dev_iter = {n: per_iter[k * iters : (k + 1) * iters] for k, n in enumerate(op_acc)}
     record = outliers.record(stalled, call_dev.tolist(), call_cpu.tolist(), works)
-    call_wall = _add_walls(lines, ev, nested, iters, def_line, device=device_time != "cpu")
+    call_wall = _add_walls(lines, ev, nested, iters, def_line, device=linked)
     return _build(lines, op_acc, op_dev_iter, iters, unattributed, fused, dict(sequence), outside_ns, record, call_wall)
 
 
