@@ -63,12 +63,15 @@ def test_each_line_has_its_wall_time_and_the_sleep_line_is_named_first(tmp_path:
     assert not any(i.kind == "hot_line" for i in run.insights)
     # where a user reads it: the hint says the time outside operators first, the hover its wall time, the results
     # page's row and the notebook's table their wall column, the CLI's listing (cli/render.py) too
-    assert hint_label(sleep).endswith("outside ops") and hint_label(matmul).endswith("%")
+    call = run.totals.call_wall_us
+    assert hint_label(sleep, call_wall_us=call).endswith("outside ops") and hint_label(matmul, call_wall_us=call).endswith("%")
     assert "Wall " in line_markdown(run, sleep) and "outside any operator" in line_markdown(run, sleep)
     page = run_page(run)
     row = page.lines[run.lines.index(sleep)]
     assert page.with_wall and row.wall and row.outside_ops == row.wall and "outside any operator" in row.wall_title
     assert page.insights[0].line == 12
+    roof = next((x for x in page.stats if x.label == "At the roofline"), None)  # its "to win", in the call's terms
+    assert roof is None or "of the call's" in roof.note
     assert f"wall {row.wall:>10}" in notebook_text(run, run.run_dir)
     assert lines_wall_sentence(run).startswith("The lines' wall times: ") and "outside its lines" in lines_wall_sentence(run)
 

@@ -158,14 +158,14 @@ def inlay_hints(source: str, placed: list[Placed], threshold_pct: float, first: 
             if not first <= n <= last or n > len(lines):
                 continue
             wall = p.run.totals.call_wall_us
-            outside = outside_story(stat) and wall > 0 and 100.0 * stat.outside_ops_us / wall >= threshold_pct
+            outside = outside_story(stat, wall) and 100.0 * stat.outside_ops_us / wall >= threshold_pct
             if stat.pct_device < threshold_pct and not outside:
                 continue
             change = p.change(stat.line)
             hints.append(
                 lsp.InlayHint(
                     position=lsp.Position(line=n - 1, character=len(lines[n - 1])),
-                    label=hint_label(stat, change, slow.get(stat.line)),
+                    label=hint_label(stat, change, slow.get(stat.line), wall),
                     padding_left=True,
                     tooltip=hint_tooltip(p.run, stat, change, slow.get(stat.line)),
                 )

@@ -79,11 +79,13 @@ def stale_title(run: Run) -> str:
 # ---- a line's hint ----------------------------------------------------------------------------
 
 
-def hint_label(stat: LineStat, change: LineChange | None = None, straggler: int | None = None) -> str:
+def hint_label(stat: LineStat, change: LineChange | None = None, straggler: int | None = None,
+               call_wall_us: float = 0.0) -> str:  # fmt: skip
     """`1,164.5 µs · 49.5 %`, and the line's change where the diff found one (`… · ▲ 2.1×`); a
-    merged run's line: its median across ranks, its share and the spread (`rank_label`)."""
+    merged run's line: its median across ranks, its share and the spread (`rank_label`); a line whose time is
+    outside its operators (`views.lines.outside_story`, against the call's wall time): `50.29 ms outside ops`."""
     cells = line_cells(stat)
-    if outside_story(stat):  # the line's time is outside its operators: that first, its operators' after
+    if outside_story(stat, call_wall_us):  # the line's time is outside its operators: that first, its operators' after
         own = f"{cells.outside_ops} outside ops" + (f" · {cells.self_device} in ops" if stat.op_calls else "")
     else:
         own = f"{cells.self_device} · {cells.share_device}"

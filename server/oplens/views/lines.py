@@ -103,10 +103,15 @@ def line_cells(ln: LineStat) -> LineCells:
     )
 
 
-def outside_story(ln: LineStat) -> bool:
-    """The line's time is mostly outside its operators (Python, a wait, I/O), and more than its operators' own: what
-    its hint says first."""
-    return ln.wall_us > 0 and ln.outside_ops_us >= 0.5 * ln.wall_us and ln.outside_ops_us > ln.self_device_us
+OUTSIDE_STORY_SHARE = 0.10  # of the call's wall time: a line's time outside operators worth its hint
+
+
+def outside_story(ln: LineStat, call_wall_us: float) -> bool:
+    """The line's time is outside its operators (Python, a wait, I/O): most of its wall time, more than twice its
+    operators' own, and a tenth of the call's wall time or more. Its hint says that first; a small line whose Python
+    and dispatch outweigh its tiny ops is not that story."""
+    return (ln.wall_us > 0 and ln.outside_ops_us >= 0.5 * ln.wall_us and ln.outside_ops_us > 2 * ln.self_device_us
+            and ln.outside_ops_us >= OUTSIDE_STORY_SHARE * call_wall_us)  # fmt: skip
 
 
 SCALAR_READS = ("aten::item", "aten::_local_scalar_dense")  # what a `.item()` runs

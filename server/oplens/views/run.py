@@ -265,7 +265,9 @@ def _stats(run: Run, merged: bool) -> list[PageStat]:
         total = t.self_device_us
         within = total > 0 and t.headroom_us < t.noise_floor_pct / 100.0 * total
         win = f"{fmt_us(t.headroom_us)}: within this run's noise floor" if within else f"{fmt_us(t.headroom_us)} to win"
-        found.append(PageStat("At the roofline", fmt_us(t.floor_us), f"{win}, per call"))
+        call = t.call_wall_us
+        of_call = f" of the call's {fmt_us(call)} wall time" if call > 1.1 * total else ""  # its time outside operators
+        found.append(PageStat("At the roofline", fmt_us(t.floor_us), f"{win}{of_call}, per call"))
     if t.memory and t.peak_bytes > 0:
         found.append(PageStat("Peak memory", fmt_bytes(t.peak_bytes), f"{t.memory}, in one call"))
     m = t.measured  # Neuron: Explorer's per framework op figures, over the measured lines

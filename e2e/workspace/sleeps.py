@@ -7,7 +7,7 @@ import torch
 X = torch.randn(64, 64)
 
 
-def waits():
+def sleeps():
     time.sleep(0.05)  # stands for a data loader, a host-side loop, I/O, a lock
     y = X * 2
     return y.sum()
