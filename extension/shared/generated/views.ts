@@ -310,7 +310,7 @@ export interface LineRow {
   bound_title: string;
   /** the line's host wall time per call; '' where the run did not record it */
   wall: string;
-  /** of it, outside every operator; '' where that is under a twentieth of it */
+  /** of it, outside every operator; '' where that is small (views.lines.LineCells) */
   outside_ops: string;
   /** `wall 51.10 ms per call, 51.10 ms of it outside any operator (Python, a wait or I/O)` */
   wall_title: string;

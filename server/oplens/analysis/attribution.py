@@ -239,7 +239,8 @@ def _add_walls(lines: dict[int, _LineAcc], ev: Events, nested: Nesting, iters: i
     dur = (ev.end_ns - ev.start_ns)[nested.index]
     inside = (it >= 0) & (it < iters)
     call_wall = [0.0] * iters
-    for k, d in zip(it[is_iter & inside].tolist(), dur[is_iter & inside].tolist(), strict=True):
+    calls = is_iter & inside
+    for k, d in zip(it[calls].tolist(), dur[calls].tolist(), strict=True):
         call_wall[k] += d
 
     def acc(ln: int) -> _LineAcc:

@@ -49,15 +49,15 @@ from oplens.records.run import DeviceRoof, Insight, LineStat, MeasuredEfficiency
 OVERHEAD_FLOOR_US = 1.0  # an op whose time at the roofline is under this costs more to dispatch than to run
 OVERHEAD_PCT = 10.0  # ... and the line is this far below the roofline
 HOST_RATIO = 2.0  # on a device backend: CPU time this many times the device time
+# A line up to this much faster than its floor is at the roofline (100 %: the calibration's best
+# repeat against a line's median is noise); beyond it, it beats the ceiling (`above_ceiling`).
+ABOVE_NOISE = 0.10
 
 
 def host_us(s: LineStat) -> float:
     """The host's own time on a line per call: its wall time less its waits for the device where the run measured
     it (Python between launches, dispatch, the ops' host side), else its ops' self CPU time (an older run)."""
     return max(0.0, s.wall_us - s.wait_us) if s.wall_us > 0 else s.self_cpu_us
-# A line up to this much faster than its floor is at the roofline (100 %: the calibration's best
-# repeat against a line's median is noise); beyond it, it beats the ceiling (`above_ceiling`).
-ABOVE_NOISE = 0.10
 
 
 def peak_for(device: DeviceRoof, dtype: str) -> float:

@@ -258,8 +258,7 @@ def line_table(run: Run, has_device: bool) -> Table:
                 *([c.self_cpu] if has_device else []),
                 c.share_device,
                 _bar(s.pct_device),
-                *([fmt_us(s.wall_us), fmt_us(s.outside_ops_us) if s.outside_ops_us >= 0.05 * s.wall_us else ""]
-                  if walls else []),
+                *([c.wall, c.outside_ops] if walls else []),
                 *([_rank_cell(s, stragglers.get(n))] if ranked else []),
                 Text(code),
             ]

@@ -153,11 +153,11 @@ def inlay_hints(source: str, placed: list[Placed], threshold_pct: float, first: 
         if not p.fresh:
             continue
         slow = stragglers(p.run.insights)
+        wall = p.run.totals.call_wall_us
         for stat in p.run.lines:
             n = p.line(stat.line)
             if not first <= n <= last or n > len(lines):
                 continue
-            wall = p.run.totals.call_wall_us
             outside = outside_story(stat, wall) and 100.0 * stat.outside_ops_us / wall >= threshold_pct
             if stat.pct_device < threshold_pct and not outside:
                 continue

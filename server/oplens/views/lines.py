@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from oplens.analysis.insights import SYNCS
 from oplens.analysis.roofline import host_us
 from oplens.backends import registry
 from oplens.records.format import device_label, fmt_bound_cell, fmt_bytes, fmt_count, fmt_share, fmt_us
@@ -84,7 +85,7 @@ class LineCells:
     memory: str  # `16.0 MiB / 32.0 MiB` (allocated / peak); '' where the line allocated nothing and saw no peak
     bound: str  # `memory 12 %`, `memory, in cache`, `measured memory`; '' where the run had no ceilings
     wall: str  # the line's host wall time per call; '' where the run did not record it (older runs)
-    outside_ops: str  # of it, outside every operator; '' where that is under a twentieth of it
+    outside_ops: str  # of it, outside every operator; '' where that is under OUTSIDE_SHOWN_SHARE of it
 
 
 def line_cells(ln: LineStat) -> LineCells:
@@ -99,8 +100,15 @@ def line_cells(ln: LineStat) -> LineCells:
         memory=memory_cell(ln),
         bound=bound_cell(ln),
         wall=fmt_us(ln.wall_us) if ln.wall_us > 0 else "",
-        outside_ops=fmt_us(ln.outside_ops_us) if ln.wall_us > 0 and ln.outside_ops_us >= 0.05 * ln.wall_us else "",
+        outside_ops=fmt_us(ln.outside_ops_us) if _outside_shown(ln) else "",
     )
+
+
+OUTSIDE_SHOWN_SHARE = 0.05  # of a line's wall time: its time outside operators worth a figure of its own
+
+
+def _outside_shown(ln: LineStat) -> bool:
+    return ln.wall_us > 0 and ln.outside_ops_us >= OUTSIDE_SHOWN_SHARE * ln.wall_us
 
 
 OUTSIDE_STORY_SHARE = 0.10  # of the call's wall time: a line's time outside operators worth its hint
@@ -108,13 +116,11 @@ OUTSIDE_STORY_SHARE = 0.10  # of the call's wall time: a line's time outside ope
 
 def outside_story(ln: LineStat, call_wall_us: float) -> bool:
     """The line's time is outside its operators (Python, a wait, I/O): most of its wall time, more than twice its
-    operators' own, and a tenth of the call's wall time or more. Its hint says that first; a small line whose Python
-    and dispatch outweigh its tiny ops is not that story."""
-    return (ln.wall_us > 0 and ln.outside_ops_us >= 0.5 * ln.wall_us and ln.outside_ops_us > 2 * ln.self_device_us
-            and ln.outside_ops_us >= OUTSIDE_STORY_SHARE * call_wall_us)  # fmt: skip
-
-
-SCALAR_READS = ("aten::item", "aten::_local_scalar_dense")  # what a `.item()` runs
+    operators' own, and a tenth of the call's wall time or more (a run without the call's wall time: never). Its hint
+    says that first; a small line whose Python and dispatch outweigh its tiny ops is not that story."""
+    outside = ln.outside_ops_us
+    return (call_wall_us > 0 and ln.wall_us > 0 and outside >= 0.5 * ln.wall_us and outside > 2 * ln.self_device_us
+            and outside >= OUTSIDE_STORY_SHARE * call_wall_us)  # fmt: skip
 
 
 def wait_phrase(ln: LineStat, on_device: bool) -> str:
@@ -123,7 +129,7 @@ def wait_phrase(ln: LineStat, on_device: bool) -> str:
     '' otherwise."""
     if ln.wait_us > 0:
         return f"{fmt_us(ln.wait_us)} of its operators' time waiting for the device (a sync: .item(), .cpu(), synchronize)"
-    if not on_device and any(o.name in SCALAR_READS for o in ln.ops):
+    if not on_device and any(o.name in SYNCS for o in ln.ops):
         return "no wait for a device: on the CPU an op's work is done when it returns"
     return ""
 
@@ -144,7 +150,7 @@ def wall_phrase(ln: LineStat) -> str:
     if ln.wall_us <= 0:
         return ""
     out = f"wall {fmt_us(ln.wall_us)} per call"
-    if ln.outside_ops_us >= 0.05 * ln.wall_us:
+    if _outside_shown(ln):
         out += f", {fmt_us(ln.outside_ops_us)} of it outside any operator (Python, a wait or I/O)"
     return out
 

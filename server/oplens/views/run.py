@@ -75,7 +75,7 @@ class LineRow:
     bound: str  # `memory 12 %`, `memory, in cache`; '' where the run had no ceilings
     bound_title: str  # `memory-bound · 12 % of the roofline · floor 2.09 ms, 14.89 ms to win`
     wall: str  # the line's host wall time per call; '' where the run did not record it
-    outside_ops: str  # of it, outside every operator; '' where that is under a twentieth of it
+    outside_ops: str  # of it, outside every operator; '' where that is small (views.lines.LineCells)
     wall_title: str  # `wall 51.10 ms per call, 51.10 ms of it outside any operator (Python, a wait or I/O)`
     tooltip: str  # the bar's: its times, spread, ranks, bound and largest ops, a line each
 
