@@ -141,3 +141,48 @@ def test_on_a_device_a_line_s_host_time_against_its_device_time_says_launch_or_d
     waits.wall_us, waits.wait_us = 1_000.0, 950.0  # an .item() waiting for the device: not the host's own time
     assert host_device_phrase(waits, on_device=True).endswith("device-bound")
     assert host_device_phrase(launch, on_device=False) == ""  # on the CPU the host is the device
+
+
+GEN_SOURCE = """\
+import torch
+
+
+def gen(x):
+    total = sum(i * i for i in range(20_000))
+    y = x @ x
+    return y.sum() + total
+"""
+
+
+def test_what_oplens_s_own_line_marks_cost_is_measured_in_the_profile_and_kept_apart(tmp_path: Path) -> None:
+    """The probe of empty lines (worker/linemarks.mark_probe) runs once per run after the last recorded call: its
+    ranges are no line's and no call's; each line gets its marks' count and their cost, within its time outside
+    operators; a generator's steps marked one by one (settrace) are most of its line's time, and the insight and
+    the hint say the line's own Python without them."""
+    (tmp_path / "gen.py").write_text(GEN_SOURCE)
+    run = profile(ProfileRequest(TargetSpec(str(tmp_path / "gen.py"), "gen"), iters=5, args="torch.randn(128, 128)",
+                                 workspace=tmp_path))  # fmt: skip
+    assert sorted(s.line for s in run.lines) == [5, 6, 7]  # the probe's lines are no line of the target
+    for s in run.lines:
+        assert s.marks >= 1 and 0 < s.marks_us <= s.outside_ops_us
+    loop = next(s for s in run.lines if s.line == 5)
+    lines_sum = sum(s.wall_us for s in run.lines)  # the probe ran outside the calls: the sums hold as before
+    assert abs(lines_sum + run.totals.outside_lines_us - run.totals.call_wall_us) <= 0.001 * run.totals.call_wall_us
+    first = next((i for i in run.insights if i.kind == "outside_operators"), None)
+    if run.config.line_marks == "settrace":  # each step of the generator marked: 20,000 marks, most of the line
+        assert loop.marks >= 20_000 and loop.marks_us >= 0.3 * loop.outside_ops_us
+        assert "OpLens's line marks" in line_markdown(run, loop) and "OpLens's own line marks" in lines_wall_sentence(run)
+        # the insight, where the line's own Python is still most of the call without the marks, says it less them
+        assert first is None or (first.line == 5 and "about" in first.message and "line marks" in first.evidence)
+    else:  # sys.monitoring marks a resumed generator's line once: its steps' callbacks are the line's, uncounted
+        assert first is not None and first.line == 5
+
+
+def test_a_run_without_the_probe_costs_its_lines_no_marks() -> None:
+    """Runs older than the probe (and a compare's rounds) read (0, 0): their lines' time outside operators whole."""
+    from oplens.analysis.attribution import mark_cost
+    from oplens.analysis.columns import RawEvent, of
+
+    ev = of([RawEvent(name="oplens.iter:0", start_ns=0, end_ns=1000, thread=1),
+             RawEvent(name="oplens.line:3", start_ns=10, end_ns=900, thread=1)])  # fmt: skip
+    assert mark_cost(ev) == (0.0, 0.0)

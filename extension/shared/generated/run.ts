@@ -501,6 +501,15 @@ export interface LineStat {
    */
   wait_us: number;
   /**
+   * OpLens's own line marks run on the line per call (its ranges, and its same-file helpers' lines under it) and,
+   * of outside_ops_us, what they cost: measured in the same profile (a probe of empty lines marked the same way),
+   * absent from a call the profiler does not watch. 0 in runs without the probe.
+   * @default 0
+   */
+  marks: number;
+  /** @default 0 */
+  marks_us: number;
+  /**
    * a distributed run: the line's self device time per rank
    * @default null
    */
@@ -1523,6 +1532,8 @@ export function readLineStat(r: Reader): LineStat {
     outside_ops_us: r.num('outside_ops_us', 0),
     wall_samples_us: r.numbers('wall_samples_us'),
     wait_us: r.num('wait_us', 0),
+    marks: r.num('marks', 0),
+    marks_us: r.num('marks_us', 0),
     ranks: r.has('ranks') ? r.obj('ranks', readRankSpread) : null,
     collective_us: r.num('collective_us', 0),
     flops: r.has('flops') ? r.num('flops') : null,

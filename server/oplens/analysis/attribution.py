@@ -31,6 +31,8 @@ them (ties in the sorted tables keep that order). Pure (no torch), so it is test
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -41,8 +43,10 @@ from oplens.analysis.arrays import np
 from oplens.analysis.collectives import category
 from oplens.analysis.columns import (
     COMPILED_REGION,
+    INNER,
     ITER,
     LINE,
+    PROBE,
     WORK,
     AnyEvents,
     Ctx,
@@ -127,6 +131,8 @@ class _LineAcc:
     wall: list[float] = field(default_factory=list)  # per iteration: its ranges' time (ns)
     op_wall: list[float] = field(default_factory=list)  # per iteration: its top-level ops' inclusive time (ns)
     wait: list[float] = field(default_factory=list)  # per iteration: its waits for the device (ns)
+    marks: list[float] = field(default_factory=list)  # per iteration: its line marks, how many
+    marks_ns: list[float] = field(default_factory=list)  # per iteration: what they cost inside its wall time (ns)
 
 
 def attribute(
@@ -257,6 +263,16 @@ def _add_walls(lines: dict[int, _LineAcc], ev: Events, nested: Nesting, iters: i
     ops = nested.top_level & inside
     for ln, k, d in zip(line[ops].tolist(), it[ops].tolist(), dur[ops].tolist(), strict=True):
         acc(ln or def_line).op_wall[k] += d
+    in_range, whole = mark_cost(ev)
+    if whole > 0:  # a line's own ranges leave their in-range part in its wall, a helper's line under it the whole
+        is_inner = np.fromiter((n.startswith(INNER) for n in ev.names), np.bool_, len(ev.names))[names]
+        for mask, cost in ((ranges, in_range), (is_inner & inside, whole)):
+            for ln, k in zip(line[mask].tolist(), it[mask].tolist(), strict=True):
+                a = acc(ln or def_line)
+                if not a.marks:
+                    a.marks, a.marks_ns = [0.0] * iters, [0.0] * iters
+                a.marks[k] += 1
+                a.marks_ns[k] += cost
     if device:
         syncs = np.fromiter((SYNC_RUNTIME in n for n in ev.names), np.bool_, len(ev.names))
         if not syncs[names].any():  # no runtime event says it: the scalar reads are the waits
@@ -268,6 +284,63 @@ def _add_walls(lines: dict[int, _LineAcc], ev: Events, nested: Nesting, iters: i
                 a.wait = [0.0] * iters
             a.wait[k] += d
     return call_wall
+
+
+def own_outside_us(ln: LineStat) -> float:
+    """A line's time outside operators less OpLens's own line marks' part of it (`LineStat.marks_us`): its Python,
+    waits and I/O, as a call the profiler does not watch would spend them."""
+    return max(0.0, ln.outside_ops_us - ln.marks_us)
+
+
+MARKS_SAID_SHARE = 0.05  # of a line's (or the call's) wall time: OpLens's line marks' part worth saying
+
+
+def marks_matter(ln: LineStat) -> bool:
+    """OpLens's own line marks are a part of the line's wall time worth saying (its figures say "about")."""
+    return ln.wall_us > 0 and ln.marks_us >= MARKS_SAID_SHARE * ln.wall_us
+
+
+def marks_total_us(lines: list[LineStat]) -> float:
+    """What OpLens's line marks cost a call, over its lines (an estimate: `mark_cost`)."""
+    return sum(ln.marks_us for ln in lines)
+
+
+def mark_cost(ev: Events) -> tuple[float, float]:
+    """What a line mark costs in this profile (ns), from the probe's ranges (worker/linemarks.mark_probe): what a
+    line's own mark leaves inside its range (the probe's lines' durations), and what a helper's line costs the line
+    that runs it (the period from one step of the probe's generator to the next, its frame's resume and yield
+    included; where steps are not marked one by one, `sys.monitoring` marking a resumed line once, from one of
+    the probe's lines to the next); (0, 0) where the run has no probe (older runs, a compare's rounds). Means of
+    what is not far out (`stats.outlier_bar`): the profiler's periodic bookkeeping is part of a mark's cost, a
+    stalled mark is not."""
+    inner_prefix = PROBE + "inner:"
+    kind = [2 if n.startswith(inner_prefix) else 1 if n.startswith(PROBE) else 0 for n in ev.names]
+    probe = np.flatnonzero(np.fromiter((kind[n] for n in ev.name.tolist()), np.int64, len(ev.name)) & ~ev.on_device)
+    lines: list[tuple[int, int]] = []  # (start, end) ns; a few hundred: plain Python
+    steps: list[int] = []
+    for n, start, end in zip(ev.name[probe].tolist(), ev.start_ns[probe].tolist(), ev.end_ns[probe].tolist(), strict=True):
+        if kind[n] == 1:
+            lines.append((start, end))
+        else:
+            steps.append(start)
+    if len(lines) < 16:
+        return 0.0, 0.0
+    lines.sort()
+    steps.sort()
+    in_range = _kept_mean([end - start for start, end in lines])
+    line_start = [start for start, _ in lines]
+    # a period with one of the probe's lines starting inside it spans from one generator's end to the next's start
+    step_periods = [b - a for a, b in itertools.pairwise(steps)
+                    if bisect.bisect_right(line_start, a) == bisect.bisect_left(line_start, b)]  # fmt: skip
+    if len(step_periods) >= 16:
+        return in_range, _kept_mean(step_periods)
+    return in_range, _kept_mean([b - a for a, b in itertools.pairwise(line_start)])
+
+
+def _kept_mean(values: list[int]) -> float:
+    bar, _ = stats.outlier_bar(values)
+    kept = [v for v in values if v <= bar]
+    return sum(kept) / len(kept) if kept else 0.0
 
 
 def _work_marks(ev: Events, nested: Nesting, it: NDArray[np.int64], iters: int) -> NDArray[np.int64]:
@@ -422,6 +495,7 @@ def _build(
         ]
         dev_us = [v / 1000.0 for v in a.dev]
         wall_us = [v / 1000.0 for v in a.wall]
+        outside_us = max(0.0, sum(a.wall[i] - a.op_wall[i] for i in kept) * per) if a.wall else 0.0
         line_stats.append(
             LineStat(
                 line=line,
@@ -441,9 +515,11 @@ def _build(
                 collective_us=sum(o.self_device_us for o in ops if o.category),
                 wall_us=sum(a.wall[i] for i in kept) * per if a.wall else 0.0,
                 wall_spread=stats.spread(wall_us),
-                outside_ops_us=max(0.0, sum(a.wall[i] - a.op_wall[i] for i in kept) * per) if a.wall else 0.0,
+                outside_ops_us=outside_us,
                 wall_samples_us=wall_us,
                 wait_us=sum(a.wait[i] for i in kept) * per if a.wait else 0.0,
+                marks=sum(a.marks[i] for i in kept) / len(kept) if a.marks else 0.0,
+                marks_us=min(sum(a.marks_ns[i] for i in kept) * per, outside_us) if a.marks else 0.0,
             )
         )
     op_stats = [

@@ -34,6 +34,7 @@ ITER = names.ITER_RANGE
 WORK = names.WORK_RANGE  # a marker: it opens no context, attribution reads each call's
 LINE = names.LINE_RANGE
 INNER = names.INNER_RANGE
+PROBE = names.PROBE_RANGE  # a marker: the lines of a function of empty lines, what a mark costs (attribution reads it)
 MARKER = "oplens."
 COMPILED_REGION = "Torch-Compiled Region"
 

@@ -34,7 +34,7 @@ from oplens.records.run import DeviceRoof, DeviceTimeSources, Insight, LineStat,
 ATTRIBUTED_LINE = frozenset({"line", "self_cpu_us", "self_device_us", "pct_device", "pct_cpu", "op_calls", "ops",
                              "device_spread", "cpu_spread", "noisy", "inner", "compiled", "device_samples_us",
                              "cpu_samples_us", "collective_us", "wall_us", "wall_spread", "outside_ops_us",
-                             "wall_samples_us", "wait_us"})  # fmt: skip
+                             "wall_samples_us", "wait_us", "marks", "marks_us"})  # fmt: skip
 ATTRIBUTED_TOTALS = frozenset({"self_cpu_us", "self_device_us", "op_calls", "unattributed_device_us",
                                "device_samples_us", "cpu_samples_us", "collective_us", "outliers",
                                "noise_floor_pct", "call_wall_us", "outside_lines_us"})  # fmt: skip

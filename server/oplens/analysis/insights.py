@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from oplens.analysis import ops, work
-from oplens.analysis.attribution import Attribution, OpSample
+from oplens.analysis.attribution import (
+    MARKS_SAID_SHARE,
+    Attribution,
+    OpSample,
+    marks_matter,
+    marks_total_us,
+    own_outside_us,
+)
 from oplens.records.format import fmt_bytes, fmt_us
 from oplens.records.run import Insight, LineStat
 
@@ -59,21 +66,28 @@ OUTSIDE_SHARE = 50.0  # % of the call's wall time outside every operator that ma
 
 def outside_operators(a: Attribution) -> list[Insight]:
     """Where most of the call's wall time is spent outside every operator (Python, a wait, I/O), the line that
-    spends the most of it, named before any operator's time."""
-    call = a.totals.call_wall_us
-    outside = sum(s.outside_ops_us for s in a.lines)
+    spends the most of it, named before any operator's time. OpLens's own line marks are not the line's: both the
+    line's time and the call's are taken less them (`attribution.own_outside_us`)."""
+    marks = marks_total_us(a.lines)
+    call = a.totals.call_wall_us - marks
+    outside = sum(own_outside_us(s) for s in a.lines)
     if call <= 0 or 100.0 * outside / call < OUTSIDE_SHARE:
         return []
-    top = max(a.lines, key=lambda s: s.outside_ops_us)
-    share = 100.0 * top.outside_ops_us / call
+    top = max(a.lines, key=own_outside_us)
+    own = own_outside_us(top)
+    share = 100.0 * own / call
+    evidence = (f"wall {fmt_us(top.wall_us)} per call, its operators {fmt_us(top.wall_us - top.outside_ops_us)}; the call's "
+                f"wall {fmt_us(a.totals.call_wall_us)}, {100.0 * outside / call:.1f} % of it outside every operator")
+    if marks >= MARKS_SAID_SHARE * a.totals.call_wall_us:
+        evidence += f"; both less OpLens's line marks (about {fmt_us(top.marks_us)} of the line's, {fmt_us(marks)} of the call's)"
     return [
         Insight(
             line=top.line,
             kind=OUTSIDE,
-            message=f"this line spends {fmt_us(top.outside_ops_us)} per call outside any operator: Python, a wait or I/O, "
+            message=f"this line spends {'about ' if marks_matter(top) else ''}{fmt_us(own)} per call outside any operator: "
+            "Python, a wait or I/O, "
             f"{share:.1f} % of the call",
-            evidence=f"wall {fmt_us(top.wall_us)} per call, its operators {fmt_us(top.wall_us - top.outside_ops_us)}; the call's "
-            f"wall {fmt_us(call)}, {100.0 * outside / call:.1f} % of it outside every operator",
+            evidence=evidence,
         )
     ]
 

@@ -148,6 +148,8 @@ def _merge_line(number: int, stats_by_rank: Sequence[LineStat | None], ranks: Se
     base.wall_us = _mean([s.wall_us if s else 0.0 for s in stats_by_rank])
     base.outside_ops_us = _mean([s.outside_ops_us if s else 0.0 for s in stats_by_rank])
     base.wait_us = _mean([s.wait_us if s else 0.0 for s in stats_by_rank])
+    base.marks = _mean([s.marks if s else 0.0 for s in stats_by_rank])
+    base.marks_us = _mean([s.marks_us if s else 0.0 for s in stats_by_rank])
     base.wall_samples_us = _per_call_mean([s.wall_samples_us if s else [0.0] * calls for s in stats_by_rank])
     base.wall_spread = stats.spread(base.wall_samples_us)
     return base

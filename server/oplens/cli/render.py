@@ -236,6 +236,9 @@ def line_table(run: Run, has_device: bool) -> Table:
     if walls:
         table.add_column("Wall", justify="right", no_wrap=True, min_width=9)
         table.add_column("outside ops", justify="right", no_wrap=True, min_width=11)
+    marks = walls and any(line_cells(s).marks for s in run.lines)  # OpLens's own line marks, where worth a column
+    if marks:
+        table.add_column("of it marks", justify="right", no_wrap=True, min_width=11)
     if ranked:  # a distributed run: the headline is the mean over ranks; here their spread
         table.add_column("Ranks min … max (slowest)", no_wrap=True, min_width=26)
     # capped, and cut with an ellipsis: a long source line must not squeeze the figures out
@@ -249,6 +252,7 @@ def line_table(run: Run, has_device: bool) -> Table:
         row: list[str | Text]
         if s is None:
             row = [str(n), "", *([""] if has_device else []), "", Text(""), *(["", ""] if walls else []),
+                   *([""] if marks else []),
                    *([""] if ranked else []), Text(code)]  # fmt: skip
         else:
             c = line_cells(s)
@@ -259,6 +263,7 @@ def line_table(run: Run, has_device: bool) -> Table:
                 c.share_device,
                 _bar(s.pct_device),
                 *([c.wall, c.outside_ops] if walls else []),
+                *([c.marks] if marks else []),
                 *([_rank_cell(s, stragglers.get(n))] if ranked else []),
                 Text(code),
             ]

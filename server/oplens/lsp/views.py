@@ -24,6 +24,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from oplens.analysis.attribution import own_outside_us
 from oplens.engine.diff import FunctionDiff, LineChange
 from oplens.engine.targets import FunctionDef, list_functions, source_sha256
 from oplens.records.errors import OpLensError
@@ -158,7 +159,7 @@ def inlay_hints(source: str, placed: list[Placed], threshold_pct: float, first: 
             n = p.line(stat.line)
             if not first <= n <= last or n > len(lines):
                 continue
-            outside = outside_story(stat, wall) and 100.0 * stat.outside_ops_us / wall >= threshold_pct
+            outside = outside_story(stat, wall) and 100.0 * own_outside_us(stat) / wall >= threshold_pct
             if stat.pct_device < threshold_pct and not outside:
                 continue
             change = p.change(stat.line)

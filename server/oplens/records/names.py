@@ -45,3 +45,6 @@ LINE_RANGE = "oplens.line:"  # oplens.line:<n>, one per executed line of the tar
 INNER_RANGE = "oplens.inner:"  # oplens.inner:<function>:<n>, lines of same-file helpers
 MODULE_RANGE = "oplens.module:"  # oplens.module:<path>, one per nn.Module call in a program overview
 FRAME_RANGE = "oplens.frame:"  # oplens.frame:<file>(<def line>): <name>, one per call of a user function (overview)
+# oplens.probe:<n>, the lines of a function of empty lines marked as the target's are, once per run after the last
+# recorded call: what a line mark itself costs in this profile (a line's time outside operators less it)
+PROBE_RANGE = "oplens.probe:"

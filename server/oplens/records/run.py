@@ -179,6 +179,11 @@ class LineStat:
     # `.cpu()`, `synchronize`), or where the runtime shows none, its device→host scalar reads on a device
     # (`aten::_local_scalar_dense`); 0 on the CPU, where an op's work is done when it returns
     wait_us: float = 0.0
+    # OpLens's own line marks run on the line per call (its ranges, and its same-file helpers' lines under it) and,
+    # of outside_ops_us, what they cost: measured in the same profile (a probe of empty lines marked the same way),
+    # absent from a call the profiler does not watch. 0 in runs without the probe.
+    marks: float = 0.0
+    marks_us: float = 0.0
     ranks: RankSpread | None = None  # a distributed run: the line's self device time per rank
     collective_us: float = 0.0  # of self_device_us, time in collective ops (waiting for the other ranks)
     # The line's work in one call (analysis/work.py), from the call recorded with input shapes;

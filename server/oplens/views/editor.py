@@ -11,6 +11,7 @@ means over its ranks; its lines' hints say the median across ranks and the sprea
 
 from __future__ import annotations
 
+from oplens.analysis.attribution import own_outside_us
 from oplens.engine.diff import FunctionDiff, LineChange
 from oplens.records.execution_words import execution_notes
 from oplens.records.format import (
@@ -86,7 +87,7 @@ def hint_label(stat: LineStat, change: LineChange | None = None, straggler: int 
     outside its operators (`views.lines.outside_story`, against the call's wall time): `50.29 ms outside ops`."""
     cells = line_cells(stat)
     if outside_story(stat, call_wall_us):  # the line's time is outside its operators: that first, its operators' after
-        own = f"{cells.outside_ops} outside ops" + (f" · {cells.self_device} in ops" if stat.op_calls else "")
+        own = f"{fmt_us(own_outside_us(stat))} outside ops" + (f" · {cells.self_device} in ops" if stat.op_calls else "")
     else:
         own = f"{cells.self_device} · {cells.share_device}"
     label = rank_label(stat, straggler) or own

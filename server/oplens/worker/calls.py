@@ -67,7 +67,7 @@ from oplens.analysis.memory import DeviceLineMemory
 from oplens.backends.device import Backend
 from oplens.records import names
 from oplens.records.job import LOG_ENV
-from oplens.worker.linemarks import LineMarker, Range
+from oplens.worker.linemarks import LineMarker, Range, mark_probe
 from oplens.worker.linememory import LineDeviceMemory
 
 T = TypeVar("T")
@@ -112,6 +112,8 @@ class ProfiledCalls:
         finally:
             self.backend.synchronize()
             elapsed_us = (time.perf_counter_ns() - t0) / 1000.0  # before step(): the last one ends the trace
+            if i == self.calls - 1 and isinstance(self.marker, LineMarker):
+                mark_probe()  # still recording: what a line mark costs in this profile
             if self.warm > 0:
                 with to_log():  # Kineto's profiler_start/stop lines come from the schedule's steps
                     self.prof.step()

@@ -67,8 +67,11 @@ class LineMarker:
     `sys.settrace` with a call hook that traces only those. `release()` once no marked call follows (a compare's
     plain rounds, the end of a capture's window): the events removed."""
 
-    def __init__(self, target_code: CodeType, file_codes: Iterable[CodeType]) -> None:
+    def __init__(self, target_code: CodeType, file_codes: Iterable[CodeType], line_prefix: str = names.LINE_RANGE,
+                 inner_prefix: str = names.INNER_RANGE) -> None:  # fmt: skip
+        """`line_prefix`, `inner_prefix`: the ranges' names (the probe's are its own: `mark_probe`)."""
         self._target = target_code
+        self._line_prefix, self._inner_prefix = line_prefix, inner_prefix
         # Only the original code objects: torch.compile runs *transformed* copies of a
         # function's code, and those lines belong to the compiled region, not to markers.
         self._helpers = {c for c in file_codes if c is not target_code}
@@ -79,7 +82,8 @@ class LineMarker:
         # two lines' ranges: the device memory's readings (linememory.py) in the one call that takes them.
         self.on_target_line: Callable[[int | None], None] | None = None
         monitored = linemonitor.available() and os.environ.get(MARKS_ENV, "") != "settrace"
-        self._monitor = linemonitor.MonitorMarks(target_code, self._helpers, Range, self._hook) if monitored else None
+        self._monitor = (linemonitor.MonitorMarks(target_code, self._helpers, Range, self._hook, line_prefix, inner_prefix)
+                         if monitored else None)  # fmt: skip
         self._tracing = False  # this call marked by settrace (no monitoring, or no free tool id)
 
     def _hook(self) -> Callable[[int | None], None] | None:
@@ -116,9 +120,9 @@ class LineMarker:
     def _on_call(self, frame: FrameType, event: str, arg: object) -> TraceFn:
         code = frame.f_code
         if code is self._target:
-            prefix = names.LINE_RANGE
+            prefix = self._line_prefix
         elif code in self._helpers:
-            prefix = f"{names.INNER_RANGE}{code.co_name}:"
+            prefix = f"{self._inner_prefix}{code.co_name}:"
         else:
             return None
         # One range object per line of each code object, reused from call to call: a range
@@ -152,6 +156,39 @@ class LineMarker:
             return on_line
 
         return on_line
+
+
+def _probe() -> None:  # lines as cheap as Python has: what is left of each range is the mark's own cost
+    a = 0
+    a = 1
+    a = 2
+    a = 3
+    a = 4
+    a = 5
+    a = sum(0 for _ in range(100))  # a helper's frame (a generator), resumed and its line marked at each step
+    del a
+
+
+PROBE_INNER = names.PROBE_RANGE + "inner:"
+PROBE_CALLS = 20
+
+
+def mark_probe() -> None:
+    """The lines of `_probe` marked as a target's are (`oplens.probe:<n>`, the same mechanism), its generator's as a
+    helper's (`oplens.probe:inner:<genexpr>:<n>`), `PROBE_CALLS` times, while the profiler records: a line's range
+    is what its mark leaves inside its wall time; the period from one step's range to the next, what a helper's
+    line costs its caller's line, its frame's start and end included (analysis/attribution.py reads them)."""
+    if not recording():
+        return
+    code = _probe.__code__
+    helpers = [c for c in code.co_consts if isinstance(c, CodeType)]
+    marker = LineMarker(code, helpers, line_prefix=names.PROBE_RANGE, inner_prefix=PROBE_INNER)
+    try:
+        for _ in range(PROBE_CALLS):
+            with marker:
+                _probe()
+    finally:
+        marker.release()
 
 
 def code_objects(module: types.ModuleType) -> set[CodeType]:

@@ -52,11 +52,12 @@ class MonitorMarks:
     marker of the process shares one tool id (`_TOOL`): a compare holds a marker per variant, one active at a time."""
 
     def __init__(self, target: CodeType, helpers: Iterable[CodeType], range_type: Any,
-                 hook: Callable[[], Callable[[int | None], None] | None]) -> None:  # fmt: skip
+                 hook: Callable[[], Callable[[int | None], None] | None], line_prefix: str = names.LINE_RANGE,
+                 inner_prefix: str = names.INNER_RANGE) -> None:  # fmt: skip
         self._target = target
         self.codes = [target, *(c for c in helpers if c is not target)]  # kept alive: their ids key what follows
         self.ids = frozenset(map(id, self.codes))  # by identity: a code object's hash reads its whole contents
-        self._prefix = {id(c): names.LINE_RANGE if c is target else f"{names.INNER_RANGE}{c.co_name}:" for c in self.codes}
+        self._prefix = {id(c): line_prefix if c is target else f"{inner_prefix}{c.co_name}:" for c in self.codes}
         self._range = range_type
         self._hook = hook
         self._stacks: dict[int, list[Any]] = {}  # code's id → each of its running frames' open range (None: none yet)
