@@ -97,7 +97,12 @@ tunnel-deps:
 # node_modules before pytest: tests/test_bundle.py packages the .vsix (npm run package). The 3.12 and 3.13 venvs
 # are made meanwhile (mostly downloading and unpacking torch: minutes that CI's 90 would otherwise wait), their
 # output in .venvs.log, shown where they fail.
-test: lint tunnel-deps $(NODE_STAMP)
+# Debian's Slurm (slurmctld, slurmd, the client commands) the Slurm tests start as two emulated nodes
+# (tests/test_slurm.py, tests/slurmlab.py); nothing is configured or left running system-wide.
+slurm-deps:
+	bash tests/install_slurm.sh
+
+test: lint tunnel-deps slurm-deps $(NODE_STAMP)
 	@$(MAKE) --no-print-directory venvs > .venvs.log 2>&1 & venvs=$$!; \
 	$(PY) -m pytest; status=$$?; \
 	if ! wait $$venvs; then cat .venvs.log; echo "make: making the 3.12/3.13 venvs failed (above)"; exit 2; fi; \
@@ -110,7 +115,7 @@ test: lint tunnel-deps $(NODE_STAMP)
 .PHONY: test-312 test-313 venvs
 venvs: $(VENV312)/.oplens-installed $(VENV313)/.oplens-installed
 
-test-312: $(VENV312)/.oplens-installed tunnel-deps $(NODE_STAMP)
+test-312: $(VENV312)/.oplens-installed tunnel-deps slurm-deps $(NODE_STAMP)
 	$(VENV312)/bin/python -m pytest -p no:cacheprovider
 
 test-313: $(VENV313)/.oplens-installed tunnel-deps

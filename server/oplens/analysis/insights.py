@@ -45,7 +45,7 @@ def base_name(op: str) -> str:
 
 def find_insights(a: Attribution, device_label: str, on_device: bool, iters: int, capture: bool = False) -> list[Insight]:
     """Every rule's insights, by line. `capture`: the iterations are a program's calls (`oplens run`)."""
-    outside = outside_operators(a)
+    outside = outside_operators(a.lines, a.totals.call_wall_us)
     rules: list[Callable[[], list[Insight]]] = [
         lambda: outside,
         lambda: [] if outside else hot_line(a, device_label),  # the hot line is one of time of the kind that dominates
@@ -64,21 +64,21 @@ OUTSIDE = "outside_operators"
 OUTSIDE_SHARE = 50.0  # % of the call's wall time outside every operator that makes it the story
 
 
-def outside_operators(a: Attribution) -> list[Insight]:
+def outside_operators(lines: list[LineStat], call_wall_us: float) -> list[Insight]:
     """Where most of the call's wall time is spent outside every operator (Python, a wait, I/O), the line that
     spends the most of it, named before any operator's time. OpLens's own line marks are not the line's: both the
     line's time and the call's are taken less them (`attribution.own_outside_us`)."""
-    marks = marks_total_us(a.lines)
-    call = a.totals.call_wall_us - marks
-    outside = sum(own_outside_us(s) for s in a.lines)
+    marks = marks_total_us(lines)
+    call = call_wall_us - marks
+    outside = sum(own_outside_us(s) for s in lines)
     if call <= 0 or 100.0 * outside / call < OUTSIDE_SHARE:
         return []
-    top = max(a.lines, key=own_outside_us)
+    top = max(lines, key=own_outside_us)
     own = own_outside_us(top)
     share = 100.0 * own / call
     evidence = (f"wall {fmt_us(top.wall_us)} per call, its operators {fmt_us(top.wall_us - top.outside_ops_us)}; the call's "
-                f"wall {fmt_us(a.totals.call_wall_us)}, {100.0 * outside / call:.1f} % of it outside every operator")
-    if marks >= MARKS_SAID_SHARE * a.totals.call_wall_us:
+                f"wall {fmt_us(call_wall_us)}, {100.0 * outside / call:.1f} % of it outside every operator")
+    if marks >= MARKS_SAID_SHARE * call_wall_us:
         evidence += f"; both less OpLens's line marks (about {fmt_us(top.marks_us)} of the line's, {fmt_us(marks)} of the call's)"
     return [
         Insight(

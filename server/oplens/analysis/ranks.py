@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from oplens.analysis import outliers, stats
 from oplens.analysis.functions import call_tree, file_stats, frame_paths
+from oplens.analysis.insights import OUTSIDE, outside_operators
 from oplens.records.format import fmt_us
 from oplens.records.overview import AnyRun, FunctionStat, ModuleStat, Overview, OverviewRun
 from oplens.records.run import Insight, LineStat, OpStat, RankInfo, Run, Spread, Totals
@@ -61,13 +62,14 @@ def merge(parts: Sequence[tuple[RankInfo, Run]]) -> Run:
 
     seen: set[tuple[int, str, str]] = set()
     insights: list[Insight] = []
-    for r in runs:  # each rank's own insights, once
+    for r in runs:  # each rank's own insights, once; the time outside operators said of the merged lines instead
         for i in r.insights:
-            if (i.line, i.kind, i.message) not in seen:
+            if i.kind != OUTSIDE and (i.line, i.kind, i.message) not in seen:
                 seen.add((i.line, i.kind, i.message))
                 insights.append(i)
-    stragglers = find_stragglers(merged.lines, [list(lines.values()) for lines in by_line], numbers)
-    insights += stragglers + collective_waits(merged.lines, stragglers, numbers)
+    stragglers = find_stragglers(merged.lines, [list(lines.values()) for lines in by_line], numbers, [i.host for i in infos])
+    insights += outside_operators(merged.lines, merged.totals.call_wall_us) + stragglers
+    insights += collective_waits(merged.lines, stragglers, numbers)
     merged.insights = sorted(insights, key=lambda i: i.line)
 
     _merge_program(merged, runs, infos)
@@ -209,7 +211,8 @@ def _merge_totals(totals: Sequence[Totals], ranks: Sequence[int]) -> Totals:
 
 
 def find_stragglers(
-    lines: Sequence[LineStat], lines_by_rank: Sequence[Sequence[LineStat]], ranks: Sequence[int]
+    lines: Sequence[LineStat], lines_by_rank: Sequence[Sequence[LineStat]], ranks: Sequence[int],
+    hosts: Sequence[str] = (),
 ) -> list[Insight]:
     """A line whose slowest rank is well above the other ranks, beyond the line's own noise.
 
@@ -217,7 +220,9 @@ def find_stragglers(
     (waiting, not work: the fast ranks wait longest). The slowest rank is compared with the median
     of the others: at least STRAGGLER_MIN_EFFECT above it, STRAGGLER_NOISE_FACTOR times the noise of
     such a median (the ranks' typical interquartile range over calls / √calls), and STRAGGLER_MIN_COST
-    of the function's time (a machine's noise moves a rank's small lines by more than 25 %)."""
+    of the function's time (a machine's noise moves a rank's small lines by more than 25 %). `hosts`: each rank's
+    node, in the order of `ranks`; where the ranks span several, the straggler's node is named, and whether its
+    node's other ranks are slow too (the node) or not (the rank)."""
     found = []
     total = sum(x.self_device_us for x in lines)
     for s in lines:
@@ -240,11 +245,13 @@ def find_stragglers(
         if base <= 0 or excess <= max(STRAGGLER_MIN_EFFECT * base, STRAGGLER_NOISE_FACTOR * noise, STRAGGLER_MIN_COST * total):
             continue
         r = rank_spread(work, ranks)
+        bar = base + max(STRAGGLER_MIN_EFFECT * base, STRAGGLER_NOISE_FACTOR * noise, STRAGGLER_MIN_COST * total)
         found.append(Insight(
             line=s.line,
             kind="straggler",
             message=(
-                f"rank {ranks[slow]} is the straggler on this line: {work[slow] / base:.2f}× the other ranks' median"
+                f"rank {ranks[slow]}{_node_words(hosts, slow, work, bar)} is the straggler on this line: "
+                f"{work[slow] / base:.2f}× the other ranks' median"
                 + (f", {work[slow] / r.min:.2f}× the fastest" if r.min > 0 and len(work) > 2 else "")
                 + "; the other ranks wait for it at the next collective; "
                 + _cause(own, slow)
@@ -255,6 +262,20 @@ def find_stragglers(
             rank=ranks[slow],
         ))  # fmt: skip
     return found
+
+
+def _node_words(hosts: Sequence[str], slow: int, work: Sequence[float], bar: float) -> str:
+    """` (node n2; its other ranks are not slow: the rank, not its node)`, where the ranks ran on several nodes."""
+    if len(set(hosts)) < 2 or slow >= len(hosts):
+        return ""
+    node = hosts[slow]
+    mates = [i for i, h in enumerate(hosts) if h == node and i != slow]
+    if not mates:
+        return f" (node {node})"
+    slow_mates = [i for i in mates if work[i] > bar]
+    if len(slow_mates) == len(mates):
+        return f" (node {node}, whose other ranks are slow here too: the node, not one rank)"
+    return f" (node {node}; its other ranks are not slow: the rank, not its node)"
 
 
 def _cause(own: Sequence[LineStat | None], slow: int) -> str:

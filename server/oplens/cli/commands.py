@@ -25,14 +25,15 @@ from oplens.backends.registry import NAMES as BACKENDS
 from oplens.backends.spec import BackendCommand, CommandContext
 from oplens.cli import calibrate, doctor, render, serve
 from oplens.cli.progress import capture_display, progress_display
-from oplens.engine import runs
+from oplens.engine import multinode, runs
 from oplens.engine.analyze import reanalyze
 from oplens.engine.compare import compare, compare_rows
 from oplens.engine.diff import diff_runs
 from oplens.engine.merge import merge_dirs, rank_part
+from oplens.engine.multinode import DEFAULT_GATHER_TIMEOUT_S
 from oplens.engine.overview_diff import diff_overviews
 from oplens.engine.profile import ProfileRequest, profile
-from oplens.engine.program import DEFAULT_CALLS, DEFAULT_DELAY_S, DEFAULT_DURATION_S, DEFAULT_SKIP, ProgramRequest, run_program
+from oplens.engine.program import DEFAULT_CALLS, DEFAULT_DELAY_S, DEFAULT_DURATION_S, DEFAULT_SKIP, ProgramRequest
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP, FILL_S, MAX_ROUNDS
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.job import ProgramSpec, TargetSpec
@@ -108,6 +109,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     r.add_argument("--backend", default=registry.DEFAULT, choices=BACKENDS,
                    help=f"where to run (default: {registry.DEFAULT}, {registry.AUTO_WORDS})")
     r.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds for the whole program")
+    r.add_argument("--gather-timeout", type=float, default=DEFAULT_GATHER_TIMEOUT_S, metavar="S",
+                   help="a job of several nodes (srun, a PyTorchJob): how long the first node waits for the others' "
+                   f"parts once its own is captured (default {DEFAULT_GATHER_TIMEOUT_S:g})")  # fmt: skip
     r.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
     r.add_argument("--json", metavar="PATH", help="write the result.json object to PATH ('-': stdout; the "
                    "program's output then goes to stderr); several targets: a list")  # fmt: skip
@@ -283,7 +287,9 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
                   highlight=False)  # fmt: skip
     with capture_display(err, args.step or ", ".join(args.target) or "the program") as on_progress:
         try:
-            done = run_program(req, progress=on_progress, echo=echo, stdin=None, on_run=kept.append)
+            done = multinode.run(req, progress=on_progress, echo=echo, stdin=None, on_run=kept.append,
+                                 gather_timeout_s=args.gather_timeout, note=lambda words: err.print(f"oplens: {words}",
+                                                                                                   highlight=False))  # fmt: skip
         except OpLensError:
             for run in kept:  # partial runs were stored: show what they hold before the error
                 if args.json != "-":

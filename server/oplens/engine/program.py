@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -180,9 +180,10 @@ def run_program(
             job.ranks_dir = str(ranks_dir)
         job_file = staged[0].with_name(f"{staged[0].name}.job.json")
         write_json_atomic(job_file, dataclasses.asdict(job))
-        env = {**program.env, **run_environment(req.backend_options, staged[0], {**os.environ, **program.env})}
+        seen = {**os.environ, **program.env}
+        env = {**program.env, **run_environment(req.backend_options, staged[0], seen)}
         worker = WorkerProcess(staging.root / ".staging", cwd=Path(program.cwd), env=env, job_file=job_file,
-                               stdin=stdin, echo=echo, launcher=launcher(req.launcher), ranks_dir=ranks_dir)  # fmt: skip
+                               stdin=stdin, echo=echo, launcher=launcher(req.launcher, seen), ranks_dir=ranks_dir)  # fmt: skip
         staging.log = worker.log  # the program's output: each run keeps a copy, a failure without runs keeps it
         try:
             outcome = _wait(worker, req, progress, cancel)
@@ -292,14 +293,17 @@ def _store(staging: runs.Staging, worker: WorkerProcess, req: ProgramRequest, ou
     return stored
 
 
-def launcher(options: list[str] | None) -> list[str] | None:
-    """torchrun's options as given, with a rendezvous of its own on a free loopback port where they
-    name none for a single node (torchrun's default port 29500 would clash between jobs)."""
+def launcher(options: list[str] | None, env: Mapping[str, str] = os.environ) -> list[str] | None:
+    """torchrun's options as given, with a rendezvous of its own on a free loopback port where neither they nor
+    torchrun's environment (`PET_<OPTION>`, which torchrun reads for each option not given: a PyTorchJob's pods)
+    name one for several nodes (torchrun's default port 29500 would clash between jobs)."""
     if options is None:
         return None
     given = {o.split("=", 1)[0].replace("_", "-") for o in options if o.startswith("--")}
-    nnodes = _option(options, "--nnodes")
-    if not given & {"--rdzv-endpoint", "--master-port", "--standalone"} and nnodes in (None, "1", "1:1"):
+    given |= {"--" + k[4:].lower().replace("_", "-") for k, v in env.items() if k.startswith("PET_") and v}
+    nnodes = _option(options, "--nnodes") or env.get("PET_NNODES") or None
+    rendezvous = {"--rdzv-endpoint", "--master-addr", "--master-port", "--standalone"}
+    if not given & rendezvous and nnodes in (None, "1", "1:1"):
         return [*options, "--standalone"]
     return list(options)
 

@@ -214,6 +214,9 @@ STOP_GRACE_S = 20.0  # how long the parent waits for that before it kills the wo
 PARENT_ENV = "OPLENS_PARENT_PID"
 # The program's log (worker.log to be), where a worker appends torch's profiler chatter (worker/calls.py: `to_log`).
 LOG_ENV = "OPLENS_WORKER_LOG"
+# The node a rank runs on, in a job of several (engine/multinode.py): its scheduler's name for it (Slurm's node name,
+# the pod's), which the ranks report as their host (RankInfo.host) where the host names do not tell the nodes apart
+NODE_ENV = "OPLENS_NODE"
 # The run's staging folder, set in the worker before the backends' `environment()` is read (Neuron keeps
 # the run's own NEFF cache there).
 RUN_DIR_ENV = "OPLENS_RUN_DIR"

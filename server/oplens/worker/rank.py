@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 
 from oplens.records.errors import OpLensError
-from oplens.records.job import STOP_SIGNAL, Ended, Failed, Finished, Job, StagedTarget, WorkerMessage, encode
+from oplens.records.job import NODE_ENV, STOP_SIGNAL, Ended, Failed, Finished, Job, StagedTarget, WorkerMessage, encode
 from oplens.records.run import RankInfo
 from oplens.worker.parent import environment_first, watch_parent
 
@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
         rank=rank,
         local_rank=int(os.environ.get("LOCAL_RANK", "0")),
         world_size=int(os.environ.get("WORLD_SIZE", "1")),
-        host=socket.gethostname(),
+        host=os.environ.get(NODE_ENV) or socket.gethostname(),
         part=f"ranks/{rank}",
         pid=os.getpid(),
     )

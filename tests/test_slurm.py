@@ -1,0 +1,79 @@
+"""`oplens run` across the nodes of a real Slurm job: slurmctld and two slurmd emulating two nodes on this machine
+(tests/slurmlab.py), a real gloo DDP program under torchrun on each node. OpLens derives the node count, the node's
+rank and the rendezvous itself, each node stores its part in the shared runs folder, and the first node merges."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import slurmlab
+from conftest import DATA
+from oplens.engine import runs
+
+PROGRAMS = DATA / "programs"
+WINDOW = ["--skip", "2", "--profiler-warmup", "1", "--calls", "4"]
+TARGET = ["--target", "ddp_train.py::train_step"]
+HEAVY_LINE = 21
+ENV = {"OMP_NUM_THREADS": "1"}
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[slurmlab.Slurm]:
+    why = slurmlab.missing()
+    if why:
+        pytest.skip(why)
+    lab = slurmlab.start(tmp_path_factory.mktemp("slurm"))
+    try:
+        yield lab
+    finally:
+        lab.stop()
+
+
+def srun_oplens(slurm: slurmlab.Slurm, out: Path, *program: str, extra: tuple[str, ...] = ()) -> str:
+    """The user's own step: `srun -N2 --ntasks-per-node=1 oplens run ...` (stdout and stderr, with the returncode)."""
+    proc = slurm.run("srun", "-N2", "--ntasks-per-node=1", sys.executable, "-m", "oplens", "run", "--nproc-per-node", "2",
+                     "--out", str(out), *WINDOW, *extra, *TARGET, "--", "ddp_train.py", *program,
+                     cwd=PROGRAMS, env=ENV)  # fmt: skip
+    return f"rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+
+
+def merged_run(out: Path) -> dict[str, object]:
+    found = runs.list_runs(out)
+    assert len(found) == 1, [p.name for p in found]
+    return json.loads((found[0] / "result.json").read_text())
+
+
+def test_a_plain_srun_of_oplens_run_merges_the_nodes_by_itself_and_names_the_straggler_s_node(
+    slurm: slurmlab.Slurm, tmp_path: Path
+) -> None:
+    said = srun_oplens(slurm, tmp_path, "--steps", "9", "--slow-rank", "3")
+    assert said.startswith("rc=0"), said[-4000:] + slurm.log()
+    run = merged_run(tmp_path)
+    ranks = run["ranks"]
+    assert isinstance(ranks, list)
+    # four ranks on two nodes, as one torchrun run of four would have them, each naming its node
+    assert [(r["rank"], r["host"], r["world_size"]) for r in ranks] == [(0, "n1", 4), (1, "n1", 4), (2, "n2", 4), (3, "n2", 4)]
+    lines = run["lines"]
+    assert isinstance(lines, list)
+    heavy = next(s for s in lines if s["line"] == HEAVY_LINE)
+    assert len(heavy["ranks"]["per_rank"]) == 4 and heavy["ranks"]["slowest"] == 3
+    straggler = next(i for i in run["insights"] if i["kind"] == "straggler" and i["line"] == HEAVY_LINE)  # type: ignore[union-attr]
+    assert straggler["rank"] == 3 and "node n2" in straggler["message"] and "not slow: the rank" in straggler["message"]
+    assert not (tmp_path / ".nodes" / "").exists() or not any((tmp_path / ".nodes").iterdir())  # the parts' folder gone
+    assert "merges the parts" in said  # the second node says who merges
+
+
+def test_a_rank_that_raises_on_node_2_is_named_with_its_traceback_and_node_1_s_capture_is_kept(
+    slurm: slurmlab.Slurm, tmp_path: Path
+) -> None:
+    said = srun_oplens(slurm, tmp_path, "--steps", "12", "--crash-rank", "3", "--crash-at", "5")
+    assert not said.startswith("rc=0"), said[-3000:]
+    assert "node n2 failed" in said and "rank 3 crashed at step 5" in said, said[-4000:]
+    run = merged_run(tmp_path)  # captured before the crash: every node's part, merged
+    assert {r["host"] for r in run["ranks"]} >= {"n1"}  # type: ignore[union-attr]
+    assert any(p.is_dir() for p in (tmp_path / ".nodes").iterdir())  # each node's part kept beside the error
