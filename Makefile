@@ -19,7 +19,7 @@ VENV313 ?= .venv313
 CORE_TESTS := tests/test_engine.py tests/test_packages.py tests/test_run_capture.py tests/test_lsp_server.py \
 	tests/test_notebook.py tests/test_neuron_documented.py tests/test_linemonitor.py tests/test_attribution_real.py
 
-.PHONY: setup demo test lint generate bench package vsix ext-test e2e tunnel-deps
+.PHONY: setup demo test lint generate bench package vsix ext-test e2e tunnel-deps slurm-deps
 
 setup: $(STAMP)
 

@@ -5,7 +5,10 @@ rank and the rendezvous itself, each node stores its part in the shared runs fol
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +17,7 @@ import pytest
 import slurmlab
 from conftest import DATA
 from oplens.engine import runs
+from oplens.engine import slurm as slurm_engine
 
 PROGRAMS = DATA / "programs"
 WINDOW = ["--skip", "2", "--profiler-warmup", "1", "--calls", "4"]
@@ -68,6 +72,15 @@ def test_a_plain_srun_of_oplens_run_merges_the_nodes_by_itself_and_names_the_str
     assert "merges the parts" in said  # the second node says who merges
 
 
+def test_sbatch_options_are_told_from_oplens_run_s_own() -> None:
+    known = {"--nproc-per-node": True, "--target": True, "--out": True, "--stop": False, "-m": True}
+    sbatch, rest = slurm_engine.split_options(
+        ["-N2", "--ntasks-per-node", "1", "--partition=trn2", "--exclusive", "--time", "10", "--nproc-per-node", "2",
+         "--stop", "--target", "t.py::f", "--", "t.py", "-N", "3"], set(known), known.__getitem__)  # fmt: skip
+    assert sbatch == ["-N2", "--ntasks-per-node", "1", "--partition=trn2", "--exclusive", "--time", "10"]
+    assert rest == ["--nproc-per-node", "2", "--stop", "--target", "t.py::f", "--", "t.py", "-N", "3"]
+
+
 def test_a_rank_that_raises_on_node_2_is_named_with_its_traceback_and_node_1_s_capture_is_kept(
     slurm: slurmlab.Slurm, tmp_path: Path
 ) -> None:
@@ -77,3 +90,44 @@ def test_a_rank_that_raises_on_node_2_is_named_with_its_traceback_and_node_1_s_c
     run = merged_run(tmp_path)  # captured before the crash: every node's part, merged
     assert {r["host"] for r in run["ranks"]} >= {"n1"}  # type: ignore[union-attr]
     assert any(p.is_dir() for p in (tmp_path / ".nodes").iterdir())  # each node's part kept beside the error
+
+
+def oplens_slurm(slurm: slurmlab.Slurm, out: Path, *program: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "oplens", "run", "--slurm", "-N2", "--ntasks-per-node", "1",
+                             "--nproc-per-node", "2", "--out", str(out), *WINDOW, *TARGET, "--", "ddp_train.py", *program],
+                            cwd=PROGRAMS, env={**slurm.env, **ENV}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+
+
+def test_oplens_run_slurm_submits_the_job_shows_its_state_and_the_merged_run(slurm: slurmlab.Slurm, tmp_path: Path) -> None:
+    proc = oplens_slurm(slurm, tmp_path, "--steps", "9", "--slow-rank", "3")
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr[-4000:] + slurm.log()
+    assert "submitted job" in stderr and "RUNNING on n[1-2]" in stderr and "COMPLETED" in stderr
+    run = merged_run(tmp_path)
+    assert [(r["rank"], r["host"]) for r in run["ranks"]] == [(0, "n1"), (1, "n1"), (2, "n2"), (3, "n2")]  # type: ignore[index]
+    assert "4 ranks (0, 1, 2, 3) on n1, n2" in stdout  # the merged run, shown as `oplens run` shows one
+    step = next((tmp_path / ".slurm").glob("*.sbatch")).read_text().splitlines()[-1]  # the batch script's step
+    assert step.startswith("srun --ntasks-per-node=1") and "--slurm" not in step and "-N2" not in step
+
+
+def test_ctrl_c_cancels_the_slurm_job(slurm: slurmlab.Slurm, tmp_path: Path) -> None:
+    proc = oplens_slurm(slurm, tmp_path, "--steps", "100000000")
+    assert proc.stderr is not None
+    said = ""
+    deadline = time.monotonic() + 60
+    while "RUNNING" not in said and time.monotonic() < deadline:
+        said += proc.stderr.readline()
+    assert "RUNNING" in said, said
+    job_id = said.split("submitted job ", 1)[1].split()[0]
+    proc.send_signal(signal.SIGINT)
+    _, rest = proc.communicate(timeout=120)
+    assert proc.returncode != 0 and f"job {job_id} was cancelled (scancel)" in rest, rest[-3000:]
+    deadline = time.monotonic() + 60
+    state = ""
+    while time.monotonic() < deadline:
+        state = slurm.run("squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T").stdout.strip()
+        if state in ("CANCELLED", ""):
+            break
+        time.sleep(0.5)
+    assert state in ("CANCELLED", ""), state

@@ -25,7 +25,7 @@ from oplens.backends.registry import NAMES as BACKENDS
 from oplens.backends.spec import BackendCommand, CommandContext
 from oplens.cli import calibrate, doctor, render, serve
 from oplens.cli.progress import capture_display, progress_display
-from oplens.engine import multinode, runs
+from oplens.engine import multinode, runs, slurm
 from oplens.engine.analyze import reanalyze
 from oplens.engine.compare import compare, compare_rows
 from oplens.engine.diff import diff_runs
@@ -109,6 +109,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     r.add_argument("--backend", default=registry.DEFAULT, choices=BACKENDS,
                    help=f"where to run (default: {registry.DEFAULT}, {registry.AUTO_WORDS})")
     r.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds for the whole program")
+    r.add_argument("--slurm", action="store_true",
+                   help="submit the capture as a Slurm job (sbatch): the options oplens run does not know, given "
+                   "before --, are sbatch's (-N2, --partition P, --time T, --account A); one OpLens per node, the "
+                   "nodes' parts merged into one run, shown here")  # fmt: skip
     r.add_argument("--gather-timeout", type=float, default=DEFAULT_GATHER_TIMEOUT_S, metavar="S",
                    help="a job of several nodes (srun, a PyTorchJob): how long the first node waits for the others' "
                    f"parts once its own is captured (default {DEFAULT_GATHER_TIMEOUT_S:g})")  # fmt: skip
@@ -181,7 +185,12 @@ def view_option(p: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else argv
-    args = build_parser(given[0] if given and not given[0].startswith("-") else None).parse_args(given)
+    parser = build_parser(given[0] if given and not given[0].startswith("-") else None)
+    sbatch_options: list[str] | None = None
+    if given[:1] == ["run"] and "--slurm" in given[: given.index("--") if "--" in given else len(given)]:
+        given, sbatch_options = _split_sbatch(parser, given)
+    args = parser.parse_args(given)
+    args.sbatch = sbatch_options
     out = Console()
     if not out.is_terminal:
         out = Console(width=140)  # piped: wide enough for the source beside the figures
@@ -205,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "backend_command", None) is not None:
             return _backend_command(args.backend_command, args, out)
         if args.command == "run":
-            return _run(args, out, err)
+            return _run(args, out, err, given)
         if args.command == "merge":
             run = merge_dirs([Path(d) for d in args.dirs], runs.runs_root(Path.cwd(), args.out))
             _emit_json(args.json, _json_of(run))
@@ -250,8 +259,58 @@ def _backend_options(args: argparse.Namespace) -> dict[str, Any]:
     return registry.parse_options(args.backend, given, Path.cwd(), strict=True)
 
 
-def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
+def _split_sbatch(parser: argparse.ArgumentParser, given: list[str]) -> tuple[list[str], list[str]]:
+    """`oplens run --slurm ...` as (the run's own arguments, `--slurm` kept; sbatch's options): what `oplens run`
+    does not know, before the program, is sbatch's."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    actions = sub.choices["run"]._option_string_actions
+    tokens = [t for t in given[1:] if t != "--slurm"]
+    sbatch, rest = slurm.split_options(tokens, set(actions), lambda key: actions[key].nargs != 0)
+    return ["run", "--slurm", *rest], sbatch
+
+
+def _run_slurm(args: argparse.Namespace, given: list[str], out: Console, err: Console) -> int:
+    """`oplens run --slurm`: the capture as a Slurm job, watched until it ends; its merged runs shown."""
+    root = runs.runs_root(Path.cwd(), args.out)
+    runs.prepare(root)
+    run_argv = _without(given[1:], {"--slurm"}, {"--json", "--out"})
+    job = slurm.submit(run_argv, args.sbatch or [], root, Path.cwd())
+
+    def say(words: str) -> None:
+        err.print(f"oplens: {words}", highlight=False)
+
+    say(f"submitted job {job.job_id} (sbatch {' '.join(args.sbatch or []) or 'with the cluster defaults'}); its "
+        f"output: {job.output}")  # fmt: skip
+    state = slurm.watch(job, say)
+    done = [runs.load(d) for d in slurm.merged_run_dirs(job, root, state)]
+    data = [_json_of(r) for r in done]
+    _emit_json(args.json, data[0] if len(data) == 1 else data)
+    if args.json != "-":
+        for run in done:
+            _show(out, run if args.rank is None else rank_part(run, args.rank), args.view)
+    return 0
+
+
+def _without(argv: list[str], flags: set[str], valued: set[str]) -> list[str]:
+    """`argv` without the `flags` and the `valued` options (with their value: `--out D` or `--out=D`), up to `--`."""
+    out: list[str] = []
+    skip = False
+    for i, t in enumerate(argv):
+        if t == "--" or t == "-m":
+            return out + argv[i:]
+        if skip:
+            skip = False
+        elif t in flags or t.split("=", 1)[0] in valued:
+            skip = t in valued
+        else:
+            out.append(t)
+    return out
+
+
+def _run(args: argparse.Namespace, out: Console, err: Console, given: list[str] | None = None) -> int:
     """`oplens run`: the program's output passes through (to stderr when stdout carries --json -)."""
+    if args.slurm:
+        return _run_slurm(args, given or [], out, err)
     program = _program(args)
     if args.step and args.target:
         raise bad_input("--step and --target go one at a time", "run the overview (--step) first, then capture the hot "
@@ -296,7 +355,8 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
                     _show(out, run, args.view)
             raise
     data = [_json_of(r) for r in done]
-    _emit_json(args.json, data[0] if len(data) == 1 else data)
+    if done:  # a node of several that does not merge has none (the merging node writes them)
+        _emit_json(args.json, data[0] if len(data) == 1 else data)
     if args.json != "-":
         for run in done:
             _show(out, run if args.rank is None else rank_part(run, args.rank), args.view)
