@@ -96,3 +96,17 @@ def test_a_range_of_times() -> None:
     ranges = [((7100, 49100), "7.10–49.10 ms"), ((923.469, 21020.7475), "923.5 µs–21.02 ms"), ((15.7, 42), "15.7–42.0 µs"),
               ((2000, 2000), "2.00 ms"), ((9014.2, 27041.0), "9.01–27.04 ms")]  # fmt: skip
     assert [fmt_us_range(*args) for args, _ in ranges] == [text for _, text in ranges]
+
+
+def test_ranks_of_several_nodes_are_grouped_by_node(merged: Run) -> None:
+    """Issue 40 part 4: ranks 0 and 2 on node n1, rank 1 on n2 (as a job of two nodes names them): the selector's
+    options and the strip's rows grouped by node, in the order the nodes first come; one node: no grouping."""
+    hosts = {0: "n1", 1: "n2", 2: "n1"}
+    on_nodes = dataclasses.replace(merged, ranks=[dataclasses.replace(i, host=hosts[i.rank]) for i in merged.ranks])
+    v = ranks_view(on_nodes, "Self CPU")
+    assert v.nodes == ["n1", "n2"]
+    assert [(o.rank, o.node) for o in v.options] == [(0, "n1"), (2, "n1"), (1, "n2")]
+    assert [(r.rank, r.node) for r in v.rows] == [(0, "n1"), (2, "n1"), (1, "n2")]
+    assert v.rows[2].cells[0].straggler  # the cells stay their rank's
+    one = ranks_view(merged, "Self CPU")
+    assert one.nodes == [] and all(o.node == "" for o in one.options) and all(r.node == "" for r in one.rows)

@@ -19,11 +19,16 @@ export function rankSelector(view: RunView, words: RanksView | null): HTMLElemen
   const all = h('option', { value: '' }, words.all_ranks);
   all.selected = r.shown === null;
   picker.append(all);
+  let group: HTMLElement = picker; // ranks of several nodes: grouped by node
   for (const o of words.options) {
+    if (o.node && group.getAttribute('label') !== `node ${o.node}`) {
+      group = h('optgroup', { label: `node ${o.node}` });
+      picker.append(group);
+    }
     const option = h('option', { value: String(o.rank), title: o.title }, o.label);
     option.selected = r.shown === o.rank;
     option.disabled = o.disabled;
-    picker.append(option);
+    group.append(option);
   }
   picker.addEventListener('change', () => {
     const rank = picker.value === '' ? null : Number(picker.value);
@@ -54,7 +59,13 @@ export function ranksStrip(view: RunView, strip: RanksView | null): HTMLElement 
   strip.lines.forEach((n, i) => {
     grid.append(h('div', { class: 'strip-line', role: 'columnheader', title: (view.source[n] ?? '').trim() }, i % every === 0 ? String(n) : ''));
   });
+  let node = '';
   for (const row of strip.rows) {
+    if (row.node && row.node !== node) {
+      // the ranks of several nodes, grouped: a heading row per node
+      node = row.node;
+      grid.append(h('div', { class: 'strip-node', role: 'rowheader', title: `the ranks that ran on ${node}` }, `node ${node}`));
+    }
     const name = h('div', { class: 'strip-rank', role: 'rowheader', title: `${row.title} (click: its own run)` }, row.label);
     activate(name, () => {
       state.rank = row.rank;

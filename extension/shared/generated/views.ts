@@ -187,6 +187,11 @@ export interface RankOption {
   title: string;
   /** no part to show (it failed) */
   disabled: boolean;
+  /**
+   * its node, where the ranks ran on several (the selector groups by it); '' on one
+   * @default ''
+   */
+  node: string;
 }
 
 /** A line's time on one rank. */
@@ -207,6 +212,11 @@ export interface StripRow {
   /** who the rank was: `rank 1 · local 1 · node-a · cuda:1 · pid 4201` */
   title: string;
   cells: StripCell[];
+  /**
+   * its node, where the ranks ran on several: the strip's rows are grouped by it, headed `node n2`
+   * @default ''
+   */
+  node: string;
 }
 
 /** The rank selector and (all ranks on show) the ranks × lines strip of a distributed run. */
@@ -227,6 +237,11 @@ export interface RanksView {
   key: string;
   /** `Rank 3 has no part: exited with status 1`, one per failed rank */
   failed: string[];
+  /**
+   * the nodes the ranks ran on, in order, where several
+   * @default []
+   */
+  nodes: string[];
 }
 
 /** A ceiling of the device: the memory slope (`peak` its bytes/s) or a flat compute ceiling (FLOP/s). */
@@ -566,6 +581,7 @@ export function readRankOption(r: Reader): RankOption {
     label: r.str('label'),
     title: r.str('title'),
     disabled: r.bool('disabled'),
+    node: r.str('node', ''),
   };
 }
 
@@ -586,6 +602,7 @@ export function readStripRow(r: Reader): StripRow {
     label: r.str('label'),
     title: r.str('title'),
     cells: r.list('cells', readStripCell, false),
+    node: r.str('node', ''),
   };
 }
 
@@ -601,6 +618,7 @@ export function readRanksView(r: Reader): RanksView {
     max_us: r.num('max_us'),
     key: r.str('key'),
     failed: r.strings('failed', false),
+    nodes: r.strings('nodes'),
   };
 }
 

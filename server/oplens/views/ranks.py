@@ -7,7 +7,7 @@ per-rank spreads (`analysis/ranks.py`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from oplens.records.format import fmt_us, fmt_us_range
 from oplens.records.run import Insight, RankInfo, Run
@@ -21,6 +21,7 @@ class RankOption:
     label: str  # `rank 1 · node-a · cuda:1`, `rank 3 · failed`
     title: str  # why it failed, or where its own run is
     disabled: bool  # no part to show (it failed)
+    node: str = ""  # its node, where the ranks ran on several (the selector groups by it); '' on one
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class StripRow:
     label: str  # `rank 1`
     title: str  # who the rank was: `rank 1 · local 1 · node-a · cuda:1 · pid 4201`
     cells: list[StripCell]
+    node: str = ""  # its node, where the ranks ran on several: the strip's rows are grouped by it, headed `node n2`
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class RanksView:
     max_us: float  # the largest cell (the top colour)
     key: str  # how to read the strip, with the largest cell's time
     failed: list[str]  # `Rank 3 has no part: exited with status 1`, one per failed rank
+    nodes: list[str] = field(default_factory=list)  # the nodes the ranks ran on, in order, where several
 
 
 def is_merged(run: Run) -> bool:
@@ -102,8 +105,10 @@ def ranks_view(merged: Run, label: str, shown: int | None = None) -> RanksView:
         note = "figures are means over the ranks; the editor’s hints show each line’s median across ranks"
     else:
         note = f"rank {shown}’s own run{f' ({info.part})' if info is not None and info.part else ''}"
+    nodes = node_order(merged.ranks)
     options = [RankOption(rank=i.rank, label=rank_label(i), title=i.failed or f"its own run: {i.part}",
-                          disabled=i.failed != "" or i.part == "") for i in merged.ranks]  # fmt: skip
+                          disabled=i.failed != "" or i.part == "", node=i.host if nodes else "")
+               for i in sorted(merged.ranks, key=lambda i: (nodes.index(i.host) if nodes else 0, i.rank))]  # fmt: skip
     lines = sorted((ln for ln in merged.lines if ln.ranks is not None and ln.ranks.per_rank), key=lambda ln: ln.line)
     rows: list[StripRow] = []
     top = 0.0
@@ -124,7 +129,11 @@ def ranks_view(merged: Run, label: str, shown: int | None = None) -> RanksView:
                 cells.append(StripCell(line=ln.line, us=us, straggler=straggler, title=(
                     f"line {ln.line} · rank {rank}: {label} {fmt_us(us)}{f' ({notes})' if notes else ''}; median across "
                     f"ranks {fmt_us(r.median)}, {fmt_us_range(r.min, r.max)}")))  # fmt: skip
-            rows.append(StripRow(rank=rank, label=f"rank {rank}", title=_rank_title(by_rank.get(rank), rank), cells=cells))
+            info = by_rank.get(rank)
+            rows.append(StripRow(rank=rank, label=f"rank {rank}", title=_rank_title(info, rank), cells=cells,
+                                 node=info.host if nodes and info is not None else ""))  # fmt: skip
+        if nodes:  # grouped by node, in the order the nodes first come
+            rows.sort(key=lambda row: (nodes.index(row.node) if row.node in nodes else len(nodes), row.rank))
     return RanksView(
         all_ranks=f"All ranks ({len(merged.ranks)}, merged)",
         options=options,
@@ -135,4 +144,14 @@ def ranks_view(merged: Run, label: str, shown: int | None = None) -> RanksView:
         max_us=top,
         key=f"Each cell is a line’s time on one rank, coloured against the largest cell ({fmt_us(top)}); ",
         failed=[f"Rank {r.rank} has no part: {r.failed}" for r in merged.ranks if r.failed],
+        nodes=nodes,
     )
+
+
+def node_order(ranks: Sequence[RankInfo]) -> list[str]:
+    """The nodes the ranks ran on, in rank order of their first rank, where there are several; [] on one."""
+    seen: list[str] = []
+    for r in sorted(ranks, key=lambda r: r.rank):
+        if r.host and r.host not in seen:
+            seen.append(r.host)
+    return seen if len(seen) > 1 else []
