@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "backend_command", None) is not None:
             return _backend_command(args.backend_command, args, out)
         if args.command == "run":
-            return _run(args, out, err, given)
+            return _run(args, out, err)
         if args.command == "merge":
             run = merge_dirs([Path(d) for d in args.dirs], runs.runs_root(Path.cwd(), args.out))
             _emit_json(args.json, _json_of(run))
@@ -269,20 +269,13 @@ def _split_sbatch(parser: argparse.ArgumentParser, given: list[str]) -> tuple[li
     return ["run", "--slurm", *rest], sbatch
 
 
-def _run_slurm(args: argparse.Namespace, given: list[str], out: Console, err: Console) -> int:
+def _run_slurm(args: argparse.Namespace, req: ProgramRequest, out: Console, err: Console) -> int:
     """`oplens run --slurm`: the capture as a Slurm job, watched until it ends; its merged runs shown."""
-    root = runs.runs_root(Path.cwd(), args.out)
-    runs.prepare(root)
-    run_argv = _without(given[1:], {"--slurm"}, {"--json", "--out"})
-    job = slurm.submit(run_argv, args.sbatch or [], root, Path.cwd())
 
     def say(words: str) -> None:
         err.print(f"oplens: {words}", highlight=False)
 
-    say(f"submitted job {job.job_id} (sbatch {' '.join(args.sbatch or []) or 'with the cluster defaults'}); its "
-        f"output: {job.output}")  # fmt: skip
-    state = slurm.watch(job, say)
-    done = [runs.load(d) for d in slurm.merged_run_dirs(job, root, state)]
+    done = slurm.run_job(req, args.sbatch or [], say, gather_timeout_s=args.gather_timeout)
     data = [_json_of(r) for r in done]
     _emit_json(args.json, data[0] if len(data) == 1 else data)
     if args.json != "-":
@@ -291,26 +284,8 @@ def _run_slurm(args: argparse.Namespace, given: list[str], out: Console, err: Co
     return 0
 
 
-def _without(argv: list[str], flags: set[str], valued: set[str]) -> list[str]:
-    """`argv` without the `flags` and the `valued` options (with their value: `--out D` or `--out=D`), up to `--`."""
-    out: list[str] = []
-    skip = False
-    for i, t in enumerate(argv):
-        if t == "--" or t == "-m":
-            return out + argv[i:]
-        if skip:
-            skip = False
-        elif t in flags or t.split("=", 1)[0] in valued:
-            skip = t in valued
-        else:
-            out.append(t)
-    return out
-
-
-def _run(args: argparse.Namespace, out: Console, err: Console, given: list[str] | None = None) -> int:
+def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     """`oplens run`: the program's output passes through (to stderr when stdout carries --json -)."""
-    if args.slurm:
-        return _run_slurm(args, given or [], out, err)
     program = _program(args)
     if args.step and args.target:
         raise bad_input("--step and --target go one at a time", "run the overview (--step) first, then capture the hot "
@@ -332,6 +307,8 @@ def _run(args: argparse.Namespace, out: Console, err: Console, given: list[str] 
         backend_options=_backend_options(args),
         launcher=_torchrun_options(args),
     )
+    if args.slurm:
+        return _run_slurm(args, req, out, err)
     streams = {1: sys.stderr if args.json == "-" else sys.stdout, 2: sys.stderr}
 
     def echo(stream: int, data: bytes) -> None:
