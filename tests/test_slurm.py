@@ -4,7 +4,9 @@ rank and the rendezvous itself, each node stores its part in the shared runs fol
 
 from __future__ import annotations
 
+import asyncio
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,11 +15,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from lsprotocol import types as lsp
 
 import slurmlab
-from conftest import DATA
+from conftest import DATA, plain, served_client
 from oplens.engine import runs
 from oplens.engine import slurm as slurm_engine
+from oplens.records import names
 
 PROGRAMS = DATA / "programs"
 WINDOW = ["--skip", "2", "--profiler-warmup", "1", "--calls", "4"]
@@ -131,3 +135,30 @@ def test_ctrl_c_cancels_the_slurm_job(slurm: slurmlab.Slurm, tmp_path: Path) -> 
             break
         time.sleep(0.5)
     assert state in ("CANCELLED", ""), state
+
+
+async def test_the_editor_s_profile_in_program_as_a_slurm_job(
+    slurm: slurmlab.Slurm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the real server over a real LSP client (pytest-lsp): `oplens.slurm` says sbatch is there, and
+    `oplens.profile` with `program.slurm` (sbatch options) runs a torchrun launch configuration's program as a
+    job of two nodes; the merged run comes as `oplens/result` like a torchrun run's, the job's state in the log."""
+    ws = (tmp_path / "ws").resolve()
+    ws.mkdir()
+    shutil.copy(PROGRAMS / "ddp_train.py", ws / "ddp_train.py")
+    monkeypatch.setenv("SLURM_CONF", slurm.env["SLURM_CONF"])
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    async with served_client(ws) as client:
+        here = plain(await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command=names.SLURM_COMMAND)))
+        assert here["sbatch"] and "as a Slurm job" in here["note"]
+        program = {"module": "torch.distributed.run", "args": ["--nproc-per-node", "2", "ddp_train.py", "--steps", "9"],
+                   "slurm": ["-N2"]}  # fmt: skip
+        arg = {"uri": (ws / "ddp_train.py").as_uri(), "qualname": "train_step", "program": program, "skip": 2, "calls": 4}
+        params = lsp.ExecuteCommandParams(command=names.PROFILE_COMMAND, arguments=[arg])
+        reply = plain(await asyncio.wait_for(client.workspace_execute_command_async(params), 240))
+        (note,) = client.results  # type: ignore[attr-defined]
+        run = note["run"]
+        assert run["run_id"] == reply["run_id"] and reply["qualname"] == "train_step"
+        assert [(r["rank"], r["host"]) for r in run["ranks"]] == [(0, "n1"), (1, "n1"), (2, "n2"), (3, "n2")]
+        said = [m.message for m in client.log_messages]
+        assert any("[slurm] submitted job" in m for m in said) and any("RUNNING on n[1-2]" in m for m in said), said

@@ -27,6 +27,9 @@ class ProgramArgs:
     args: list[str] = field(default_factory=list)  # the program's arguments
     cwd: str | None = None  # its working directory, relative to the workspace; None: the workspace
     env: dict[str, str] = field(default_factory=dict)  # added to the server's environment
+    # As a Slurm job (engine/slurm.py), with these sbatch options (`-N2 --partition trn2`, split like a shell);
+    # None: on the server's host. Only where `oplens.slurm` says sbatch is there.
+    slurm: list[str] | None = None
 
 
 @dataclass
@@ -45,7 +48,7 @@ class ProfileArgs:
     timeout_seconds: float | None = None
 
 
-PROFILE_SHAPE = ("{uri, qualname or line (0-based), args? or program? {program or module, args?, cwd?, env?}, "
+PROFILE_SHAPE = ("{uri, qualname or line (0-based), args? or program? {program or module, args?, cwd?, env?, slurm?}, "
                  "backend?, warmup?, iters?, skip?, calls?, stop?, timeoutSeconds?}")
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import functools
+import shutil
 import sys
 import threading
 import uuid
@@ -61,7 +62,9 @@ CAPTURE_NAMES = Names(warmup="skip", iters="calls", timeout="timeoutSeconds")
 async def profile(client: ClientState, arg: Any) -> dict[str, Any]:
     a = arguments.parse(PROFILE_COMMAND, arg, ProfileArgs, arguments.PROFILE_SHAPE)
     program = arguments.check_program(PROFILE_COMMAND, a)
-    if program is not None:
+    if program is not None and program.slurm is not None:
+        run = await run_on_slurm(client, capture_request(client, PROFILE_COMMAND, a, program), program.slurm)
+    elif program is not None:
         run = await run_capture(client, capture_request(client, PROFILE_COMMAND, a, program))
     else:
         run = await run_profile(client, request(client, PROFILE_COMMAND, a))
@@ -231,6 +234,50 @@ async def run_capture(client: ClientState, req: ProgramRequest) -> AnyRun:
         tracker.end(ending(e))
         raise
     output.flush()
+    run = done[0]
+    tracker.end(views.totals_title(run))
+    return run
+
+
+def slurm_here() -> dict[str, Any]:
+    """`oplens.slurm`: whether this host submits Slurm jobs (`sbatch` on the server's PATH), in the server's words."""
+    sbatch = shutil.which("sbatch") or ""
+    note = (f"Slurm's sbatch is at {sbatch}: Profile Function in Program… can run the program as a Slurm job" if sbatch
+            else "no sbatch on the server host's PATH: a Slurm job is submitted from the cluster's login node")  # fmt: skip
+    return {"sbatch": sbatch, "note": note}
+
+
+async def run_on_slurm(client: ClientState, req: ProgramRequest, sbatch: list[str]) -> AnyRun:
+    """Capture `req` as a Slurm job with the `sbatch` options (engine/slurm.py): its state and the nodes' parts in
+    the client's log and progress, a cancel cancels the job; `oplens/result` for the merged runs, the first
+    target's returned."""
+    target = req.targets[0]
+    tracker = await track(client, f"{str(target).rsplit('/', 1)[-1]} in {_program_name(req.program)} (Slurm job)")
+    loop = asyncio.get_running_loop()
+
+    def say(words: str) -> None:  # on the job's watching thread: to the client's log, as the program's output goes
+        params = lsp.LogMessageParams(type=lsp.MessageType.Log, message=f"[slurm] {words}")
+        loop.call_soon_threadsafe(client.ls.window_log_message, params)
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage == "queued":
+            tracker.say("the job is pending in Slurm's queue", 0)
+        else:
+            tracker.say(f"the job is running: {done} of {total} nodes' parts stored", 30 + 65 * done // max(total, 1))
+
+    try:
+        try:
+            done = await client.shared.capture_on_slurm(req, sbatch, say, progress, tracker.cancel,
+                                                        functools.partial(results.announce, client))  # fmt: skip
+        except OpLensError as e:
+            _mark(client, e, target.file)
+            raise client.request_error(e) from None
+        except asyncio.CancelledError:
+            tracker.cancel.set()
+            raise
+    except BaseException as e:
+        tracker.end(ending(e))
+        raise
     run = done[0]
     tracker.end(views.totals_title(run))
     return run

@@ -129,6 +129,10 @@ def make_server(
     async def backends_here(*args: Any) -> dict[str, Any]:
         return await host_backends.backends(client, only(names.BACKENDS_COMMAND, args))
 
+    @ls.command(names.SLURM_COMMAND)
+    def slurm_here(*args: Any) -> dict[str, Any]:
+        return profiling.slurm_here()
+
     @ls.command(names.MERGE_COMMAND)
     async def merge(*args: Any) -> dict[str, Any]:
         return await merging.merge(client, only(names.MERGE_COMMAND, args))

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from oplens.engine import runs
+from oplens.engine import runs, slurm
 from oplens.engine.compare import Compared, compare
 from oplens.engine.diff import FunctionDiff, diff_runs
 from oplens.engine.merge import merge_dirs
@@ -389,6 +389,22 @@ class SharedState:
 
         async with self._device(progress, cancel, "capture"):
             return await asyncio.to_thread(run_program, req, progress, cancel, echo, subprocess.DEVNULL, stored)
+
+    async def capture_on_slurm(
+        self,
+        req: ProgramRequest,
+        sbatch: list[str],
+        say: Callable[[str], None],
+        progress: Callable[[str, int, int], None],
+        cancel: threading.Event,
+        announce: Callable[[AnyRun], object] | None = None,
+    ) -> list[AnyRun]:
+        """`req` as a Slurm job (engine/slurm.py): not on this host's device queue (the job runs on the cluster's
+        nodes); its merged runs added and heard of as a capture's are."""
+        done = await asyncio.to_thread(slurm.run_job, req, sbatch, say, progress, cancel)
+        for run in done:
+            self._finished(run, announce)
+        return done
 
     async def merge(
         self,
