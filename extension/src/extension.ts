@@ -40,7 +40,7 @@ import { Profiler } from './profile/profiler';
 import { cancelRuns } from './progress/notification';
 import { ProgramLenses } from './program/lens';
 import { ProgramPicker } from './program/picker';
-import { ProgramMemory } from './program/program';
+import { ProgramMemory, SlurmMemory } from './program/program';
 import { RunMerger } from './ranks/mergeCommand';
 import { ResultsPanel } from './results/panel';
 import { EarlierRuns } from './runs/earlierRuns';
@@ -70,7 +70,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const srv = (server = new OpLensServer(context, log, settings, interpreters, notifier));
   const docs = new Documents(srv, store, log);
   const panel = new ResultsPanel(context.extensionUri, store, docs, srv, log);
-  const programs = new ProgramPicker(new ProgramMemory(context.workspaceState), log);
+  const programs = new ProgramPicker(new ProgramMemory(context.workspaceState), log, new SlurmMemory(context.workspaceState));
   const prof = new Profiler(srv, store, docs, memory, notifier, settings, panel, programs, new NotebookProfiler(log));
   const comparer = new Comparer(srv, store, docs, memory, settings, panel, prof, notifier);
   const traces = new TraceViewer(context.extensionUri, store, srv, panel, log);

@@ -23,7 +23,7 @@
  */
 
 import * as vscode from 'vscode';
-import { OVERVIEW_COMMAND, PROFILE_COMMAND } from '../../shared/names';
+import { OVERVIEW_COMMAND, PROFILE_COMMAND, SLURM_COMMAND } from '../../shared/names';
 import { isOverview } from '../../shared/run';
 import { enclosingFunction, topLevelFunctionNames, type DocFunction, type DocumentInfo } from '../documents/documentIndex';
 import type { Documents } from '../documents/documents';
@@ -163,6 +163,16 @@ export class Profiler {
     if (!program) {
       return undefined;
     }
+    // where the server's host submits Slurm jobs: on the host, or as a job of several nodes (a capture, not an overview)
+    let sbatch: string[] | null = program.slurm ?? null;
+    const slurm = picked || options.overview ? undefined : await this.slurmHere();
+    if (slurm) {
+      const where = await this.programs.where(qualname, slurm);
+      if (where === undefined) {
+        return undefined;
+      }
+      sbatch = where;
+    }
     if (doc.isDirty) {
       await doc.save(); // the program imports the file from disk
     }
@@ -170,7 +180,8 @@ export class Profiler {
     const backend = options.backend ?? options_.backend;
     const spec: ProgramSpec = programForHost({ ...program.spec, cwd: program.spec.cwd ?? program.folder }, this.server.pathMap);
     const overview = options.overview === true;
-    const what = overview ? `an overview of ${program.label} (steps of ${qualname})` : `${qualname} in ${program.label}`;
+    const label = sbatch ? `${program.label} as a Slurm job` : program.label;
+    const what = overview ? `an overview of ${program.label} (steps of ${qualname})` : `${qualname} in ${label}`;
     // A program may run long before it calls the function: Cancel (send's notification) ends it,
     // and the request fails as cancelled. Not $/cancelRequest: the server answers it at once, but
     // the command keeps running.
@@ -186,12 +197,12 @@ export class Profiler {
       runId = await this.send(
         `${overview ? 'Profiling' : 'Capturing'} ${what} on ${backend.toUpperCase()}…`,
         `OpLens: ${overview ? 'profiling' : 'capturing'} ${what}`,
-        { uri: uri.toString(), qualname, program: spec, ...options_, backend },
+        { uri: uri.toString(), qualname, program: sbatch ? { ...spec, slurm: sbatch } : spec, ...options_, backend },
         (error) => {
           failure = { error }; // told below, with the partial run the program left
           return Promise.resolve();
         },
-        (title) => (overview ? `$(check) OpLens ${title}` : `$(check) OpLens ${qualname} in ${program.label}: ${title}`),
+        (title) => (overview ? `$(check) OpLens ${title}` : `$(check) OpLens ${qualname} in ${label}: ${title}`),
         overview ? OVERVIEW_COMMAND : PROFILE_COMMAND,
       );
     } finally {
@@ -206,7 +217,7 @@ export class Profiler {
       } else {
         await this.notifier.show(describeCaptureError(asRpcError(failure.error), qualname, program.label, backend, this.link()), {
           pickProgram: () => this.profileInProgram(uri, qualname, options),
-          retryWithBackend: (b: string) => this.profileInProgram(uri, qualname, { ...options, backend: b }, program),
+          retryWithBackend: (b: string) => this.profileInProgram(uri, qualname, { ...options, backend: b }, { ...program, slurm: sbatch }),
         });
       }
       return undefined;
@@ -219,6 +230,19 @@ export class Profiler {
       );
     }
     return runId;
+  }
+
+  /** The server host's sbatch where it submits Slurm jobs (`oplens.slurm`); undefined where not (or an older server). */
+  private async slurmHere(): Promise<string | undefined> {
+    if (!this.server.serverCommands?.includes(SLURM_COMMAND)) {
+      return undefined;
+    }
+    try {
+      const answer = (await this.server.execute(SLURM_COMMAND, {})) as { sbatch?: unknown } | null;
+      return typeof answer?.sbatch === 'string' && answer.sbatch ? answer.sbatch : undefined;
+    } catch {
+      return undefined; // asking is a nicety: the capture runs on the host
+    }
   }
 
   /** Profile `qualname` of `uri`; the run id, or undefined when cancelled or failed. `info`: the document's, when at hand. */

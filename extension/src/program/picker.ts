@@ -15,11 +15,14 @@ import {
   parseProgramLine,
   programFromSetting,
   programPickItems,
+  sbatchOptions,
   splitArgs,
+  whereItems,
   type LaunchChoice,
   type PickItem,
   type ProgramMemory,
   type ProgramSpec,
+  type SlurmMemory,
   type VariableContext,
 } from './program';
 
@@ -29,6 +32,8 @@ export interface PickedProgram {
   /** The launch configuration's name, or the command line. */
   label: string;
   folder: string;
+  /** Run as a Slurm job with these sbatch options (a retry keeps the choice); absent or null: on the host. */
+  slurm?: string[] | null;
 }
 
 export class ProgramPicker {
@@ -37,7 +42,50 @@ export class ProgramPicker {
   constructor(
     private readonly memory: ProgramMemory,
     private readonly log: vscode.LogOutputChannel,
+    private readonly slurmMemory: SlurmMemory,
   ) {}
+
+  /**
+   * Where the program runs, where the server's host can submit Slurm jobs (`sbatch`: its sbatch): null on the host,
+   * the sbatch options for a Slurm job (asked, the last ones offered; remembered for the workspace); undefined when
+   * the user cancels.
+   */
+  async where(qualname: string, sbatch: string): Promise<string[] | null | undefined> {
+    const remembered = this.slurmMemory.get();
+    const picked = await vscode.window.showQuickPick(
+      whereItems(remembered, sbatch).map((i) => ({ label: i.label, description: i.description, detail: i.detail, item: i })),
+      { title: `OpLens: capture ${qualname} where?`, placeHolder: 'This host has Slurm: the program can run as a job of several nodes', ignoreFocusOut: true },
+    );
+    if (!picked) {
+      return undefined;
+    }
+    if (!picked.item.slurm) {
+      await this.slurmMemory.remember({ slurm: false, options: remembered?.options ?? '' });
+      return null;
+    }
+    const value = remembered?.options ?? '-N2';
+    const text = await vscode.window.showInputBox({
+      title: `OpLens: sbatch options for the job that captures ${qualname}`,
+      prompt: 'Nodes, partition, time, account… as sbatch takes them; OpLens runs one copy per node (srun) and merges the nodes’ parts. Remembered for this workspace.',
+      placeHolder: '-N2 --partition trn2 --time 30',
+      value,
+      valueSelection: [0, value.length],
+      ignoreFocusOut: true,
+      validateInput: (t) => {
+        const r = sbatchOptions(t);
+        return typeof r === 'string' ? r : undefined;
+      },
+    });
+    if (text === undefined) {
+      return undefined;
+    }
+    const options = sbatchOptions(text);
+    if (typeof options === 'string') {
+      return undefined; // the box does not accept it
+    }
+    await this.slurmMemory.remember({ slurm: true, options: text.trim() });
+    return options;
+  }
 
   /** Ask which program runs `qualname` of `file`; undefined when the user cancels. */
   async pick(file: vscode.Uri, qualname: string): Promise<PickedProgram | undefined> {

@@ -14,6 +14,10 @@ import {
   programFromSetting,
   programPickItems,
   ProgramMemory,
+  sbatchOptions,
+  SLURM_STATE_KEY,
+  SlurmMemory,
+  whereItems,
   PROGRAM_STATE_KEY,
   splitArgs,
   substitute,
@@ -342,6 +346,32 @@ describe('ProgramMemory', () => {
     await memory.remember({ kind: 'line', line: '-m pkg' });
     assert.deepEqual(memory.get(), { kind: 'line', line: '-m pkg' });
     await state.update(PROGRAM_STATE_KEY, { kind: 'launch' });
+    assert.equal(memory.get(), undefined);
+  });
+});
+
+describe('where the program runs: the host, or a Slurm job', () => {
+  it('offers the remembered place first, with the last sbatch options', () => {
+    assert.deepEqual(whereItems(undefined, '/usr/bin/sbatch').map((i) => i.slurm), [false, true]);
+    const items = whereItems({ slurm: true, options: '-N2 --partition trn2' }, '/usr/bin/sbatch');
+    assert.deepEqual(items.map((i) => i.slurm), [true, false]);
+    assert.equal(items[0].description, 'sbatch -N2 --partition trn2');
+    assert.match(items[0].detail, /\/usr\/bin\/sbatch/);
+  });
+
+  it('splits the sbatch options like a shell, and refuses a stray word first', () => {
+    assert.deepEqual(sbatchOptions(' -N2 --partition trn2 --comment "two words" '), ['-N2', '--partition', 'trn2', '--comment', 'two words']);
+    assert.deepEqual(sbatchOptions(''), []);
+    assert.match(String(sbatchOptions('train.py -N2')), /"train.py" is not an sbatch option/);
+  });
+
+  it('remembers the choice per workspace state, and ignores what it cannot read', async () => {
+    const state = new MemoryState();
+    const memory = new SlurmMemory(state);
+    assert.equal(memory.get(), undefined);
+    await memory.remember({ slurm: true, options: '-N4' });
+    assert.deepEqual(new SlurmMemory(state).get(), { slurm: true, options: '-N4' });
+    await state.update(SLURM_STATE_KEY, { slurm: 'yes' });
     assert.equal(memory.get(), undefined);
   });
 });

@@ -473,3 +473,56 @@ export function programFromServer(v: unknown): ProgramSpec | undefined {
   }
   return spec;
 }
+
+// ---- where the program runs: the server's host, or a Slurm job ----------------------------------
+
+/** The last choice of where a program runs, per workspace: a Slurm job with its sbatch options, or the host. */
+export interface SlurmChoice {
+  slurm: boolean;
+  /** The sbatch options as typed (`-N2 --partition trn2 --time 30`). */
+  options: string;
+}
+
+export const SLURM_STATE_KEY = 'oplens.slurmJob';
+
+export class SlurmMemory {
+  constructor(private readonly store: KeyValueStore) {}
+
+  get(): SlurmChoice | undefined {
+    const raw = this.store.get<unknown>(SLURM_STATE_KEY);
+    return isObj(raw) && typeof raw.slurm === 'boolean' && typeof raw.options === 'string' ? { slurm: raw.slurm, options: raw.options } : undefined;
+  }
+
+  async remember(choice: SlurmChoice): Promise<void> {
+    await this.store.update(SLURM_STATE_KEY, choice);
+  }
+}
+
+/** One row of "where does it run": the server's host, or a Slurm job. */
+export interface WhereItem {
+  slurm: boolean;
+  label: string;
+  description: string;
+  detail: string;
+}
+
+/** The rows, the remembered one first; `sbatch`: the server host's sbatch (its path). */
+export function whereItems(remembered: SlurmChoice | undefined, sbatch: string): WhereItem[] {
+  const here: WhereItem = { slurm: false, label: 'On the server’s host', description: '', detail: 'the program runs where the OpLens server runs' };
+  const job: WhereItem = {
+    slurm: true,
+    label: 'As a Slurm job…',
+    description: remembered?.options ? `sbatch ${remembered.options}` : '',
+    detail: `submitted with ${sbatch}: one OpLens per node, the nodes' parts merged into one run`,
+  };
+  return remembered?.slurm ? [job, here] : [here, job];
+}
+
+/** The sbatch options as typed, split like a shell; a message where they name no option (a stray word first). */
+export function sbatchOptions(text: string): string[] | string {
+  const words = splitArgs(text.trim());
+  if (words.length > 0 && !words[0].startsWith('-')) {
+    return `"${words[0]}" is not an sbatch option: write options such as -N2 --partition trn2 --time 30`;
+  }
+  return words;
+}
