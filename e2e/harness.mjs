@@ -71,6 +71,9 @@ function newestVsix() {
 }
 
 const torchThreads = process.env.OPLENS_E2E_TORCH_THREADS ?? '1';
+// The emulated Slurm's configuration (tests/slurmlab.py), where one runs: code-server, and so the OpLens server and the
+// sbatch it runs, find it through SLURM_CONF.
+let slurmConf = '';
 
 function codeServerEnv(tmpRoot) {
   // code-server writes config.yaml and state under XDG dirs: keep them in the temp folder, not $HOME.
@@ -86,6 +89,7 @@ function codeServerEnv(tmpRoot) {
     // the Jupyter stand-in (e2e/standins/jupyter) runs code in a notebook's kernel with these
     OPLENS_E2E_KERNEL_EXEC: path.join(E2E_DIR, 'kernel_exec.py'),
     OPLENS_E2E_PYTHON_FOR_STANDIN: process.env.OPLENS_E2E_PYTHON || path.join(REPO, '.venv', 'bin', 'python'),
+    ...(slurmConf ? { SLURM_CONF: slurmConf } : {}),
     PASSWORD: '',
     HASHED_PASSWORD: '',
     GITHUB_TOKEN: '',
@@ -289,6 +293,26 @@ async function setUp(ctx) {
       if (r.status !== 0) throw new StepFailure(`installing the Jupyter stand-in failed:\n${r.stdout}${r.stderr}`);
     });
   }
+
+  await step('start a Slurm of two emulated nodes (tests/slurmlab.py), where Slurm is installed', async () => {
+    const r = spawnSync(python, [path.join(REPO, 'tests', 'slurmlab.py'), 'start', path.join(tmpRoot, 'slurm')], { encoding: 'utf8', timeout: 120000 });
+    if (r.status !== 0) throw new StepFailure(`tests/slurmlab.py could not start Slurm:\n${r.stdout}${r.stderr}`);
+    const lab = JSON.parse(r.stdout.trim().split('\n').pop());
+    if (lab.why) {
+      ctx.slurmMissing = lab.why;
+      log(`no Slurm: ${lab.why}`);
+      return;
+    }
+    slurmConf = lab.conf;
+    ctx.cleanups.push(() => {
+      for (const pid of lab.pids) {
+        try {
+          process.kill(pid, 'SIGTERM');
+        } catch {}
+      }
+    });
+    log(`Slurm: slurmctld and two slurmd (n1, n2), SLURM_CONF=${slurmConf}`);
+  });
 
   await step('start code-server', async () => {
     const logFd = fs.openSync(path.join(tmpRoot, 'code-server.log'), 'w');

@@ -155,3 +155,17 @@ def _pid(path: Path) -> int:
         except (OSError, ValueError):
             time.sleep(0.05)
     raise RuntimeError(f"{path} never appeared")
+
+
+if __name__ == "__main__":  # the e2e's harness: `python tests/slurmlab.py start DIR` → {"conf", "pids"} or {"why"}
+    import json
+    import sys
+
+    if sys.argv[1:2] != ["start"] or len(sys.argv) != 3:
+        sys.exit("usage: python tests/slurmlab.py start DIR")
+    why = missing()
+    if why:
+        print(json.dumps({"why": why}))
+        sys.exit(0)
+    lab = start(Path(sys.argv[2]))
+    print(json.dumps({"conf": lab.env["SLURM_CONF"], "pids": lab.pids}))
