@@ -186,3 +186,37 @@ def test_a_run_without_the_probe_costs_its_lines_no_marks() -> None:
     ev = of([RawEvent(name="oplens.iter:0", start_ns=0, end_ns=1000, thread=1),
              RawEvent(name="oplens.line:3", start_ns=10, end_ns=900, thread=1)])  # fmt: skip
     assert mark_cost(ev) == (0.0, 0.0)
+
+
+SLEEPY = """\
+import time
+
+import torch
+
+
+def sleepy(x):
+    time.sleep({s})
+    return (x * 2).sum()
+"""
+
+
+def test_a_diff_by_wall_time_judges_the_line_whose_time_is_outside_operators(tmp_path: Path) -> None:
+    """Issue 39 part 5: a sleep made twice as long is no operator's change (by self time the line has none), but by
+    wall time it is the line that got slower, about 2× (the edit measured beside the earlier version)."""
+    from oplens.engine.diff import diff_runs
+    from oplens.views.diff import diff_page
+
+    path = tmp_path / "sleepy.py"
+    runs = []
+    for s in (0.02, 0.04):
+        path.write_text(SLEEPY.replace("{s}", str(s)))
+        runs.append(profile(ProfileRequest(TargetSpec(str(path), "sleepy"), iters=8, args="torch.randn(64, 64)",
+                                           workspace=tmp_path)))  # fmt: skip
+    by_wall = diff_runs(runs[0], runs[1], "wall")
+    sleep = next(c for c in by_wall.lines if c.after_line == 7)
+    assert by_wall.by == "wall" and sleep.verdict == "slower" and sleep.ratio is not None and 1.7 < sleep.ratio < 2.3
+    by_device = diff_runs(runs[0], runs[1])
+    assert next(c for c in by_device.lines if c.after_line == 7).verdict != "slower"  # no operator on it
+    view = diff_page(runs[1], by_wall, []).view
+    assert view is not None and view.label == "Wall" and view.lines_title.endswith("Wall time per call")
+    assert [c.value for c in view.by_choices] == ["device", "wall"] and view.by == "wall"

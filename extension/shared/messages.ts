@@ -101,7 +101,8 @@ export type FromResultsPanel =
   | { type: 'showRun'; runId: string }
   /** A distributed run's rank selector: rank `rank`'s own run, or all ranks (null). */
   | { type: 'showRank'; runId: string; rank: number | null }
-  | { type: 'diff'; after: string; before?: string }
+  /** The shown run against `before` (default: the previous run), of each line's self device time or (`by` 'wall') its wall time. */
+  | { type: 'diff'; after: string; before?: string; by?: string }
   | { type: 'openExplorer'; runId: string }
   | { type: 'openTrace'; runId: string }
   | { type: 'openArtifact'; runId: string; path: string }

@@ -57,9 +57,25 @@ export function diffSection(view: RunView): HTMLElement {
   }
   picker.addEventListener('change', () => {
     lastDiff = undefined; // asked for; drawn when it comes
-    vscode.post({ type: 'diff', after: v.after_run_id, before: picker.value });
+    vscode.post({ type: 'diff', after: v.after_run_id, before: picker.value, by: v.by });
     redraw();
   });
+  // what the figures and verdicts are of: self device time, or each line's wall time (where both runs have it)
+  let byPicker: HTMLElement | null = null;
+  if (v.by_choices.length > 1) {
+    const select = h('select', { 'aria-label': 'What the figures and verdicts are of' });
+    for (const c of v.by_choices) {
+      const option = h('option', { value: c.value }, c.label);
+      option.selected = c.value === v.by;
+      select.append(option);
+    }
+    select.addEventListener('change', () => {
+      lastDiff = undefined;
+      vscode.post({ type: 'diff', after: v.after_run_id, before: v.before_run_id, by: select.value });
+      redraw();
+    });
+    byPicker = h('label', {}, ' by ', select);
+  }
   const t = v.totals;
   const summary = h(
     'p',
@@ -103,9 +119,9 @@ export function diffSection(view: RunView): HTMLElement {
     ),
   );
   return section(
-    `Lines · vs ${v.against} · Self ${v.label} per iteration`,
+    v.lines_title,
     view.ranks && view.ranks.shown !== null ? h('p', { class: 'muted' }, `All ranks (the merged run) against the earlier run, not rank ${view.ranks.shown} alone.`) : null,
-    h('div', { class: 'table-tools' }, h('label', {}, 'Compared with ', picker)),
+    h('div', { class: 'table-tools' }, h('label', {}, 'Compared with ', picker), byPicker),
     summary,
     h('p', { class: 'diff-method' }, v.measured),
     ...v.notes.map((n) => h('p', { class: 'notice' }, n)),

@@ -92,6 +92,14 @@ export interface EarlierChoice {
   label: string;
 }
 
+/** A measure the diff can be of, as the page's picker lists it. */
+export interface DiffBy {
+  /** `device`, `wall` */
+  value: string;
+  /** `Self CPU`, `Wall time` */
+  label: string;
+}
+
 /** The shown run against an earlier run of its function. */
 export interface DiffView {
   after_run_id: string;
@@ -114,6 +122,21 @@ export interface DiffView {
   method: string;
   /** how the two runs were measured (side by side, or across two processes and why), in words */
   measured: string;
+  /**
+   * what the figures and verdicts are of: `device` (self device time) or `wall` (engine/diff)
+   * @default 'device'
+   */
+  by: string;
+  /**
+   * the measures to pick from ([]: one)
+   * @default []
+   */
+  by_choices: DiffBy[];
+  /**
+   * `Lines · vs previous run · Self CPU per iteration` (`· Wall time per call`)
+   * @default ''
+   */
+  lines_title: string;
 }
 
 /** The `view` of an `oplens.diff` answer: the view, or (the function's first run) why there is none. */
@@ -497,6 +520,14 @@ export function readEarlierChoice(r: Reader): EarlierChoice {
   };
 }
 
+/** A `DiffBy` from its JSON: requires value, label; the rest take their defaults. */
+export function readDiffBy(r: Reader): DiffBy {
+  return {
+    value: r.str('value'),
+    label: r.str('label'),
+  };
+}
+
 /** A `DiffView` from its JSON: requires after_run_id, before_run_id, qualname, label, against, rows, totals, runs_before, runs_after, earlier, notes, method, measured; the rest take their defaults. */
 export function readDiffView(r: Reader): DiffView {
   return {
@@ -513,6 +544,9 @@ export function readDiffView(r: Reader): DiffView {
     notes: r.strings('notes', false),
     method: r.str('method'),
     measured: r.str('measured'),
+    by: r.str('by', 'device'),
+    by_choices: r.list('by_choices', readDiffBy),
+    lines_title: r.str('lines_title', ''),
   };
 }
 

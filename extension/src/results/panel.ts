@@ -199,11 +199,11 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
     return view ? { type: 'run', view } : undefined;
   }
 
-  /** The shown run `after` against `before` (default: the function's previous run), for the page's "vs previous run" view. */
-  private async sendDiff(after: string, before?: string): Promise<void> {
+  /** The shown run `after` against `before` (default: the function's previous run), of `by` (default: self device time), for the page's "vs previous run" view. */
+  private async sendDiff(after: string, before?: string, by?: string): Promise<void> {
     let message: ToResultsPanel;
     try {
-      const page = parseDiffPage(await this.server.execute(DIFF_COMMAND, before === undefined ? { after } : { after, before }));
+      const page = parseDiffPage(await this.server.execute(DIFF_COMMAND, { after, ...(before === undefined ? {} : { before }), ...(by ? { by } : {}) }));
       message = page.view ? { type: 'diff', runId: after, view: page.view } : { type: 'noDiff', runId: after, message: page.message };
     } catch (e) {
       this.log.warn(`results panel: diff of run ${after}${before ? ` against ${before}` : ''}: ${(e as Error).message}`);
@@ -406,7 +406,7 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
         await this.showRun(m.runId, false, m.rank);
         return;
       case 'diff':
-        await this.sendDiff(m.after, m.before);
+        await this.sendDiff(m.after, m.before, m.by);
         return;
       case 'openExplorer':
         await this.actions?.openExplorer(this.storedFor(m.runId)?.run.run_id ?? m.runId);

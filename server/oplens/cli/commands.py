@@ -28,7 +28,7 @@ from oplens.cli.progress import capture_display, progress_display
 from oplens.engine import multinode, runs, slurm
 from oplens.engine.analyze import reanalyze
 from oplens.engine.compare import compare, compare_rows
-from oplens.engine.diff import diff_runs
+from oplens.engine.diff import DEVICE, MEASURES, diff_runs
 from oplens.engine.merge import merge_dirs, rank_part
 from oplens.engine.multinode import DEFAULT_GATHER_TIMEOUT_S
 from oplens.engine.overview_diff import diff_overviews
@@ -148,6 +148,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     d.add_argument("after", nargs="?", default=None, help="the later run (default: the latest run of the same function)")
     d.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
     d.add_argument("--json", metavar="PATH", help="write the diff as JSON to PATH ('-': stdout)")
+    d.add_argument("--by", choices=MEASURES, default=DEVICE,
+                   help="what the figures and verdicts are of: each line's self device time (default) or its wall time "
+                   "(a line whose time is Python, a wait or I/O)")  # fmt: skip
     d.add_argument("--fail-if-slower", type=float, metavar="PCT",
                    help="exit 1 where the later run's median call is slower than the earlier's by more than PCT %% "
                    "over its whole 95 %% interval (a CI gate)")  # fmt: skip
@@ -415,7 +418,7 @@ def _diff(args: argparse.Namespace, out: Console) -> int:
         if args.json != "-":
             render.overview_diff(out, changes)
         return 0
-    result = diff_runs(before, after)
+    result = diff_runs(before, after, args.by)
     _emit_json(args.json, result.to_dict())
     if args.json != "-":
         render.diff(out, result)

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from oplens.backends import registry
-from oplens.engine.diff import FunctionDiff
+from oplens.engine.diff import WALL, FunctionDiff
 from oplens.engine.overview_diff import OverviewDiff
 from oplens.records.errors import OpLensError
 from oplens.records.execution_words import execution_notes
@@ -438,9 +438,10 @@ VERDICT_STYLE = {"slower": "red", "faster": "green", "new": "cyan", "removed": "
 
 def diff(console: Console, d: FunctionDiff) -> None:
     """One function before and after an edit: each line's change and its verdict."""
-    label = d.after.backend.device_label
+    by_wall = d.by == WALL  # the figures and verdicts are of each line's wall time: no separate wall columns
+    label = "Wall" if by_wall else d.after.backend.device_label
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    walls = any(c.wall_before_us or c.wall_after_us for c in d.lines)  # runs that recorded each line's wall time
+    walls = not by_wall and any(c.wall_before_us or c.wall_after_us for c in d.lines)  # runs with each line's wall time
     for name, justify in (("Before", "right"), ("After", "right"), (f"{label} before", "right"),
                           (f"{label} after", "right"), ("Change", "right"), ("Verdict", "left"),
                           *((("Wall before", "right"), ("Wall after", "right")) if walls else ()), ("Source", "left")):
@@ -460,7 +461,8 @@ def diff(console: Console, d: FunctionDiff) -> None:
         )
     t = d.totals
     console.print(
-        f"[bold]{escape(d.after.target.qualname)}[/]: run {d.before.run_id} → {d.after.run_id} (per iteration, {label})",
+        f"[bold]{escape(d.after.target.qualname)}[/]: run {d.before.run_id} → {d.after.run_id} "
+        f"({'each line’s wall time per call' if by_wall else f'per iteration, {label}'})",
         highlight=False,
     )
     console.print(table)

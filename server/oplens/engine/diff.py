@@ -42,6 +42,10 @@ from oplens.engine.compare import verdict as compare_verdict
 from oplens.records.errors import bad_input
 from oplens.records.run import LineStat, Run
 
+# What a diff judges (`diff_runs(by=)`): each line's self device time, or its host wall time (a line whose time is
+# Python, a wait or I/O: the figure its user sorts by)
+DEVICE, WALL = "device", "wall"
+MEASURES = (DEVICE, WALL)
 ALPHA = 0.01  # the test's significance level
 MIN_EFFECT = 0.10  # a change smaller than this share is `same`, however significant
 NOISE_FACTOR = 2.0  # ... and smaller than this many times the line's relative interquartile range
@@ -87,6 +91,7 @@ class FunctionDiff:
     lines: list[LineChange]
     totals: TotalsChange
     method: dict[str, Any] = field(default_factory=dict)  # the test and thresholds used
+    by: str = DEVICE  # what the figures and verdicts are of: self device time (DEVICE) or each line's WALL time
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -95,11 +100,15 @@ class FunctionDiff:
             "lines": [asdict(c) for c in self.lines],
             "totals": asdict(self.totals),
             "method": self.method,
+            "by": self.by,
         }
 
 
-def diff_runs(before: Run, after: Run) -> FunctionDiff:
-    """The line-by-line change of one function from `before` to `after`."""
+def diff_runs(before: Run, after: Run, by: str = DEVICE) -> FunctionDiff:
+    """The line-by-line change of one function from `before` to `after`, of each line's self device time or (`by`
+    WALL) its wall time: the same tests on the lines' per-call wall samples (`as_wall`)."""
+    if by not in MEASURES:
+        raise bad_input(f"a diff by {by!r} is not one OpLens makes", f"diff by one of: {', '.join(MEASURES)}")
     for run in (before, after):
         if not run.target.source:
             raise bad_input(
@@ -116,7 +125,14 @@ def diff_runs(before: Run, after: Run) -> FunctionDiff:
             f"the runs ran on different backends ({before.backend.name} and {after.backend.name})",
             "compare runs of one backend: their times are not the same kind of figure",
         )
-    d = _diff_side_by_side(before, after) if measured_together(before, after) else _diff_apart(before, after)
+    if by == WALL:
+        old = [r.run_id for r in (before, after) if not any(s.wall_samples_us for s in r.lines)]
+        if old:
+            raise bad_input(f"run {', '.join(old)} recorded no line wall times (made by an older OpLens)",
+                            "profile the function again, or diff by self time")  # fmt: skip
+    a, b = (as_wall(before), as_wall(after)) if by == WALL else (before, after)
+    d = _diff_side_by_side(a, b) if measured_together(a, b) else _diff_apart(a, b)
+    d.before, d.after, d.by = before, after, by
     walls_before, walls_after = ({s.line: s.wall_us for s in r.lines} for r in (before, after))
     for c in d.lines:
         c.wall_before_us = walls_before.get(c.before_line, 0.0) if c.before_line is not None else 0.0
@@ -200,6 +216,18 @@ def measured_together(before: Run, after: Run) -> bool:
     a, b = before.config.side_by_side, after.config.side_by_side
     return (a is not None and b is not None and a.group == b.group and a.index != b.index
             and len(before.totals.device_samples_us) == len(after.totals.device_samples_us))  # fmt: skip
+
+
+def as_wall(run: Run) -> Run:
+    """`run` with each line's wall time in place of its self device time (its per-call samples, its mean, its share
+    of the lines' wall time) and the totals the lines' wall time per call: what a diff by wall time tests."""
+    total = sum(s.wall_us for s in run.lines)
+    lines = [dataclasses.replace(s, device_samples_us=list(s.wall_samples_us), self_device_us=s.wall_us,
+                                 pct_device=100.0 * s.wall_us / total if total > 0 else 0.0) for s in run.lines]  # fmt: skip
+    calls = max((len(s.wall_samples_us) for s in run.lines), default=0)
+    per_call = [sum(s.wall_samples_us[i] for s in run.lines if i < len(s.wall_samples_us)) for i in range(calls)]
+    totals = dataclasses.replace(run.totals, device_samples_us=per_call, self_device_us=total)
+    return dataclasses.replace(run, lines=lines, totals=totals)
 
 
 def _diff_side_by_side(before: Run, after: Run) -> FunctionDiff:

@@ -93,9 +93,11 @@ class DiffArgs:
     before: str | None = None  # a run id; None: the run of the same function just before `after`
     uri: str | None = None
     qualname: str | None = None
+    by: str = "device"  # what the figures and verdicts are of: "device" (self device time) or "wall"
 
 
-DIFF_SHAPE = "{after?, before?, uri?, qualname?} (after: a run id, else the latest run of uri's qualname)"
+DIFF_SHAPE = ("{after?, before?, uri?, qualname?, by?: 'device' or 'wall'} (after: a run id, else the latest run of uri's "
+              "qualname)")
 
 
 @dataclass

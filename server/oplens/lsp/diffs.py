@@ -40,7 +40,7 @@ def diff(client: ClientState, arg: Any) -> dict[str, Any]:
     elif earlier:
         before = _run(client, earlier[0].run_id, "before")
     try:
-        found = shared.diffs.diff(before, after) if before is not None else None
+        found = shared.diffs.diff(before, after, a.by) if before is not None else None
     except OpLensError as e:
         raise client.request_error(e) from None
     return views.diff_answer(client.uri(after.target.home()), after, found, [s.entry() for s in earlier])

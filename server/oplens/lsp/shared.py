@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from oplens.engine import runs, slurm
 from oplens.engine.compare import Compared, compare
-from oplens.engine.diff import FunctionDiff, diff_runs
+from oplens.engine.diff import DEVICE, FunctionDiff, diff_runs
 from oplens.engine.merge import merge_dirs
 from oplens.engine.process import Echo, WorkerProcess, discard, warm_environment
 from oplens.engine.profile import ProfileRequest, profile
@@ -152,7 +152,7 @@ class RunDiffs:
         self._load = load  # a run by id (the store's: the latest runs are in memory)
         self._keep = keep
         self._stored: dict[str, StoredRun | None] = {}  # run directory name → its run (None: unreadable)
-        self._diffs: OrderedDict[tuple[str, str], FunctionDiff] = OrderedDict()
+        self._diffs: OrderedDict[tuple[str, str, str], FunctionDiff] = OrderedDict()
         self._previous: OrderedDict[str, FunctionDiff | None] = OrderedDict()  # after run id → vs its previous run
 
     def remember(self, run: AnyRun, dir_name: str | None = None) -> None:
@@ -180,12 +180,12 @@ class RunDiffs:
             return found[: ids.index(run.run_id)][::-1]
         return [s for s in found if s.created <= run.created][::-1]  # not on disk (yet): by its time
 
-    def diff(self, before: Run, after: Run) -> FunctionDiff:
-        """`engine.diff.diff_runs`, once per pair; raises its OpLensError where two runs do not diff."""
-        key = (before.run_id, after.run_id)
+    def diff(self, before: Run, after: Run, by: str = DEVICE) -> FunctionDiff:
+        """`engine.diff.diff_runs`, once per pair and measure; raises its OpLensError where two runs do not diff."""
+        key = (before.run_id, after.run_id, by)
         found = self._diffs.get(key)
         if found is None:
-            found = self._diffs[key] = diff_runs(before, after)
+            found = self._diffs[key] = diff_runs(before, after, by)
         self._diffs.move_to_end(key)
         while len(self._diffs) > self._keep:
             self._diffs.popitem(last=False)

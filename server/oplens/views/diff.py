@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from oplens.engine.compare import MIN_EFFECT as LEAST
-from oplens.engine.diff import FunctionDiff, LineChange
+from oplens.engine.diff import DEVICE, WALL, FunctionDiff, LineChange
 from oplens.records.format import device_label, fmt_change, fmt_p, fmt_ratio, fmt_us, verdict_phrase, when
 from oplens.records.run import Run
 
@@ -52,6 +52,14 @@ class EarlierChoice:
 
 
 @dataclass(frozen=True)
+class DiffBy:
+    """A measure the diff can be of, as the page's picker lists it."""
+
+    value: str  # `device`, `wall`
+    label: str  # `Self CPU`, `Wall time`
+
+
+@dataclass(frozen=True)
 class DiffView:
     """The shown run against an earlier run of its function."""
 
@@ -69,6 +77,9 @@ class DiffView:
     notes: list[str]  # what may explain a difference besides the edit (other arguments, the same text)
     method: str  # the rule behind the verdicts, in words
     measured: str  # how the two runs were measured (side by side, or across two processes and why), in words
+    by: str = "device"  # what the figures and verdicts are of: `device` (self device time) or `wall` (engine/diff)
+    by_choices: list[DiffBy] = dataclasses.field(default_factory=list)  # the measures to pick from ([]: one)
+    lines_title: str = ""  # `Lines · vs previous run · Self CPU per iteration` (`· Wall time per call`)
 
 
 @dataclass(frozen=True)
@@ -89,6 +100,9 @@ def diff_page(after: Run, diff: FunctionDiff | None, earlier: Sequence[Mapping[s
         return DiffPage(message=f"{after.target.qualname} has no earlier run to compare with. Edit it and profile "
                                 "it again: this view then shows what changed, line by line.")  # fmt: skip
     before, totals = diff.before, diff.totals
+    own = device_label(after.backend.device_label)
+    label = "Wall" if diff.by == WALL else own
+    walls = all(any(s.wall_samples_us for s in r.lines) for r in (before, after))  # both runs recorded wall times
     first = earlier[0]["run_id"] if earlier else None
     against = "previous run" if first == before.run_id else f"the run of {when(before.created)}"
     change = fmt_change(totals.verdict, totals.ratio) or (fmt_ratio(totals.ratio) if totals.ratio is not None else "")
@@ -96,7 +110,7 @@ def diff_page(after: Run, diff: FunctionDiff | None, earlier: Sequence[Mapping[s
         after_run_id=after.run_id,
         before_run_id=before.run_id,
         qualname=after.target.qualname,
-        label=device_label(after.backend.device_label),
+        label=label,
         against=against,
         rows=[_row(c) for c in diff.lines],
         totals=DiffTotals(before=fmt_us(totals.before_us), after=fmt_us(totals.after_us), change=change,
@@ -108,6 +122,9 @@ def diff_page(after: Run, diff: FunctionDiff | None, earlier: Sequence[Mapping[s
         notes=_notes(before, after),
         method=_method(diff.method, after.config.iters, before.config.iters),
         measured=measured_words(diff),
+        by=diff.by,
+        by_choices=[DiffBy(DEVICE, f"Self {own}"), DiffBy(WALL, "Wall time")] if walls else [],
+        lines_title=f"Lines · vs {against} · " + ("Wall time per call" if diff.by == WALL else f"Self {own} per iteration"),
     )
     return DiffPage(view=view)
 
