@@ -6,6 +6,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.oplens-installed
 
 NODE_STAMP := node_modules/.oplens-installed
+# Holistic Trace Analysis, which tests/test_exports.py loads an export with: installed without its declared
+# requirements (jupyterlab among them); the ones it uses are the [test] extra's
+HTA := holistictraceanalysis==0.5.0
 
 # Python 3.12 and 3.13 beside 3.11: TorchNeuron 2.33 supports Python 3.12-3.14 only. Each in its own venv made
 # from the project's files; `pip install torch==2.13.0` takes PyPI's build there (CUDA, ~4.7 GB; it runs on the
@@ -30,6 +33,7 @@ $(STAMP): pyproject.toml
 	# requirement would pull the multi-GB CUDA build.
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -m pip install -q --no-deps $(HTA)
 	touch $(STAMP)
 
 $(VENV312)/.oplens-installed $(VENV313)/.oplens-installed: pyproject.toml
@@ -38,6 +42,7 @@ $(VENV312)/.oplens-installed $(VENV313)/.oplens-installed: pyproject.toml
 	$(@D)/bin/python -m pip install -q --upgrade pip
 	$(@D)/bin/python -m pip install -q torch==2.13.0
 	$(@D)/bin/python -m pip install -q -e ".[test]"
+	$(@D)/bin/python -m pip install -q --no-deps $(HTA)
 	touch $@
 
 $(NODE_STAMP): package-lock.json

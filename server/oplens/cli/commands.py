@@ -35,6 +35,8 @@ from oplens.engine.overview_diff import diff_overviews
 from oplens.engine.profile import ProfileRequest, profile
 from oplens.engine.program import DEFAULT_CALLS, DEFAULT_DELAY_S, DEFAULT_DURATION_S, DEFAULT_SKIP, ProgramRequest
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP, FILL_S, MAX_ROUNDS
+from oplens.exports.formats import FORMATS
+from oplens.exports.formats import export as export_run
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.job import ProgramSpec, TargetSpec
 from oplens.records.overview import AnyRun, OverviewRun
@@ -155,6 +157,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                    help="exit 1 where the later run's median call is slower than the earlier's by more than PCT %% "
                    "over its whole 95 %% interval (a CI gate)")  # fmt: skip
 
+    x = sub.add_parser("export", help="a run for the viewers you already use: Perfetto, speedscope, TensorBoard/HTA")
+    x.add_argument("run", help="a run id (or its start, or `latest`) or a run directory")
+    x.add_argument("--format", required=True, choices=list(FORMATS),
+                   help="perfetto: a Chrome trace (.json.gz) with the lines as named slices and the ranks as processes; "
+                   "speedscope: flame graphs of host and device time by line; tensorboard: a folder of "
+                   "rank<R>.pt.trace.json.gz for TensorBoard's profiler plugin and HTA")  # fmt: skip
+    x.add_argument("--out", metavar="PATH", help="where to write it (default: the run's exports/ folder)")
+    x.add_argument("--runs", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
+
     a = sub.add_parser("analyze", help="attribute a stored run again from its trace.json, without running it (rewrites nothing)")
     a.add_argument("run", help="a run id (or its start, or `latest`) or a run directory")
     a.add_argument("--out", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
@@ -214,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
             return _diff(args, out)
         if args.command == "analyze":
             return _analyze(args, out)
+        if args.command == "export":
+            return _export(args, out)
         if getattr(args, "backend_command", None) is not None:
             return _backend_command(args.backend_command, args, out)
         if args.command == "run":
@@ -423,6 +436,16 @@ def _diff(args: argparse.Namespace, out: Console) -> int:
     if args.json != "-":
         render.diff(out, result)
     return 1 if slower_beyond(result.totals.ratio_interval[0], args.fail_if_slower) else 0
+
+
+def _export(args: argparse.Namespace, out: Console) -> int:
+    """`oplens export RUN --format F`: the path written, and how to open it."""
+    run = runs.find(runs.runs_root(Path.cwd(), args.runs), args.run)
+    if not isinstance(run, Run):
+        raise bad_input(f"{run.run_id} is a program overview", "export a function's run (its lines)")
+    path = export_run(run, args.format, Path(args.out) if args.out else None)
+    out.print(f"{args.format}: {path}\n{FORMATS[args.format].opens_in}", highlight=False)
+    return 0
 
 
 def _analyze(args: argparse.Namespace, out: Console) -> int:

@@ -1,0 +1,47 @@
+"""A run as the folder TensorBoard's PyTorch profiler plugin (torch-tb-profiler) and Holistic Trace Analysis read:
+one `rank<R>.pt.trace.json.gz` per rank (the plugin's run is the folder, each file a worker; HTA takes a flat folder
+of traces), each the rank's own Kineto trace on the run's shared time base with `distributedInfo` saying its rank.
+
+HTA reads a trace's rank from the first `"rank": <n>` in the file, written with a space after the colon (compact
+JSON reads as rank 0 for every file), so the trace is written with json's default separators and
+`distributedInfo` first. OpLens's line ranges keep their names (`oplens.line:<n>`: what HTA's and the plugin's
+tables group by) and gain `args` with the line's source and figures.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from oplens.exports.traces import LineNames, rank_traces
+from oplens.records.run import Run
+
+
+def export(run: Run, out: Path) -> Path:
+    """`run` (stored) as the folder `out` (made; files of an earlier export of the same ranks replaced)."""
+    out.mkdir(parents=True, exist_ok=True)
+    traces = rank_traces(run)
+    world = max(len(traces), max((r.world_size for r in run.ranks), default=1))
+    for k, rt in enumerate(traces):
+        rank = rt.rank if rt.rank is not None else k
+        names = LineNames(rt.run)
+        events = []
+        for e in rt.events:
+            raw = str(e.get("name", ""))
+            if e.get("ph") == "X" and names.name(raw) is None:
+                continue  # the probe, a call's argument marker: no time of the run
+            extra = names.args(raw) if e.get("ph") == "X" else {}
+            events.append({**e, "args": {**(e.get("args") or {}), **extra}} if extra else e)
+        backend = str((rt.meta.get("distributedInfo") or {}).get("backend", "")) or ("nccl" if _has_cuda(rt.meta) else "gloo")
+        trace: dict[str, Any] = {"distributedInfo": {"rank": rank, "world_size": world, "backend": backend}}
+        trace |= {k: v for k, v in rt.meta.items() if k != "distributedInfo"}
+        trace["traceEvents"] = events
+        with gzip.open(out / f"rank{rank}.pt.trace.json.gz", "wt", encoding="utf-8") as f:
+            json.dump(trace, f)  # the default separators: `"rank": 0`, as HTA reads it
+    return out
+
+
+def _has_cuda(meta: dict[str, Any]) -> bool:
+    return bool(meta.get("deviceProperties"))

@@ -1,0 +1,155 @@
+"""A stored run's traces as the exports read them: each rank's `trace.json` (a run of one process: its own), its
+events on one time base shared by the ranks (each trace's `baseTimeNanoseconds` added, the earliest event at 0),
+strictly nested per thread, and OpLens's ranges named as what they are (`oplens.line:30` → `L30 return x * w`).
+
+Kineto's slices on one thread can overlap by a rounding step (a child ending a few ns after its parent); viewers
+that build a stack (Perfetto, speedscope) refuse or misdraw such a trace, so a child is cut at its parent's end.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from oplens.engine import runs
+from oplens.records import names
+from oplens.records.errors import bad_input
+from oplens.records.run import LineStat, Run
+
+Event = dict[str, Any]
+
+
+@dataclass
+class RankTrace:
+    """One rank's (or a single process's) trace of the run."""
+
+    rank: int | None  # None: a run of one process
+    host: str
+    run: Run  # the rank's own run (its lines' figures)
+    events: list[Event]  # its events, `ts` on the shared time base (µs)
+    meta: dict[str, Any] = field(default_factory=dict)  # the trace's other keys (deviceProperties, distributedInfo…)
+
+    @property
+    def label(self) -> str:
+        return f"rank {self.rank}" if self.rank is not None else "the run"
+
+
+def rank_traces(run: Run) -> list[RankTrace]:
+    """Every rank's trace of `run` (stored: `run.run_dir` set), on one time base; bad input naming what is missing."""
+    root = Path(run.run_dir)
+    found: list[tuple[int | None, str, Run, dict[str, Any]]] = []
+    if run.ranks and len(run.ranks) > 1:
+        for info in run.ranks:
+            if info.failed or not info.part:
+                continue
+            part = runs.load_run(root / info.part)
+            found.append((info.rank, info.host, part, _read(root / info.part / (part.artifacts.trace_json or "trace.json"))))
+    else:
+        host = run.ranks[0].host if run.ranks else ""
+        if not run.artifacts.trace_json:
+            raise bad_input(f"run {run.run_id} kept no trace.json", "profile the function again: every run keeps its trace")
+        found.append((run.ranks[0].rank if run.ranks else None, host, run, _read(root / run.artifacts.trace_json)))
+    if not found:
+        raise bad_input(f"run {run.run_id} has no rank with a trace", "every rank of it failed: capture it again")
+    bases = [float(t.get("baseTimeNanoseconds", 0)) / 1000.0 for *_, t in found]
+    starts = [min((float(e["ts"]) for e in t.get("traceEvents", []) if "ts" in e and e.get("ph") != "M"), default=0.0) + b
+              for (*_, t), b in zip(found, bases, strict=True)]  # fmt: skip
+    zero = min(starts)
+    out = []
+    for (rank, host, part, trace), base in zip(found, bases, strict=True):
+        shift = base - zero
+        events = []
+        for e in trace.get("traceEvents", []):
+            if "ts" in e:
+                e["ts"] = float(e["ts"]) + shift
+            events.append(e)
+        meta = {k: v for k, v in trace.items() if k != "traceEvents"}
+        out.append(RankTrace(rank, host or str(trace.get("host_name", "")), part, nest(events), meta))
+    return out
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        raise bad_input(f"cannot read the trace {path}: {e}", "profile the function again") from None
+    if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
+        raise bad_input(f"{path} is not a Chrome trace (no traceEvents)", "profile the function again")
+    return data
+
+
+def nest(events: list[Event]) -> list[Event]:
+    """`events` with every complete slice (`ph: X`) cut where it outlasts the slice it starts in on its thread, so the
+    slices of each thread nest strictly; in place, returned."""
+    by_thread: dict[tuple[Any, Any], list[Event]] = {}
+    for e in events:
+        if e.get("ph") == "X" and "dur" in e:
+            by_thread.setdefault((e.get("pid"), e.get("tid")), []).append(e)
+    for slices in by_thread.values():
+        slices.sort(key=lambda e: (e["ts"], -float(e["dur"])))
+        ends: list[float] = []
+        for e in slices:
+            start = e["ts"]
+            while ends and start >= ends[-1]:
+                ends.pop()
+            end = start + float(e["dur"])
+            if ends and end > ends[-1]:
+                end = ends[-1]
+                e["dur"] = max(0.0, end - start)
+            ends.append(end)
+    return events
+
+
+@dataclass(frozen=True)
+class LineNames:
+    """How the exports name OpLens's ranges: a line by its number and source text, with its figures."""
+
+    run: Run
+
+    def source(self, line: int) -> str:
+        t = self.run.target
+        lines = t.source.splitlines()
+        i = line - t.first_line
+        return lines[i].strip() if 0 <= i < len(lines) else ""
+
+    def stat(self, line: int) -> LineStat | None:
+        return next((s for s in self.run.lines if s.line == line), None)
+
+    def name(self, raw: str) -> str | None:
+        """The slice's name in an export, '' to keep `raw`, None to drop it (the probe, a call's argument marker)."""
+        if raw.startswith(names.LINE_RANGE):
+            n = int(raw[len(names.LINE_RANGE) :])
+            text = self.source(n)
+            return f"L{n} {text}" if text else f"L{n}"
+        if raw.startswith(names.INNER_RANGE):
+            fn, _, inner = raw[len(names.INNER_RANGE) :].rpartition(":")
+            return f"{fn} L{inner}"
+        if raw.startswith(names.ITER_RANGE):
+            return f"{self.run.target.qualname} · call {raw[len(names.ITER_RANGE) :]}"
+        if raw.startswith((names.PROBE_RANGE, names.WORK_RANGE)):
+            return None
+        return ""
+
+    def args(self, raw: str) -> dict[str, Any]:
+        """A line range's args: its line, file, source and per-call figures."""
+        if not raw.startswith(names.LINE_RANGE):
+            return {}
+        n = int(raw[len(names.LINE_RANGE) :])
+        out: dict[str, Any] = {"line": n, "file": self.run.target.file, "source": self.source(n)}  # fmt: skip
+        s = self.stat(n)
+        if s is not None:
+            out |= {"self_device_us_per_call": round(s.self_device_us, 3), "wall_us_per_call": round(s.wall_us, 3),
+                    "share_pct": round(s.pct_device, 2)}  # fmt: skip
+        return out
+
+
+def iterations(events: list[Event]) -> Iterator[Event]:
+    """The profiled calls' ranges (`oplens.iter:<i>`), in order."""
+    calls = [e for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith(names.ITER_RANGE)]
+    yield from sorted(calls, key=lambda e: e["ts"])

@@ -1,0 +1,206 @@
+"""`oplens export`: a real run (a function profiled by the CLI, and a real 2-rank torchrun capture) written for
+Perfetto, speedscope and TensorBoard/HTA, each opened by its real consumer where it runs here: Holistic Trace
+Analysis loads the folder, a real `tensorboard` process with torch-tb-profiler serves it on a loopback port, the
+speedscope file validates against the npm package's own schema; Perfetto's UI cannot run here, so its rules for
+a JSON trace are checked (`exports.perfetto.problems`)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import DATA, ROOT
+from oplens.engine import runs
+from oplens.exports import perfetto, speedscope
+from oplens.exports.traces import rank_traces
+from oplens.records import names
+from oplens.records.run import Run
+
+PROGRAMS = DATA / "programs"
+SCHEMA = ROOT / "node_modules" / "speedscope" / "dist" / "release" / "file-format-schema.json"
+ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
+SOURCE = """\
+import torch
+
+
+def norm(x, w):
+    x_sq = x * x
+    mean = x_sq.mean(-1, keepdim=True)
+    y = x * torch.rsqrt(mean + 1e-6)
+    return y * w
+
+
+def make_inputs():
+    return torch.randn(64, 256), torch.randn(256)
+"""
+
+
+def oplens(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "oplens", *argv], cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env=ENV)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def cpu_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    ws = tmp_path_factory.mktemp("cpu")
+    (ws / "norm.py").write_text(SOURCE)
+    done = oplens("profile", "norm.py::norm", "--args", "make_inputs()", "--iters", "5", cwd=ws)
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = runs.find(ws / ".oplens" / "runs", "latest")
+    assert isinstance(run, Run)
+    return run
+
+
+@pytest.fixture(scope="module")
+def ranks_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    out = tmp_path_factory.mktemp("ranks")
+    done = oplens("run", "--nproc-per-node", "2", "--out", str(out), "--skip", "2", "--profiler-warmup", "1", "--calls", "3",
+                  "--target", "ddp_train.py::train_step", "--", "ddp_train.py", "--steps", "8", cwd=PROGRAMS)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = runs.find(out, "latest")
+    assert isinstance(run, Run)
+    return run
+
+
+def line_slices(run: Run) -> dict[int, int]:
+    """OpLens's own count of line ranges in each rank's trace."""
+    def count(events: list[dict[str, Any]]) -> int:
+        return sum(1 for e in events if str(e.get("name", "")).startswith(names.LINE_RANGE))
+
+    return {rt.rank if rt.rank is not None else 0: count(rt.events) for rt in rank_traces(run)}
+
+
+def test_perfetto_a_cpu_run_names_its_lines_and_keeps_perfetto_s_rules(cpu_run: Run, tmp_path: Path) -> None:
+    done = oplens("export", cpu_run.run_dir, "--format", "perfetto", "--out", str(tmp_path / "t.json.gz"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "ui.perfetto.dev" in done.stdout
+    trace = json.loads(gzip.open(tmp_path / "t.json.gz", "rt").read())
+    assert perfetto.problems(trace) == []
+    events = trace["traceEvents"]
+    lines = [e for e in events if e.get("cat") == "oplens.line"]
+    assert {e["name"] for e in lines} >= {"L5 x_sq = x * x", "L8 return y * w"}
+    x_sq = next(e for e in lines if e["name"].startswith("L5 "))["args"]["oplens"]
+    stat = next(s for s in cpu_run.lines if s.line == 5)
+    assert x_sq["line"] == 5 and x_sq["file"].endswith("norm.py")
+    assert x_sq["self_device_us_per_call"] == round(stat.self_device_us, 3)
+    assert not any(str(e.get("name", "")).startswith(("oplens.probe", "oplens.line:")) for e in events)
+    (process,) = [e["args"]["name"] for e in events if e.get("name") == "process_name"]
+    assert process.startswith("OpLens norm · host")
+    # the ops nest under their lines: an aten::mul inside the L5 slice's time on its thread
+    l5 = next(e for e in lines if e["name"].startswith("L5 "))
+    assert any(e.get("name") == "aten::mul" and l5["ts"] <= e["ts"] <= l5["ts"] + l5["dur"] and e["tid"] == l5["tid"]
+               for e in events)  # fmt: skip
+
+
+def test_speedscope_validates_against_the_package_s_schema_and_its_frames_nest(cpu_run: Run, tmp_path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is a test requirement: pip install -e '.[test]'")
+    if not SCHEMA.is_file():
+        pytest.skip(f"no {SCHEMA}: npm ci installs speedscope (a devDependency)")
+    done = oplens("export", cpu_run.run_dir, "--format", "speedscope", "--out", str(tmp_path / "s.json"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = json.loads((tmp_path / "s.json").read_text())
+    jsonschema.validate(data, json.loads(SCHEMA.read_text()))
+    frames = data["shared"]["frames"]
+    host, device = data["profiles"]
+    assert host["type"] == "evented" and device["type"] == "sampled"
+    _evented_ok(host, len(frames))
+    # the lines are frames with their file and line; the sampled profile's weights are the run's op times per call
+    l5 = next(i for i, f in enumerate(frames) if f["name"] == "L5 x_sq = x * x")
+    assert frames[l5]["line"] == 5 and frames[l5]["file"].endswith("norm.py")
+    ops = sum(o.self_device_us for s in cpu_run.lines for o in s.ops)
+    assert abs(sum(device["weights"]) - ops) < 0.01 * cpu_run.totals.self_device_us + 1
+    assert any(f["name"] == "norm" and f.get("line") == 4 for f in frames)
+
+
+def _evented_ok(profile: dict[str, Any], frames: int) -> None:
+    """speedscope's rules: frames close last-opened-first, `at` never goes back, every frame index exists."""
+    stack: list[int] = []
+    at = 0.0
+    for ev in profile["events"]:
+        assert ev["at"] >= at and 0 <= ev["frame"] < frames
+        at = ev["at"]
+        if ev["type"] == "O":
+            stack.append(ev["frame"])
+        else:
+            assert stack and stack.pop() == ev["frame"]
+    assert not stack and profile["endValue"] >= at
+
+
+def test_two_ranks_in_perfetto_are_two_processes_on_one_time_base(ranks_run: Run, tmp_path: Path) -> None:
+    trace = perfetto.build(ranks_run)
+    assert perfetto.problems(trace) == []
+    processes = sorted(e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "process_name")
+    assert [p.split(" · ")[1] for p in processes] == ["rank 0", "rank 1"] and all("train_step" in p for p in processes)
+    calls = [e for e in trace["traceEvents"] if str(e.get("name", "")).startswith("train_step · call")]
+    starts = sorted(e["ts"] for e in calls)
+    assert len(calls) == 2 * 3 and starts[0] >= 0 and starts[-1] - starts[0] < 60e6  # one time base, from 0
+    data = speedscope.build(ranks_run)
+    assert [p["name"].split(" · ")[0] for p in data["profiles"]] == ["rank 0", "rank 0", "rank 1", "rank 1"]
+
+
+def test_hta_loads_the_tensorboard_folder_with_each_rank_s_line_slices(ranks_run: Run, tmp_path: Path) -> None:
+    pytest.importorskip("pandas", reason="HTA's requirements are test requirements: make setup installs them")
+    hta = pytest.importorskip("hta.trace_analysis", reason="holistictraceanalysis: make setup installs it (--no-deps)")
+    done = oplens("export", ranks_run.run_dir, "--format", "tensorboard", "--out", str(tmp_path / "tb" / "job"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (tmp_path / "tb" / "job").iterdir()) == ["rank0.pt.trace.json.gz", "rank1.pt.trace.json.gz"]
+    # HTA leaves out a trace's last profiler step by default (in a training trace, an incomplete one); each of
+    # OpLens's profiler steps is a whole call
+    analysis = hta.TraceAnalysis(trace_dir=str(tmp_path / "tb" / "job"), include_last_profiler_step=True)
+    assert sorted(analysis.t.traces) == [0, 1]  # each file's rank, as HTA reads it
+    symbols = analysis.t.symbol_table.sym_table
+    ours = line_slices(ranks_run)
+    for rank, df in analysis.t.traces.items():
+        theirs = int(df["name"].map(lambda i: str(symbols[i]).startswith(names.LINE_RANGE)).sum())
+        assert theirs == ours[rank] > 0
+
+
+def test_tensorboard_s_profiler_plugin_serves_the_folder(ranks_run: Run, tmp_path: Path) -> None:
+    pytest.importorskip("torch_tb_profiler", reason="torch-tb-profiler and tensorboard: make setup installs them")
+    logdir = tmp_path / "logs"
+    done = oplens("export", ranks_run.run_dir, "--format", "tensorboard", "--out", str(logdir / "job"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    tb = subprocess.Popen([sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir), "--host", "127.0.0.1",
+                           "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)  # fmt: skip
+    base = f"http://127.0.0.1:{port}/data/plugin/pytorch_profiler"
+
+    def get(path: str) -> Any:
+        with urllib.request.urlopen(base + path, timeout=10) as r:
+            return json.loads(r.read())
+
+    try:
+        deadline = time.monotonic() + 90
+        found: Any = None
+        while time.monotonic() < deadline:
+            try:
+                found = get("/runs")
+                if found["runs"] and not found.get("loading"):
+                    break
+            except OSError:
+                pass
+            time.sleep(0.5)
+        assert found and found["runs"] == ["job"], found
+        assert get("/workers?run=job&view=Overview") == ["rank0", "rank1"]
+        ops = get("/operation/table?run=job&worker=rank0&span=default&group_by=Operation")["data"]
+        assert any(r["name"].startswith(names.LINE_RANGE) for r in ops) and any(r["name"] == "aten::mm" for r in ops)
+    finally:
+        tb.terminate()
+        tb.wait(timeout=30)
+
+
+def test_bad_input_names_the_fix(cpu_run: Run, tmp_path: Path) -> None:
+    done = oplens("export", "no-such-run", "--format", "perfetto", "--runs", str(Path(cpu_run.run_dir).parent), cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and "no-such-run" in done.stderr
