@@ -44,6 +44,7 @@ export type Stage = (typeof STAGES)[number];
 /** The profiler ranges OpLens opens in a trace: `oplens.iter:<i>`, `oplens.line:<n>`, `oplens.inner:<fn>:<n>`. */
 export const ITER_RANGE = 'oplens.iter:';
 export const WORK_RANGE = 'oplens.work:'; // oplens.work:<digest>, in an iteration: its arguments' shapes (a capture's calls)
+export const MARKER = 'oplens.'; // the prefix of every profiler range OpLens opens
 export const LINE_RANGE = 'oplens.line:';
 export const INNER_RANGE = 'oplens.inner:';
 export const MODULE_RANGE = 'oplens.module:'; // oplens.module:<path>, one per nn.Module call in a program overview

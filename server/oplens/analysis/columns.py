@@ -35,7 +35,7 @@ WORK = names.WORK_RANGE  # a marker: it opens no context, attribution reads each
 LINE = names.LINE_RANGE
 INNER = names.INNER_RANGE
 PROBE = names.PROBE_RANGE  # a marker: the lines of a function of empty lines, what a mark costs (attribution reads it)
-MARKER = "oplens."
+MARKER = names.MARKER
 COMPILED_REGION = "Torch-Compiled Region"
 
 # Names torch.profiler itself drops from its tables (torch.autograd.profiler_util._filter_name).

@@ -10,12 +10,11 @@ ends pair up, every process named) are checked by `problems`, which the tests an
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 from typing import Any
 
-from oplens.exports.traces import Event, LineNames, RankTrace, rank_traces
+from oplens.exports.traces import Event, LineNames, RankTrace, rank_traces, write_gz
+from oplens.records import jsonfile
 from oplens.records.run import Run
 
 RANK_PID = 1_000_000  # a rank's processes get pids of their own: RANK_PID × (rank + 1) + their index
@@ -24,11 +23,7 @@ FLOW_ID = 1 << 40  # and its flows ids of their own: FLOW_ID × (rank + 1) + the
 
 def export(run: Run, out: Path) -> Path:
     """`run` (stored) as a gzipped Chrome trace at `out`; the path written."""
-    trace = build(run)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(out, "wt", encoding="utf-8") as f:
-        json.dump(trace, f, separators=(",", ":"))
-    return out
+    return write_gz(out, jsonfile.dumps(build(run)))
 
 
 def build(run: Run) -> dict[str, Any]:
@@ -66,17 +61,16 @@ def _rank_events(run: Run, rt: RankTrace, k: int) -> list[Event]:
         named = names.name(raw) if ph == "X" else ""
         if named is None:
             continue
-        copy = dict(e)
-        copy["pid"] = _pid(pids, rank, e.get("pid"))
+        e["pid"] = _pid(pids, rank, e.get("pid"))  # in place: the events were read for this export
         if named:
-            copy["name"] = named
+            e["name"] = named
             extra = names.args(raw)
             if extra:
-                copy["args"] = {**(e.get("args") or {}), "oplens": extra}
-                copy["cat"] = "oplens.line"
+                e["args"] = {**(e.get("args") or {}), "oplens": extra}
+                e["cat"] = "oplens.line"
         if ph in ("s", "t", "f") and "id" in e:
-            copy["id"] = FLOW_ID * (rank + 1) + int(e["id"]) if str(e["id"]).isdigit() else f"r{rank}:{e['id']}"
-        out.append(copy)
+            e["id"] = FLOW_ID * (rank + 1) + int(e["id"]) if str(e["id"]).isdigit() else f"r{rank}:{e['id']}"
+        out.append(e)
     fn = run.target.qualname
     where = f" · {rt.host}" if rt.host else ""
     meta: list[Event] = []

@@ -9,13 +9,12 @@ wrong"); the events come from strictly nested slices (traces.nest), opened and c
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from oplens import __version__
 from oplens.exports.traces import Event, LineNames, RankTrace, iterations, rank_traces
-from oplens.records import names
+from oplens.records import jsonfile, names
 from oplens.records.run import Run
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
@@ -43,7 +42,7 @@ class _Frames:
 
 def export(run: Run, out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(build(run), separators=(",", ":")), encoding="utf-8")
+    out.write_bytes(jsonfile.dumps(build(run)))
     return out
 
 

@@ -10,12 +10,12 @@ tables group by) and gain `args` with the line's source and figures.
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any
 
-from oplens.exports.traces import LineNames, rank_traces
+from oplens.exports.traces import LineNames, rank_traces, write_gz
+from oplens.records import jsonfile
 from oplens.records.run import Run
 
 
@@ -35,11 +35,12 @@ def export(run: Run, out: Path) -> Path:
             extra = names.args(raw) if e.get("ph") == "X" else {}
             events.append({**e, "args": {**(e.get("args") or {}), **extra}} if extra else e)
         backend = str((rt.meta.get("distributedInfo") or {}).get("backend", "")) or ("nccl" if _has_cuda(rt.meta) else "gloo")
-        trace: dict[str, Any] = {"distributedInfo": {"rank": rank, "world_size": world, "backend": backend}}
-        trace |= {k: v for k, v in rt.meta.items() if k != "distributedInfo"}
-        trace["traceEvents"] = events
-        with gzip.open(out / f"rank{rank}.pt.trace.json.gz", "wt", encoding="utf-8") as f:
-            json.dump(trace, f)  # the default separators: `"rank": 0`, as HTA reads it
+        info = {"rank": rank, "world_size": world, "backend": backend}
+        rest = {k: v for k, v in rt.meta.items() if k != "distributedInfo"} | {"traceEvents": events}
+        # distributedInfo first, with json's default separators (`"rank": 0`, as HTA reads it), then the rest compact
+        body = jsonfile.dumps(rest)
+        data = b'{"distributedInfo": ' + json.dumps(info).encode() + b", " + body[1:]
+        write_gz(out / f"rank{rank}.pt.trace.json.gz", data)
     return out
 
 

@@ -9,14 +9,13 @@ that build a stack (Perfetto, speedscope) refuse or misdraw such a trace, so a c
 from __future__ import annotations
 
 import gzip
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from oplens.engine import runs
-from oplens.records import names
+from oplens.records import jsonfile, names
 from oplens.records.errors import bad_input
 from oplens.records.run import LineStat, Run
 
@@ -74,9 +73,7 @@ def rank_traces(run: Run) -> list[RankTrace]:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as f:
-            data = json.load(f)
+        data = jsonfile.loads(gzip.decompress(path.read_bytes())) if path.suffix == ".gz" else jsonfile.read(path)
     except (OSError, ValueError) as e:
         raise bad_input(f"cannot read the trace {path}: {e}", "profile the function again") from None
     if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
@@ -106,23 +103,34 @@ def nest(events: list[Event]) -> list[Event]:
     return events
 
 
-@dataclass(frozen=True)
 class LineNames:
-    """How the exports name OpLens's ranges: a line by its number and source text, with its figures."""
+    """How the exports name OpLens's ranges: a line by its number and source text, with its figures (each distinct
+    name worked out once: a trace repeats a few dozen names a million times)."""
 
-    run: Run
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        t = run.target
+        self._source = {t.first_line + i: text.strip() for i, text in enumerate(t.source.splitlines())}
+        self._stats = {s.line: s for s in run.lines}
+        self._names: dict[str, str | None] = {}
+        self._args: dict[str, dict[str, Any]] = {}
 
     def source(self, line: int) -> str:
-        t = self.run.target
-        lines = t.source.splitlines()
-        i = line - t.first_line
-        return lines[i].strip() if 0 <= i < len(lines) else ""
+        return self._source.get(line, "")
 
     def stat(self, line: int) -> LineStat | None:
-        return next((s for s in self.run.lines if s.line == line), None)
+        return self._stats.get(line)
 
     def name(self, raw: str) -> str | None:
         """The slice's name in an export, '' to keep `raw`, None to drop it (the probe, a call's argument marker)."""
+        found = self._names.get(raw, "?")
+        if found == "?":
+            found = self._names[raw] = self._name(raw)
+        return found
+
+    def _name(self, raw: str) -> str | None:
+        if not raw.startswith(names.MARKER):
+            return ""
         if raw.startswith(names.LINE_RANGE):
             n = int(raw[len(names.LINE_RANGE) :])
             text = self.source(n)
@@ -137,7 +145,13 @@ class LineNames:
         return ""
 
     def args(self, raw: str) -> dict[str, Any]:
-        """A line range's args: its line, file, source and per-call figures."""
+        """A line range's args: its line, file, source and per-call figures ({} for any other name)."""
+        found = self._args.get(raw)
+        if found is None:
+            found = self._args[raw] = self._line_args(raw)
+        return found
+
+    def _line_args(self, raw: str) -> dict[str, Any]:
         if not raw.startswith(names.LINE_RANGE):
             return {}
         n = int(raw[len(names.LINE_RANGE) :])
@@ -153,3 +167,10 @@ def iterations(events: list[Event]) -> Iterator[Event]:
     """The profiled calls' ranges (`oplens.iter:<i>`), in order."""
     calls = [e for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith(names.ITER_RANGE)]
     yield from sorted(calls, key=lambda e: e["ts"])
+
+
+def write_gz(path: Path, data: bytes) -> Path:
+    """`data` gzipped at `path` (level 3: most of the size gone at a fraction of level 9's time)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gzip.compress(data, compresslevel=3))
+    return path

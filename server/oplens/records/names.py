@@ -39,7 +39,8 @@ DOCUMENT_NOTIFICATION = "oplens/document"  # {uri, version, functions, runs}: af
 # own trace processed by its vendor tool (Neuron: the system trace, by neuron-explorer), once per run.
 STAGES = ("queued", "importing", "waiting", "warmup", "capture", "profile", "ingesting", "processing")
 
-# The profiler ranges OpLens opens (worker/linemarks.py) and reads back (analysis/attribution.py).
+# The profiler ranges OpLens opens (worker/linemarks.py) and reads back (analysis/attribution.py), each under one prefix.
+MARKER = "oplens."
 ITER_RANGE = "oplens.iter:"  # oplens.iter:<i>, one per profiled iteration
 WORK_RANGE = "oplens.work:"  # oplens.work:<digest>, in an iteration: its arguments' shapes (a capture's calls)
 LINE_RANGE = "oplens.line:"  # oplens.line:<n>, one per executed line of the target
