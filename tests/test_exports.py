@@ -204,3 +204,24 @@ def test_tensorboard_s_profiler_plugin_serves_the_folder(ranks_run: Run, tmp_pat
 def test_bad_input_names_the_fix(cpu_run: Run, tmp_path: Path) -> None:
     done = oplens("export", "no-such-run", "--format", "perfetto", "--runs", str(Path(cpu_run.run_dir).parent), cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr and "no-such-run" in done.stderr
+
+
+async def test_the_editor_s_export_through_the_real_server(cpu_run: Run) -> None:
+    """`oplens.export` (the results page's Export…) over a real LSP client: the file written in the run's exports/
+    folder, its path and how to open it answered; an unknown format is invalid params naming the formats."""
+    from lsprotocol import types as lsp
+    from pygls.exceptions import JsonRpcException
+
+    from conftest import plain, served_client
+
+    ws = Path(cpu_run.run_dir).parents[2]
+    async with served_client(ws) as client:
+        arg = {"run_id": cpu_run.run_id, "format": "speedscope"}
+        params = lsp.ExecuteCommandParams(command=names.EXPORT_COMMAND, arguments=[arg])
+        answer = plain(await client.workspace_execute_command_async(params))
+        assert Path(answer["path"]).is_file() and Path(answer["path"]).parent == Path(cpu_run.run_dir) / "exports"
+        assert "speedscope" in answer["opens_in"] and answer["uri"].startswith("file://")
+        bad = lsp.ExecuteCommandParams(command=names.EXPORT_COMMAND, arguments=[{"run_id": cpu_run.run_id, "format": "pprof"}])
+        with pytest.raises(JsonRpcException) as e:
+            await client.workspace_execute_command_async(bad)
+        assert "perfetto, speedscope, tensorboard" in str(e.value)

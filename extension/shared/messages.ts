@@ -105,6 +105,7 @@ export type FromResultsPanel =
   | { type: 'diff'; after: string; before?: string; by?: string }
   | { type: 'openExplorer'; runId: string }
   | { type: 'openTrace'; runId: string }
+  | { type: 'export'; runId: string }
   | { type: 'openArtifact'; runId: string; path: string }
   | { type: 'compareWith'; runId: string }
   | { type: 'rerun'; runId: string }

@@ -27,6 +27,7 @@ export const MERGE_COMMAND = 'oplens.merge';
 export const RANK_PART_COMMAND = 'oplens.rankPart';
 export const OVERVIEW_COMMAND = 'oplens.overview';
 export const HOT_FUNCTIONS_COMMAND = 'oplens.hotFunctions';
+export const EXPORT_COMMAND = 'oplens.export'; // {run_id, format}: the run written for Perfetto, speedscope or TensorBoard/HTA
 export const SLURM_COMMAND = 'oplens.slurm'; // whether the server's host submits Slurm jobs (sbatch on its PATH): {sbatch, note}
 export const BACKENDS_COMMAND = 'oplens.backends';
 export const RUN_PAGE_COMMAND = 'oplens.runPage';
@@ -79,6 +80,7 @@ export const SERVER_COMMANDS: readonly string[] = [
   HOT_FUNCTIONS_COMMAND,
   BACKENDS_COMMAND,
   SLURM_COMMAND,
+  EXPORT_COMMAND,
   RUN_PAGE_COMMAND,
   ...BACKEND_COMMANDS.map((c) => c.lspCommand),
 ];

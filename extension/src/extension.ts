@@ -40,6 +40,7 @@ import { Profiler } from './profile/profiler';
 import { cancelRuns } from './progress/notification';
 import { ProgramLenses } from './program/lens';
 import { ProgramPicker } from './program/picker';
+import { RunExporter } from './exports/exporter';
 import { ProgramMemory, SlurmMemory } from './program/program';
 import { RunMerger } from './ranks/mergeCommand';
 import { ResultsPanel } from './results/panel';
@@ -78,6 +79,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '?');
   const backendWatch = new BackendWatch(srv, settings, context.workspaceState, log);
   const hotView = new HotFunctionsView(srv, store, log);
+  const exporter = new RunExporter(srv, log);
   const merger = new RunMerger(srv, store, settings, notifier, panel, (runId) => prof.fetchRun(runId), version);
   const installer = new OplensInstaller(srv.bundle, interpreters, settings, notifier, log, () => srv.restart(0));
   notifier.setShared({ restartServer: () => srv.restart(0), setToken: () => srv.setToken(), installOplens: () => installer.install() });
@@ -89,6 +91,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   panel.setActions({
     openExplorer: (runId) => explorer.open(runId),
     openTrace: (runId) => traces.open(runId),
+    exportRun: (runId) => exporter.export(runId),
     compareWith,
     rerun: (runId) => prof.rerun(runId),
     profileLines: (lines) => prof.profileFromLens(lines),

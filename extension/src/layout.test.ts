@@ -33,7 +33,7 @@ const isGlue = new Map(sources.map((p) => [p, imports(fs.readFileSync(p, 'utf8')
 const FOLDER_TIERS: readonly (readonly string[])[] = [
   // the settings, the bundled OpLens, what went wrong, the server, the runs and documents it sends
   ['settings', 'bundle', 'problems', 'server', 'notebook', 'runs', 'documents'],
-  ['backend', 'heat', 'progress', 'program', 'overview', 'diff', 'doctor', 'walkthrough'],
+  ['backend', 'heat', 'progress', 'program', 'overview', 'diff', 'doctor', 'walkthrough', 'exports'],
   ['status', 'profile', 'ranks'],
   ['compare', 'neuron', 'results'],
   ['trace'], // the results page's webview scaffolding (results/html.ts) serves it too

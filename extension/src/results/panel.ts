@@ -39,6 +39,8 @@ import { trimmedForView } from './runView';
 export interface ResultsActions {
   openExplorer(runId: string): unknown;
   openTrace(runId: string): unknown;
+  /** Export…: the run for Perfetto, speedscope or TensorBoard/HTA. */
+  exportRun(runId: string): unknown;
   compareWith(runId: string): unknown;
   rerun(runId: string): unknown;
   showRun(runId: string): unknown;
@@ -413,6 +415,9 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
         return;
       case 'openTrace':
         await this.actions?.openTrace(m.runId); // a part's own trace (the trace viewer looks it up here)
+        return;
+      case 'export':
+        await this.actions?.exportRun(this.storedFor(m.runId)?.run.run_id ?? m.runId);
         return;
       case 'compareWith':
         await this.actions?.compareWith(this.storedFor(m.runId)?.run.run_id ?? m.runId);

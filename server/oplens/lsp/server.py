@@ -13,6 +13,8 @@ handler here is one line: params → the module of its concern → LSP (through 
     merging           `oplens.merge`: `oplens merge` on the server's host, the merged run as a profile's;
                       `oplens.rankPart`: one rank's own run within a distributed run
     overviews         `oplens.overview` (a program overview), `oplens.hotFunctions`, the overview's lenses
+    exporting         `oplens.export`: a run written for Perfetto, speedscope or TensorBoard/HTA (exports/)
+    profiling         also `oplens.slurm`: whether the host submits Slurm jobs (the capture "as a Slurm job")
 
 The server announces its protocol in `serverInfo.version`: `<package version>+protocol.<N>`.
 """
@@ -32,6 +34,7 @@ from oplens.lsp import (
     diffs,
     doctor,
     documents,
+    exporting,
     host_backends,
     merging,
     overviews,
@@ -128,6 +131,10 @@ def make_server(
     @ls.command(names.BACKENDS_COMMAND)
     async def backends_here(*args: Any) -> dict[str, Any]:
         return await host_backends.backends(client, only(names.BACKENDS_COMMAND, args))
+
+    @ls.command(names.EXPORT_COMMAND)
+    async def export_run(*args: Any) -> dict[str, Any]:
+        return await exporting.export(client, only(names.EXPORT_COMMAND, args))
 
     @ls.command(names.SLURM_COMMAND)
     def slurm_here(*args: Any) -> dict[str, Any]:

@@ -1,0 +1,19 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { EXPORT_CHOICES, parseExportAnswer } from './exportAnswer';
+
+describe('oplens.export\'s answer', () => {
+  it('reads the path, the format and how to open it', () => {
+    const a = parseExportAnswer({ path: '/ws/.oplens/runs/r/exports/r.perfetto.json.gz', uri: 'file:///ws/x', format: 'perfetto', opens_in: 'open it in Perfetto', folder: false });
+    assert.deepEqual(a, { path: '/ws/.oplens/runs/r/exports/r.perfetto.json.gz', uri: 'file:///ws/x', format: 'perfetto', opensIn: 'open it in Perfetto', folder: false });
+  });
+
+  it('refuses what is not one', () => {
+    assert.equal(parseExportAnswer(null), undefined);
+    assert.equal(parseExportAnswer({ path: 3 }), undefined);
+  });
+
+  it('offers the three formats the server writes', () => {
+    assert.deepEqual(EXPORT_CHOICES.map((c) => c.format), ['perfetto', 'speedscope', 'tensorboard']);
+  });
+});

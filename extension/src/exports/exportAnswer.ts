@@ -1,0 +1,33 @@
+/**
+ * The formats Export… offers and `oplens.export`'s answer, checked.
+ *
+ * Pure: imports no `vscode`; unit-tested in exportAnswer.test.ts.
+ */
+
+export interface ExportAnswer {
+  path: string;
+  uri: string;
+  format: string;
+  /** How to open it, in the server's words. */
+  opensIn: string;
+  folder: boolean;
+}
+
+/** The formats offered, in the order a user picks from (the server names how each opens). */
+export const EXPORT_CHOICES = [
+  { format: 'perfetto', label: 'Perfetto / Chrome trace', detail: 'the lines as named slices, ranks as processes (.json.gz)' },
+  { format: 'speedscope', label: 'speedscope', detail: 'flame graphs of host and device time by line (.json)' },
+  { format: 'tensorboard', label: 'TensorBoard / HTA', detail: 'a folder of rank<R>.pt.trace.json.gz' },
+] as const;
+
+/** `oplens.export`'s answer, checked; undefined where it is not one. */
+export function parseExportAnswer(v: unknown): ExportAnswer | undefined {
+  if (typeof v !== 'object' || v === null) {
+    return undefined;
+  }
+  const o = v as Record<string, unknown>;
+  if (typeof o.path !== 'string' || typeof o.uri !== 'string' || typeof o.format !== 'string') {
+    return undefined;
+  }
+  return { path: o.path, uri: o.uri, format: o.format, opensIn: typeof o.opens_in === 'string' ? o.opens_in : '', folder: o.folder === true };
+}

@@ -1,0 +1,49 @@
+/**
+ * The results page's Export…: the run written for Perfetto, speedscope or TensorBoard/HTA by the server
+ * (`oplens.export`, on the host, into the run's `exports/` folder), then where it is and how to open it.
+ *
+ * VS Code glue: imports `vscode`; the answer is checked by exportAnswer.ts (pure, unit-tested).
+ */
+
+import * as vscode from 'vscode';
+import { EXPORT_COMMAND } from '../../shared/names';
+import type { OpLensServer } from '../server/server';
+import { EXPORT_CHOICES, parseExportAnswer, type ExportAnswer } from './exportAnswer';
+
+export class RunExporter {
+  constructor(
+    private readonly server: OpLensServer,
+    private readonly log: vscode.LogOutputChannel,
+  ) {}
+
+  async export(runId: string): Promise<void> {
+    const picked = await vscode.window.showQuickPick(
+      EXPORT_CHOICES.map((c) => ({ label: c.label, detail: c.detail, format: c.format })),
+      { title: 'OpLens: export the run for…', ignoreFocusOut: true },
+    );
+    if (!picked) {
+      return;
+    }
+    let answer: ExportAnswer | undefined;
+    try {
+      answer = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `OpLens: exporting the run for ${picked.label}…` },
+        async () => parseExportAnswer(await this.server.execute(EXPORT_COMMAND, { run_id: runId, format: picked.format })),
+      );
+    } catch (e) {
+      void vscode.window.showErrorMessage(`OpLens: the export failed: ${(e as Error).message}`);
+      return;
+    }
+    if (!answer) {
+      this.log.warn(`${EXPORT_COMMAND}: an answer OpLens cannot read`);
+      return;
+    }
+    this.log.info(`exported ${runId} as ${answer.format}: ${answer.path}`);
+    const choice = await vscode.window.showInformationMessage(`OpLens: exported to ${answer.path}. ${answer.opensIn}.`, 'Reveal', 'Copy Path');
+    if (choice === 'Copy Path') {
+      await vscode.env.clipboard.writeText(answer.path);
+    } else if (choice === 'Reveal') {
+      await vscode.commands.executeCommand('revealInExplorer', vscode.Uri.parse(answer.uri));
+    }
+  }
+}
