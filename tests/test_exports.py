@@ -6,6 +6,7 @@ a JSON trace are checked (`exports.perfetto.problems`)."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import os
@@ -225,3 +226,111 @@ async def test_the_editor_s_export_through_the_real_server(cpu_run: Run) -> None
         with pytest.raises(JsonRpcException) as e:
             await client.workspace_execute_command_async(bad)
         assert "perfetto, speedscope, tensorboard" in str(e.value)
+
+
+# A stand-in of Perfetto UI's documented message handler (google/perfetto `docs/visualization/
+# deep-linking-to-perfetto-ui.md`: the UI answers 'PING' with 'PONG', then takes `{perfetto: {buffer, title,
+# fileName}}`), served on another loopback origin; it reports what it got to its own server.
+STANDIN_UI = """<!doctype html><html><body><script>
+window.addEventListener('message', (e) => {
+  if (e.data === 'PING') { e.source.postMessage('PONG', e.origin); return; }
+  if (e.data && e.data.perfetto) {
+    const p = e.data.perfetto;
+    fetch('/got', { method: 'POST', body: JSON.stringify({ bytes: p.buffer.byteLength, title: p.title, fileName: p.fileName,
+                                                            from: e.origin }) });
+  }
+});
+</script></body></html>"""
+
+
+def test_open_in_perfetto_hands_the_trace_to_the_ui_in_a_real_browser(cpu_run: Run, tmp_path: Path) -> None:
+    """The one-shot page in real Chromium (headless, driven over the DevTools protocol): the click opens the UI (a
+    stand-in of its documented handler on another loopback origin), PING/PONG, then the trace's bytes are posted."""
+    import http.server
+    import shutil
+    import threading
+
+    from oplens.exports.perfetto_open import OpenPage
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no chromium: bash tests/install_tunnel_deps.sh installs Debian's")
+    trace = perfetto.export(cpu_run, tmp_path / "t.perfetto.json.gz")
+    got: list[dict[str, Any]] = []
+
+    class UI(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            body = STANDIN_UI.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:  # noqa: N802
+            got.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            return
+
+    ui = http.server.ThreadingHTTPServer(("127.0.0.1", 0), UI)
+    threading.Thread(target=ui.serve_forever, daemon=True).start()
+    page = OpenPage(trace, "norm · test", ui=f"http://127.0.0.1:{ui.server_address[1]}")
+    profile_dir = tmp_path / "chromium"
+    browser = subprocess.Popen([chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                                "--remote-debugging-port=0", f"--user-data-dir={profile_dir}", "about:blank"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        asyncio.run(_click_open(profile_dir, page.url))
+        assert page.posted.wait(30), "the page never handed the trace over"
+        deadline = time.monotonic() + 30
+        while not got and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert got and got[0]["bytes"] == trace.stat().st_size and got[0]["fileName"] == trace.name
+        assert got[0]["title"] == "norm · test" and got[0]["from"].startswith("http://127.0.0.1:")
+    finally:
+        browser.terminate()
+        browser.wait(timeout=30)
+        page.close()
+        ui.shutdown()
+
+
+async def _click_open(profile_dir: Path, url: str) -> None:
+    """Open `url` in the browser started with `profile_dir`, wait for the trace to be read, click "Open in Perfetto"
+    as a user gesture (a new tab is allowed only from one)."""
+    import websockets
+
+    port_file = profile_dir / "DevToolsActivePort"
+    deadline = time.monotonic() + 30
+    while not port_file.is_file() and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    port, path = port_file.read_text().split()[:2]
+    async with websockets.connect(f"ws://127.0.0.1:{port}{path}", max_size=None) as ws:
+        ids = iter(range(1, 10**6))
+
+        async def call(method: str, params: dict[str, Any], session: str | None = None) -> dict[str, Any]:
+            mid = next(ids)
+            message = {"id": mid, "method": method, "params": params, **({"sessionId": session} if session else {})}
+            await ws.send(json.dumps(message))
+            while True:
+                msg = json.loads(await ws.recv())
+                if msg.get("id") == mid:
+                    assert "error" not in msg, msg
+                    return dict(msg["result"])
+
+        target = (await call("Target.createTarget", {"url": url}))["targetId"]
+        session = (await call("Target.attachToTarget", {"targetId": target, "flatten": True}))["sessionId"]
+
+        async def evaluate(expression: str) -> Any:
+            options = {"expression": expression, "userGesture": True, "returnByValue": True}
+            found = await call("Runtime.evaluate", options, session)
+            return found["result"].get("value")
+
+        while time.monotonic() < deadline + 30 and await evaluate("document.getElementById('open')?.disabled") is not False:
+            await asyncio.sleep(0.1)
+        await evaluate("document.getElementById('open').click()")
+        said = "document.getElementById('status').textContent"
+        while time.monotonic() < deadline + 60 and "Sent to Perfetto UI" not in str(await evaluate(said)):
+            await asyncio.sleep(0.1)

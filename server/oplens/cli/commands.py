@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import sys
+import webbrowser
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from oplens.engine.program import DEFAULT_CALLS, DEFAULT_DELAY_S, DEFAULT_DURATI
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP, FILL_S, MAX_ROUNDS
 from oplens.exports.formats import FORMATS
 from oplens.exports.formats import export as export_run
+from oplens.exports.perfetto_open import OpenPage
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.job import ProgramSpec, TargetSpec
 from oplens.records.overview import AnyRun, OverviewRun
@@ -165,6 +167,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                    "rank<R>.pt.trace.json.gz for TensorBoard's profiler plugin and HTA")  # fmt: skip
     x.add_argument("--out", metavar="PATH", help="where to write it (default: the run's exports/ folder)")
     x.add_argument("--runs", metavar="DIR", help="runs directory (default: ./.oplens/runs)")
+    x.add_argument("--open", action="store_true",
+                   help="perfetto: serve a one-shot page on 127.0.0.1 that opens Perfetto UI with the trace (its button), "
+                   "and open it in the browser; wait until it handed the trace over (Ctrl-C ends it)")  # fmt: skip
 
     a = sub.add_parser("analyze", help="attribute a stored run again from its trace.json, without running it (rewrites nothing)")
     a.add_argument("run", help="a run id (or its start, or `latest`) or a run directory")
@@ -375,6 +380,8 @@ def _show(out: Console, run: AnyRun, view: str) -> None:
         render.profile(out, run, view)
 
 
+PAGE_WAIT_S = 600.0  # how long `oplens export --open` serves its page for the browser's click
+
 # torchrun's options `oplens run` passes through (each takes a value; --standalone is a flag).
 TORCHRUN_OPTIONS = ("--nproc-per-node", "--nnodes", "--node-rank", "--rdzv-endpoint", "--rdzv-backend", "--rdzv-id",
                     "--rdzv-conf", "--master-addr", "--master-port", "--max-restarts", "--monitor-interval",
@@ -445,6 +452,19 @@ def _export(args: argparse.Namespace, out: Console) -> int:
         raise bad_input(f"{run.run_id} is a program overview", "export a function's run (its lines)")
     path = export_run(run, args.format, Path(args.out) if args.out else None)
     out.print(f"{args.format}: {path}\n{FORMATS[args.format].opens_in}", highlight=False)
+    if args.open:
+        if args.format != "perfetto":
+            raise bad_input(f"--open opens a Perfetto trace, not a {args.format} export", "export with --format perfetto --open")
+        page = OpenPage(path, f"{run.target.qualname} · {run.run_id}")
+        out.print(f"the page that opens it in Perfetto UI ({page.ui}): {page.url}", highlight=False)
+        webbrowser.open(page.url)
+        try:
+            if page.posted.wait(PAGE_WAIT_S):
+                out.print("handed to Perfetto UI", highlight=False)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            page.close()
     return 0
 
 
