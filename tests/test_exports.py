@@ -334,3 +334,17 @@ async def _click_open(profile_dir: Path, url: str) -> None:
         said = "document.getElementById('status').textContent"
         while time.monotonic() < deadline + 60 and "Sent to Perfetto UI" not in str(await evaluate(said)):
             await asyncio.sleep(0.1)
+
+
+def test_perfetto_s_trace_processor_reads_the_lines_where_its_binary_is_given(cpu_run: Run, tmp_path: Path) -> None:
+    """Perfetto's own importer, where its binary is at hand (the `perfetto` package downloads it from a host this
+    machine cannot reach): the line slices, counted by its SQL, are OpLens's."""
+    binary = os.environ.get("OPLENS_TRACE_PROCESSOR", "")
+    if not binary:
+        pytest.skip("no trace processor: set OPLENS_TRACE_PROCESSOR to Perfetto's trace_processor_shell to run this check")
+    trace = perfetto.export(cpu_run, tmp_path / "t.perfetto.json.gz")
+    query = tmp_path / "lines.sql"
+    query.write_text("select count(*) as n from slice where category = 'oplens.line';\n")
+    done = subprocess.run([binary, "-q", str(query), str(trace)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert str(line_slices(cpu_run)[0]) in done.stdout.split()
