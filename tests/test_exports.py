@@ -348,3 +348,33 @@ def test_perfetto_s_trace_processor_reads_the_lines_where_its_binary_is_given(cp
     done = subprocess.run([binary, "-q", str(query), str(trace)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert str(line_slices(cpu_run)[0]) in done.stdout.split()
+
+
+def test_a_neuron_stand_in_run_exports_with_its_self_neuron_figures(tmp_path: Path) -> None:
+    """A run on the Neuron stand-ins (tests/standins/: the documented NeuronConfig and a documented-only
+    neuron-explorer) in each format: the lines' Self NEURON per call in the Perfetto slices' args and as the
+    speedscope device profile's weights; the rules hold. (The NeuronCore executions themselves are not placed on
+    the host's time line: the system trace's clock is not the profiler's.)"""
+    from conftest import NAIVE_KNOWN, NAIVE_TARGET, STANDINS, oplens_cli, write_stand_in_explorer
+
+    path = f"{write_stand_in_explorer(tmp_path / 'bin').parent}{os.pathsep}{os.environ['PATH']}"
+    env = {"PYTHONPATH": str(STANDINS), "STANDIN_EXEC_US": NAIVE_KNOWN, "PATH": path, "STANDIN_API": "documented",
+           "STANDIN_EXPLORER_DOCUMENTED_ONLY": "1"}  # fmt: skip
+    (tmp_path / "rmsnorm.py").write_text(NAIVE_TARGET)
+    done = oplens_cli(tmp_path, "profile", "rmsnorm.py::rmsnorm_naive", "--backend", "neuron", "--warmup", "1", "--iters", "3",
+                      timeout=240, **env)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = runs.find(tmp_path / ".oplens" / "runs", "latest")
+    assert isinstance(run, Run) and run.backend.device_label == "NEURON"
+    trace = perfetto.build(run)
+    assert perfetto.problems(trace) == []
+    by_line = {e["args"]["oplens"]["line"]: e["args"]["oplens"]["self_device_us_per_call"]
+               for e in trace["traceEvents"] if e.get("cat") == "oplens.line"}  # fmt: skip
+    assert {s.line: round(s.self_device_us, 3) for s in run.lines if s.line in by_line} == by_line
+    data = speedscope.build(run)
+    device = data["profiles"][1]
+    total = run.totals.self_device_us
+    assert "NEURON" in device["name"] and abs(sum(device["weights"]) - total) < 0.02 * total
+    out = tmp_path / "tb"
+    assert oplens("export", run.run_dir, "--format", "tensorboard", "--out", str(out), cwd=tmp_path).returncode == 0
+    assert [p.name for p in out.iterdir()] == ["rank0.pt.trace.json.gz"]
