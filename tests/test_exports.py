@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -378,3 +379,25 @@ def test_a_neuron_stand_in_run_exports_with_its_self_neuron_figures(tmp_path: Pa
     out = tmp_path / "tb"
     assert oplens("export", run.run_dir, "--format", "tensorboard", "--out", str(out), cwd=tmp_path).returncode == 0
     assert [p.name for p in out.iterdir()] == ["rank0.pt.trace.json.gz"]
+
+
+async def test_open_in_perfetto_through_the_real_server_serves_its_page_on_loopback(cpu_run: Run) -> None:
+    """`oplens.openPerfetto` (the results page's Open in Perfetto) over a real LSP client: a page on 127.0.0.1 at a
+    random path, which serves the trace the export wrote; another path answers 404."""
+    from lsprotocol import types as lsp
+
+    from conftest import plain, served_client
+
+    ws = Path(cpu_run.run_dir).parents[2]
+    async with served_client(ws) as client:
+        params = lsp.ExecuteCommandParams(command=names.OPEN_PERFETTO_COMMAND, arguments=[{"run_id": cpu_run.run_id}])
+        answer = plain(await client.workspace_execute_command_async(params))
+        url = answer["url"]
+        assert url.startswith("http://127.0.0.1:") and answer["ui"] == "https://ui.perfetto.dev"
+        page = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=10).read().decode())
+        assert "Open in Perfetto" in page and "PING" in page
+        trace = await asyncio.to_thread(lambda: urllib.request.urlopen(url + "trace", timeout=10).read())
+        assert trace == Path(answer["path"]).read_bytes() and gzip.decompress(trace).startswith(b"{")
+        elsewhere = url.rsplit("/", 2)[0] + "/guess/"
+        with pytest.raises(urllib.error.HTTPError):
+            await asyncio.to_thread(lambda: urllib.request.urlopen(elsewhere, timeout=10))

@@ -135,7 +135,8 @@ def test_commands_come_from_the_names_module_and_the_backend_registry(served: tu
     ours = [names.PROFILE_COMMAND, names.COMPARE_COMMAND, names.CANCEL_COMMAND, names.SHOW_RUN_COMMAND,
             names.CLEAR_COMMAND, names.FUNCTIONS_COMMAND, names.DIFF_COMMAND, names.DOCTOR_COMMAND,
             names.MERGE_COMMAND, names.RANK_PART_COMMAND, names.OVERVIEW_COMMAND, names.HOT_FUNCTIONS_COMMAND,
-            names.BACKENDS_COMMAND, names.SLURM_COMMAND, names.EXPORT_COMMAND, names.RUN_PAGE_COMMAND]
+            names.BACKENDS_COMMAND, names.SLURM_COMMAND, names.EXPORT_COMMAND,
+            names.OPEN_PERFETTO_COMMAND, names.RUN_PAGE_COMMAND]
     backends = [cmd.lsp_command for _, cmd in registry.commands()]
     assert backends  # Neuron's Explorer opener, at least
     assert sorted(result["capabilities"]["executeCommandProvider"]["commands"]) == sorted(ours + backends)

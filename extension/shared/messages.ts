@@ -106,6 +106,7 @@ export type FromResultsPanel =
   | { type: 'openExplorer'; runId: string }
   | { type: 'openTrace'; runId: string }
   | { type: 'export'; runId: string }
+  | { type: 'openPerfetto'; runId: string }
   | { type: 'openArtifact'; runId: string; path: string }
   | { type: 'compareWith'; runId: string }
   | { type: 'rerun'; runId: string }

@@ -27,6 +27,7 @@ export const MERGE_COMMAND = 'oplens.merge';
 export const RANK_PART_COMMAND = 'oplens.rankPart';
 export const OVERVIEW_COMMAND = 'oplens.overview';
 export const HOT_FUNCTIONS_COMMAND = 'oplens.hotFunctions';
+export const OPEN_PERFETTO_COMMAND = 'oplens.openPerfetto'; // {run_id}: the one-shot page that opens the run in Perfetto UI: {url}
 export const EXPORT_COMMAND = 'oplens.export'; // {run_id, format}: the run written for Perfetto, speedscope or TensorBoard/HTA
 export const SLURM_COMMAND = 'oplens.slurm'; // whether the server's host submits Slurm jobs (sbatch on its PATH): {sbatch, note}
 export const BACKENDS_COMMAND = 'oplens.backends';
@@ -81,6 +82,7 @@ export const SERVER_COMMANDS: readonly string[] = [
   BACKENDS_COMMAND,
   SLURM_COMMAND,
   EXPORT_COMMAND,
+  OPEN_PERFETTO_COMMAND,
   RUN_PAGE_COMMAND,
   ...BACKEND_COMMANDS.map((c) => c.lspCommand),
 ];

@@ -92,6 +92,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     openExplorer: (runId) => explorer.open(runId),
     openTrace: (runId) => traces.open(runId),
     exportRun: (runId) => exporter.export(runId),
+    openInPerfetto: (runId) => exporter.openInPerfetto(runId),
     compareWith,
     rerun: (runId) => prof.rerun(runId),
     profileLines: (lines) => prof.profileFromLens(lines),

@@ -6,11 +6,36 @@
  */
 
 import * as vscode from 'vscode';
-import { EXPORT_COMMAND } from '../../shared/names';
+import { EXPORT_COMMAND, OPEN_PERFETTO_COMMAND } from '../../shared/names';
 import type { OpLensServer } from '../server/server';
 import { EXPORT_CHOICES, parseExportAnswer, type ExportAnswer } from './exportAnswer';
 
 export class RunExporter {
+  /**
+   * Open in Perfetto: the server writes the trace and serves the one-shot page that hands it to Perfetto UI (on its
+   * host's 127.0.0.1); the page opens in the user's browser through `asExternalUri` (in Remote-SSH a port forwarded
+   * to the laptop's localhost, from where the UI opens a page without its "Open trace?" prompt).
+   */
+  async openInPerfetto(runId: string): Promise<void> {
+    let url: string | undefined;
+    try {
+      const answer = (await this.server.execute(OPEN_PERFETTO_COMMAND, { run_id: runId })) as { url?: unknown } | null;
+      url = typeof answer?.url === 'string' ? answer.url : undefined;
+    } catch (e) {
+      void vscode.window.showErrorMessage(`OpLens: cannot open the run in Perfetto: ${(e as Error).message}`);
+      return;
+    }
+    if (!url) {
+      this.log.warn(`${OPEN_PERFETTO_COMMAND}: an answer OpLens cannot read`);
+      return;
+    }
+    const external = await vscode.env.asExternalUri(vscode.Uri.parse(url));
+    this.log.info(`open in Perfetto: ${url} → ${external.toString()}`);
+    if (await vscode.env.openExternal(external)) {
+      void vscode.window.showInformationMessage('OpLens: a page in your browser opens Perfetto UI with this run: click its button (the browser allows a new tab only from a click).');
+    }
+  }
+
   constructor(
     private readonly server: OpLensServer,
     private readonly log: vscode.LogOutputChannel,

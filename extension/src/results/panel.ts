@@ -41,6 +41,8 @@ export interface ResultsActions {
   openTrace(runId: string): unknown;
   /** Export…: the run for Perfetto, speedscope or TensorBoard/HTA. */
   exportRun(runId: string): unknown;
+  /** Open in Perfetto: the page that hands the run's trace to Perfetto UI, in the user's browser. */
+  openInPerfetto(runId: string): unknown;
   compareWith(runId: string): unknown;
   rerun(runId: string): unknown;
   showRun(runId: string): unknown;
@@ -415,6 +417,9 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
         return;
       case 'openTrace':
         await this.actions?.openTrace(m.runId); // a part's own trace (the trace viewer looks it up here)
+        return;
+      case 'openPerfetto':
+        await this.actions?.openInPerfetto(this.storedFor(m.runId)?.run.run_id ?? m.runId);
         return;
       case 'export':
         await this.actions?.exportRun(this.storedFor(m.runId)?.run.run_id ?? m.runId);

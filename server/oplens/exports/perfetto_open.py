@@ -16,6 +16,7 @@ import json
 import os
 import secrets
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -120,6 +121,17 @@ class OpenPage:
             ui=_js(self.ui), title_js=_js(self.title), name_js=_js(self.trace.name),
             path_js=_js(str(self.trace)), no_answer_ms=NO_ANSWER_MS,
         )  # fmt: skip
+
+    def close_when_done(self, wait_s: float) -> None:
+        """Close the page once it handed the trace over (a few seconds later: the browser's last requests), or after
+        `wait_s`; from a daemon thread, which never holds up the process's exit."""
+
+        def closer() -> None:
+            if self.posted.wait(wait_s):
+                time.sleep(5)
+            self.close()
+
+        threading.Thread(target=closer, name="oplens-perfetto-page-closer", daemon=True).start()
 
     def close(self) -> None:
         self._server.shutdown()

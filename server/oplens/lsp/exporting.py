@@ -1,6 +1,11 @@
 """`oplens.export {run_id, format}`: a stored run written for Perfetto, speedscope or TensorBoard/HTA on the server's
 host (`oplens export`, exports/), into the run's `exports/` folder: the path in the client's terms and how to open
-it, in the server's words. Off the event loop: a large run takes seconds."""
+it, in the server's words. Off the event loop: a large run takes seconds.
+
+`oplens.openPerfetto {run_id}`: the run's Perfetto trace and the one-shot page that hands it to Perfetto UI
+(exports/perfetto_open.py), served on the host's 127.0.0.1 until it has or PAGE_WAIT_S have passed; its URL, which
+the extension opens through `vscode.env.asExternalUri` (in Remote-SSH, a port forwarded to the laptop's localhost:
+the UI opens a page from localhost without its "Open trace?" prompt)."""
 
 from __future__ import annotations
 
@@ -13,11 +18,12 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from oplens.exports.formats import FORMATS
 from oplens.exports.formats import export as export_run
+from oplens.exports.perfetto_open import OpenPage
 from oplens.lsp import arguments
 from oplens.lsp.client import ClientState
 from oplens.lsp.convert import wire
 from oplens.records.errors import OpLensError
-from oplens.records.names import EXPORT_COMMAND
+from oplens.records.names import EXPORT_COMMAND, OPEN_PERFETTO_COMMAND
 from oplens.records.run import Run
 
 
@@ -28,6 +34,8 @@ class ExportArgs:
 
 
 EXPORT_SHAPE = f"{{run_id, format: {' | '.join(FORMATS)}}}"
+PAGE_WAIT_S = 600.0  # how long a page waits for its click before it is closed
+
 
 
 async def export(client: ClientState, arg: Any) -> dict[str, Any]:
@@ -44,3 +52,18 @@ async def export(client: ClientState, arg: Any) -> dict[str, Any]:
         raise client.request_error(e) from None
     return {"path": client.paths.to_local(str(path)), "uri": client.uri(str(path)), "format": a.format,
             "opens_in": FORMATS[a.format].opens_in, "folder": path.is_dir()}  # fmt: skip
+
+
+async def open_perfetto(client: ClientState, arg: Any) -> dict[str, Any]:
+    a = arguments.parse(OPEN_PERFETTO_COMMAND, arg, ExportArgs, "{run_id}")
+    run = client.shared.results.by_id(a.run_id)
+    if run is None or not isinstance(run, Run):
+        raise JsonRpcInvalidParams(f"{OPEN_PERFETTO_COMMAND}: {a.run_id!r} is no stored run of a function")
+    try:
+        path: Path = await asyncio.to_thread(export_run, run, "perfetto")
+    except OpLensError as e:
+        raise client.request_error(e) from None
+    page = OpenPage(path, f"{run.target.qualname} · {run.run_id}")
+    page.close_when_done(PAGE_WAIT_S)  # a daemon thread: the server's exit never waits for a page's click
+    return {"url": page.url, "path": client.paths.to_local(str(path)), "ui": page.ui}
+

@@ -13,7 +13,8 @@ handler here is one line: params → the module of its concern → LSP (through 
     merging           `oplens.merge`: `oplens merge` on the server's host, the merged run as a profile's;
                       `oplens.rankPart`: one rank's own run within a distributed run
     overviews         `oplens.overview` (a program overview), `oplens.hotFunctions`, the overview's lenses
-    exporting         `oplens.export`: a run written for Perfetto, speedscope or TensorBoard/HTA (exports/)
+    exporting         `oplens.export`: a run written for Perfetto, speedscope or TensorBoard/HTA (exports/);
+                      `oplens.openPerfetto`: the page that hands its trace to Perfetto UI
     profiling         also `oplens.slurm`: whether the host submits Slurm jobs (the capture "as a Slurm job")
 
 The server announces its protocol in `serverInfo.version`: `<package version>+protocol.<N>`.
@@ -135,6 +136,10 @@ def make_server(
     @ls.command(names.EXPORT_COMMAND)
     async def export_run(*args: Any) -> dict[str, Any]:
         return await exporting.export(client, only(names.EXPORT_COMMAND, args))
+
+    @ls.command(names.OPEN_PERFETTO_COMMAND)
+    async def open_perfetto(*args: Any) -> dict[str, Any]:
+        return await exporting.open_perfetto(client, only(names.OPEN_PERFETTO_COMMAND, args))
 
     @ls.command(names.SLURM_COMMAND)
     def slurm_here(*args: Any) -> dict[str, Any]:

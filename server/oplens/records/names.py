@@ -22,6 +22,7 @@ MERGE_COMMAND = "oplens.merge"  # `oplens merge DIR...` on the server's host: th
 RANK_PART_COMMAND = "oplens.rankPart"  # one rank's own run within a distributed run (`oplens run --rank R`)
 OVERVIEW_COMMAND = "oplens.overview"  # a program overview (`oplens run --step`): the step's time per user function
 HOT_FUNCTIONS_COMMAND = "oplens.hotFunctions"  # the latest overview's functions, by self or total device time
+OPEN_PERFETTO_COMMAND = "oplens.openPerfetto"  # {run_id}: the one-shot page that opens the run in Perfetto UI: {url}
 EXPORT_COMMAND = "oplens.export"  # {run_id, format}: the run written for Perfetto, speedscope or TensorBoard/HTA
 SLURM_COMMAND = "oplens.slurm"  # whether the server's host submits Slurm jobs (sbatch on its PATH): {sbatch, note}
 BACKENDS_COMMAND = "oplens.backends"  # the backends of the server's host: auto's choice, each one's presence
