@@ -169,8 +169,8 @@ def test_what_oplens_s_own_line_marks_cost_is_measured_in_the_profile_and_kept_a
     lines_sum = sum(s.wall_us for s in run.lines)  # the probe ran outside the calls: the sums hold as before
     assert abs(lines_sum + run.totals.outside_lines_us - run.totals.call_wall_us) <= 0.001 * run.totals.call_wall_us
     first = next((i for i in run.insights if i.kind == "outside_operators"), None)
-    if run.config.line_marks == "settrace":  # each step of the generator marked: 20,000 marks, most of the line
-        assert loop.marks >= 20_000 and loop.marks_us >= 0.3 * loop.outside_ops_us
+    if run.config.line_marks == "settrace":  # each step of the generator marked: 20,000 marks, a large part of the line
+        assert loop.marks >= 20_000 and loop.marks_us >= 0.2 * loop.outside_ops_us
         assert "OpLens's line marks" in line_markdown(run, loop) and "OpLens's own line marks" in lines_wall_sentence(run)
         # the insight, where the line's own Python is still most of the call without the marks, says it less them
         assert first is None or (first.line == 5 and "about" in first.message and "line marks" in first.evidence)

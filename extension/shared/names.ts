@@ -51,7 +51,7 @@ export const LINE_RANGE = 'oplens.line:';
 export const INNER_RANGE = 'oplens.inner:';
 export const MODULE_RANGE = 'oplens.module:'; // oplens.module:<path>, one per nn.Module call in a program overview
 export const FRAME_RANGE = 'oplens.frame:'; // oplens.frame:<file>(<def line>): <name>, one per user function call (overview)
-export const PROBE_RANGE = 'oplens.probe:'; // oplens.probe:<n>, a probe of empty lines marked once per run: what a mark costs
+export const PROBE_RANGE = 'oplens.probe:'; // oplens.probe:<n>, a probe of empty lines marked after each recorded call: what a mark costs
 
 // ---- shared with the server: oplens.backends.registry ----------------------------------------
 

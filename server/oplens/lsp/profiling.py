@@ -27,6 +27,7 @@ import shutil
 import sys
 import threading
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -219,24 +220,13 @@ async def run_capture(client: ClientState, req: ProgramRequest) -> AnyRun:
     tracker = await track(client, f"{str(target).rsplit('/', 1)[-1]} in {name}")
     output = ProgramOutput(client, name, asyncio.get_running_loop())
 
+    announce = functools.partial(results.announce, client)
     try:
-        try:
-            done = await client.shared.capture(req, tracker.report, tracker.cancel,
-                                               functools.partial(results.announce, client), output.echo)  # fmt: skip
-        except OpLensError as e:
-            output.flush()
-            _mark(client, e, target.file)
-            raise client.request_error(e) from None
-        except asyncio.CancelledError:
-            tracker.cancel.set()
-            raise
-    except BaseException as e:
-        tracker.end(ending(e))
-        raise
-    output.flush()
-    run = done[0]
-    tracker.end(views.totals_title(run))
-    return run
+        return await _first_run(client, tracker, target.file,
+                                client.shared.capture(req, tracker.report, tracker.cancel, announce, output.echo),
+                                output.flush)  # fmt: skip
+    finally:
+        output.flush()
 
 
 def slurm_here() -> dict[str, Any]:
@@ -265,12 +255,22 @@ async def run_on_slurm(client: ClientState, req: ProgramRequest, sbatch: list[st
         else:
             tracker.say(f"the job is running: {done} of {total} nodes' parts stored", 30 + 65 * done // max(total, 1))
 
+    announce = functools.partial(results.announce, client)
+    return await _first_run(client, tracker, target.file,
+                            client.shared.capture_on_slurm(req, sbatch, say, progress, tracker.cancel, announce))  # fmt: skip
+
+
+async def _first_run(client: ClientState, tracker: Tracker, target_file: str, work: Awaitable[list[AnyRun]],
+                     before_error: Callable[[], None] | None = None) -> AnyRun:  # fmt: skip
+    """The first run of `work` (a capture's), its progress ended with its totals; an error marked at the user's line
+    and answered as the request's (`before_error` first: the program's last output), a cancel passed to the work."""
     try:
         try:
-            done = await client.shared.capture_on_slurm(req, sbatch, say, progress, tracker.cancel,
-                                                        functools.partial(results.announce, client))  # fmt: skip
+            done = await work
         except OpLensError as e:
-            _mark(client, e, target.file)
+            if before_error is not None:
+                before_error()
+            _mark(client, e, target_file)
             raise client.request_error(e) from None
         except asyncio.CancelledError:
             tracker.cancel.set()

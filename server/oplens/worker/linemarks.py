@@ -165,19 +165,20 @@ def _probe() -> None:  # lines as cheap as Python has: what is left of each rang
     a = 3
     a = 4
     a = 5
-    a = sum(0 for _ in range(100))  # a helper's frame (a generator), resumed and its line marked at each step
+    a = sum(0 for _ in range(48))  # a helper's frame (a generator), resumed and its line marked at each step
     del a
 
 
 PROBE_INNER = names.PROBE_RANGE + "inner:"
-PROBE_CALLS = 20
+PROBE_CALLS = 2  # of `_probe` after each recorded call (~110 marks, ~0.2 ms): spread over the run, at its moments
 
 
 def mark_probe() -> None:
     """The lines of `_probe` marked as a target's are (`oplens.probe:<n>`, the same mechanism), its generator's as a
     helper's (`oplens.probe:inner:<genexpr>:<n>`), `PROBE_CALLS` times, while the profiler records: a line's range
     is what its mark leaves inside its wall time; the period from one step's range to the next, what a helper's
-    line costs its caller's line, its frame's start and end included (analysis/attribution.py reads them)."""
+    line costs its caller's line, its frame's start and end included (analysis/attribution.py reads them). Run after
+    each recorded call (worker/calls.py), so a machine busy at some moments weighs in the cost as in the calls."""
     if not recording():
         return
     code = _probe.__code__
