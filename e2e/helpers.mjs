@@ -259,3 +259,23 @@ export function pageHelpers(ctx) {
     clickOnLine, answerArgumentsUntil, openFromExplorer, scrollNotebook, workspaceRuns, statusBarText, clearNotifications,
   };
 }
+
+/**
+ * Where the server's host has Slurm (the harness starts one), Profile Function in Program… asks where the program
+ * runs after it is picked: answer "On the server's host" (`slurm`: "As a Slurm job…" and its sbatch options
+ * instead); nothing to do where it does not ask (no Slurm here).
+ */
+export async function answerWhere(ctx, slurm = null) {
+  if (ctx.slurmMissing) return;
+  const { page } = ctx;
+  const widget = page.locator('.quick-input-widget');
+  const rows = widget.locator('.quick-input-list .monaco-list-row').filter({ visible: true });
+  const asked = await waitFor('the "where" picker', async () => (await rows.allInnerTexts()).some((t) => t.includes('As a Slurm job')), 20000, 200);
+  if (!asked) return;
+  await rows.filter({ hasText: slurm === null ? 'On the server' : 'As a Slurm job' }).first().locator('.quick-input-list-label').first().click();
+  if (slurm !== null) {
+    await waitFor('the sbatch options box', async () => (await widget.isVisible()) && (await rows.count()) === 0, 10000, 200);
+    await widget.locator('input').fill(slurm);
+    await page.keyboard.press('Enter');
+  }
+}

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { step } from '../harness.mjs';
-import { CAPTURED_5, findFiles, LAUNCH_NAME, log, PROFILE_TIMEOUT_MS, PROGRAM_LENS, StepFailure, TIME_RE, waitFor } from '../helpers.mjs';
+import { answerWhere, CAPTURED_5, findFiles, LAUNCH_NAME, log, PROFILE_TIMEOUT_MS, PROGRAM_LENS, StepFailure, TIME_RE, waitFor } from '../helpers.mjs';
 
 const SLEEPY_PROGRAM = 'train_tinyblock.py --sleep 600';
 // 3 steps call Block.forward 6 times (two blocks a step); the capture needs 2 + 2 profiler warm-up + 5
@@ -40,6 +40,7 @@ export async function captureInProgram(ctx) {
     if (labels.some((l) => l.includes('Attach to a process'))) throw new StepFailure(`the picker offers an attach configuration: ${labels.join(' | ')}`);
     await screenshot('program-picker');
     await rows.filter({ has: page.locator('.label-name', { hasText: LAUNCH_NAME }) }).first().locator('.quick-input-list-label').first().click();
+    await answerWhere(ctx);
   });
 
   await step('wait for the capture of Block.forward in train_tinyblock.py', async () => {
@@ -173,6 +174,7 @@ async function enterProgram(ctx, textOnLine, line, lastUsed) {
   await widget.locator('input').fill(line);
   await page.keyboard.press('Enter');
   log(`entered: ${line}`);
+  await answerWhere(ctx);
 }
 
 /** The OpLens worker processes capturing Block.forward for this run's workspace: `[{pid, args}]`. */

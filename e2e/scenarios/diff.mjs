@@ -85,7 +85,8 @@ export async function diff(ctx) {
     const summary = (await frame.locator('.diff-summary').innerText()).trim();
     log(`diff summary: ${summary}`);
     if (!/slower than previous run/.test(summary)) throw new StepFailure(`the diff's totals should say slower than previous run: ${summary}`);
-    const options = await frame.locator('select option').allInnerTexts();
+    const earlierPicker = frame.locator('select[aria-label="The earlier run to compare with"]');
+    const options = await earlierPicker.locator('option').allInnerTexts();
     log(`earlier runs in the picker: ${options.join(' | ')}`);
     // rmsnorm_naive ran twice before the edit: the first profile and the comparison
     if (options.length < 2) throw new StepFailure(`the picker should list the earlier runs of rmsnorm_naive: ${options.join(' | ')}`);
@@ -94,7 +95,7 @@ export async function diff(ctx) {
     await screenshot('results-vs-previous-run');
 
     // the picker: against the first profile of the session instead of the previous run
-    await frame.locator('select').selectOption({ index: options.length - 1 });
+    await earlierPicker.selectOption({ index: options.length - 1 });
     const picked = await waitFor(
       'the diff against the earliest run',
       async () => {

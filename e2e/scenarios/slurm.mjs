@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { step } from '../harness.mjs';
-import { CAPTURED_5, log, REPO, StepFailure, waitFor } from '../helpers.mjs';
+import { answerWhere, CAPTURED_5, log, REPO, StepFailure, waitFor } from '../helpers.mjs';
 
 export const SLURM_PASSED = 'train_step captured as a Slurm job of two emulated nodes (4 ranks merged, its ranks grouped by node on the results page)';
 const PROGRAM = '-m torch.distributed.run --nproc-per-node 2 ddp_train.py --steps 20 --slow-rank 3';
@@ -16,10 +16,10 @@ export async function slurmJob(ctx) {
   }
   const { page, workspace } = ctx;
   const { editorLines, codeLensTexts, rightClickOnLine, clickMenuItem, quickInputVisible, clickOnLine, openFromExplorer,
-    findWebviewFrame, screenshot } = ctx.ui;
+    findWebviewFrame, screenshot, clearNotifications } = ctx.ui;
   await step('open ddp_train.py (a DDP training program, copied into the workspace)', async () => {
     fs.copyFileSync(path.join(REPO, 'tests', 'data', 'programs', 'ddp_train.py'), path.join(workspace, 'ddp_train.py'));
-    await clickOnLine('mean_eps = mean_sq + EPS');
+    await clearNotifications();
     await openFromExplorer('ddp_train.py');
     await waitFor('the editor to show ddp_train.py', async () => (await editorLines()).some((l) => l.includes('def train_step(')), 30000);
   });
@@ -38,10 +38,7 @@ export async function slurmJob(ctx) {
     const labels = (await rows.allInnerTexts()).map((l) => l.replace(/\s+/g, ' ').trim());
     log(`where picker offers: ${labels.join(' | ')}`);
     await screenshot('slurm-where');
-    await rows.filter({ hasText: 'As a Slurm job' }).first().locator('.quick-input-list-label').first().click();
-    await waitFor('the sbatch options box', async () => (await quickInputVisible()) && (await rows.count()) === 0, 10000, 200);
-    await widget.locator('input').fill('-N2');
-    await page.keyboard.press('Enter');
+    await answerWhere(ctx, '-N2');
   });
 
   await step('wait for the merged run of the job: the totals lens over train_step, 4 ranks', async () => {
