@@ -108,5 +108,9 @@ def test_ranks_of_several_nodes_are_grouped_by_node(merged: Run) -> None:
     assert [(o.rank, o.node) for o in v.options] == [(0, "n1"), (2, "n1"), (1, "n2")]
     assert [(r.rank, r.node) for r in v.rows] == [(0, "n1"), (2, "n1"), (1, "n2")]
     assert v.rows[2].cells[0].straggler  # the cells stay their rank's
+    # a rank that failed before it said its node is listed last, not refused
+    failed = RankInfo(rank=3, local_rank=1, world_size=4, host="", device="", part="", pid=0, failed="it raised")
+    with_failed = ranks_view(dataclasses.replace(on_nodes, ranks=[*on_nodes.ranks, failed]), "Self CPU")
+    assert [(o.rank, o.node) for o in with_failed.options][-1] == (3, "")
     one = ranks_view(merged, "Self CPU")
     assert one.nodes == [] and all(o.node == "" for o in one.options) and all(r.node == "" for r in one.rows)

@@ -315,7 +315,7 @@ def mark_cost(ev: Events) -> tuple[float, float]:
     stalled mark is not."""
     inner_prefix = PROBE + "inner:"
     kind = [2 if n.startswith(inner_prefix) else 1 if n.startswith(PROBE) else 0 for n in ev.names]
-    probe = np.flatnonzero(np.fromiter((kind[n] for n in ev.name.tolist()), np.int64, len(ev.name)) & ~ev.on_device)
+    probe = np.flatnonzero((np.fromiter(kind, np.int64, len(kind))[ev.name] > 0) & ~ev.on_device)
     lines: list[tuple[int, int]] = []  # (start, end) ns; a few hundred: plain Python
     steps: list[int] = []
     for n, start, end in zip(ev.name[probe].tolist(), ev.start_ns[probe].tolist(), ev.end_ns[probe].tolist(), strict=True):

@@ -38,7 +38,7 @@ from oplens.engine.program import DEFAULT_CALLS, DEFAULT_DELAY_S, DEFAULT_DURATI
 from oplens.engine.request import DEFAULT_ITERS, DEFAULT_PROFILER_WARMUP, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP, FILL_S, MAX_ROUNDS
 from oplens.exports.formats import FORMATS
 from oplens.exports.formats import export as export_run
-from oplens.exports.perfetto_open import OpenPage
+from oplens.exports.perfetto_open import PAGE_WAIT_S, OpenPage
 from oplens.records.errors import OpLensError, bad_input
 from oplens.records.job import ProgramSpec, TargetSpec
 from oplens.records.overview import AnyRun, OverviewRun
@@ -380,7 +380,6 @@ def _show(out: Console, run: AnyRun, view: str) -> None:
         render.profile(out, run, view)
 
 
-PAGE_WAIT_S = 600.0  # how long `oplens export --open` serves its page for the browser's click
 
 # torchrun's options `oplens run` passes through (each takes a value; --standalone is a flag).
 TORCHRUN_OPTIONS = ("--nproc-per-node", "--nnodes", "--node-rank", "--rdzv-endpoint", "--rdzv-backend", "--rdzv-id",

@@ -45,14 +45,14 @@ class NodeJob:
         return bool(self.master_addr)
 
 
-def detect(options: list[str] | None, env: Mapping[str, str], hostname: str | None = None) -> NodeJob | None:
+def detect(options: list[str] | None, env: Mapping[str, str]) -> NodeJob | None:
     """The job of several nodes this process runs in (None: one node, or no scheduler). `options`: the torchrun
     options the user gave (`--nnodes 2`, `--master-port=...`)."""
     given = {o.split("=", 1)[0].replace("_", "-") for o in options or [] if o.startswith("--")}
     if env.get("SLURM_JOB_ID") and env.get("SLURM_STEP_ID"):  # a step (srun); a batch script alone runs on one node
         return _slurm(given, env)
     if _pet_multinode(env):
-        return _kubernetes(env, hostname or env.get("HOSTNAME") or socket.gethostname())
+        return _kubernetes(env, env.get("HOSTNAME") or socket.gethostname())
     return None
 
 

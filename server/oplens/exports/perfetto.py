@@ -29,8 +29,8 @@ def export(run: Run, out: Path) -> Path:
 def build(run: Run) -> dict[str, Any]:
     """The trace object: `traceEvents`, `displayTimeUnit`, and OpLens's `otherData` (the run, its function)."""
     events: list[Event] = []
-    for k, rt in enumerate(rank_traces(run)):
-        events += _rank_events(run, rt, k)
+    for rt in rank_traces(run):
+        events += _rank_events(run, rt)
     return {
         "traceEvents": events,
         "displayTimeUnit": "ms",
@@ -39,8 +39,8 @@ def build(run: Run) -> dict[str, Any]:
     }
 
 
-def _rank_events(run: Run, rt: RankTrace, k: int) -> list[Event]:
-    rank = rt.rank if rt.rank is not None else k
+def _rank_events(run: Run, rt: RankTrace) -> list[Event]:
+    rank = rt.number
     names = LineNames(rt.run)
     pids: dict[Any, int] = {}
     labels: dict[Any, str] = {}

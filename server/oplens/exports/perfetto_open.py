@@ -22,6 +22,7 @@ from pathlib import Path
 
 UI = "https://ui.perfetto.dev"
 UI_ENV = "OPLENS_PERFETTO_UI"
+PAGE_WAIT_S = 600.0  # how long a page waits for its click before it is closed
 NO_ANSWER_MS = 15000  # how long the page pings before it says the UI did not answer
 
 PAGE = """<!doctype html>

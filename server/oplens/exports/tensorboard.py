@@ -24,8 +24,8 @@ def export(run: Run, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     traces = rank_traces(run)
     world = max(len(traces), max((r.world_size for r in run.ranks), default=1))
-    for k, rt in enumerate(traces):
-        rank = rt.rank if rt.rank is not None else k
+    for rt in traces:
+        rank = rt.number
         names = LineNames(rt.run)
         events = []
         for e in rt.events:

@@ -27,6 +27,7 @@ class RankTrace:
     """One rank's (or a single process's) trace of the run."""
 
     rank: int | None  # None: a run of one process
+    number: int  # its rank, or (a run of one process) its place among the traces: what a process or file is named by
     host: str
     run: Run  # the rank's own run (its lines' figures)
     events: list[Event]  # its events, `ts` on the shared time base (µs)
@@ -59,7 +60,7 @@ def rank_traces(run: Run) -> list[RankTrace]:
               for (*_, t), b in zip(found, bases, strict=True)]  # fmt: skip
     zero = min(starts)
     out = []
-    for (rank, host, part, trace), base in zip(found, bases, strict=True):
+    for k, ((rank, host, part, trace), base) in enumerate(zip(found, bases, strict=True)):
         shift = base - zero
         events = []
         for e in trace.get("traceEvents", []):
@@ -67,7 +68,8 @@ def rank_traces(run: Run) -> list[RankTrace]:
                 e["ts"] = float(e["ts"]) + shift
             events.append(e)
         meta = {k: v for k, v in trace.items() if k != "traceEvents"}
-        out.append(RankTrace(rank, host or str(trace.get("host_name", "")), part, nest(events), meta))
+        out.append(RankTrace(rank, rank if rank is not None else k, host or str(trace.get("host_name", "")), part,
+                             nest(events), meta))  # fmt: skip
     return out
 
 

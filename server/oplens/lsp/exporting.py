@@ -18,7 +18,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from oplens.exports.formats import FORMATS
 from oplens.exports.formats import export as export_run
-from oplens.exports.perfetto_open import OpenPage
+from oplens.exports.perfetto_open import PAGE_WAIT_S, OpenPage
 from oplens.lsp import arguments
 from oplens.lsp.client import ClientState
 from oplens.lsp.convert import wire
@@ -34,36 +34,32 @@ class ExportArgs:
 
 
 EXPORT_SHAPE = f"{{run_id, format: {' | '.join(FORMATS)}}}"
-PAGE_WAIT_S = 600.0  # how long a page waits for its click before it is closed
-
 
 
 async def export(client: ClientState, arg: Any) -> dict[str, Any]:
     a = arguments.parse(EXPORT_COMMAND, arg, ExportArgs, EXPORT_SHAPE)
-    run = client.shared.results.by_id(a.run_id)
-    if run is None or not isinstance(run, Run):
-        what = "is a program overview" if run is not None else "is no stored run"
-        raise JsonRpcInvalidParams(f"{EXPORT_COMMAND}: {a.run_id!r} {what}; export a function's run")
     if a.format not in FORMATS:
         raise JsonRpcInvalidParams(f"{EXPORT_COMMAND}: no format {a.format!r}; one of {', '.join(FORMATS)}")
-    try:
-        path: Path = await asyncio.to_thread(export_run, run, a.format)
-    except OpLensError as e:
-        raise client.request_error(e) from None
+    _, path = await _exported(client, EXPORT_COMMAND, a.run_id, a.format)
     return {"path": client.paths.to_local(str(path)), "uri": client.uri(str(path)), "format": a.format,
             "opens_in": FORMATS[a.format].opens_in, "folder": path.is_dir()}  # fmt: skip
 
 
 async def open_perfetto(client: ClientState, arg: Any) -> dict[str, Any]:
     a = arguments.parse(OPEN_PERFETTO_COMMAND, arg, ExportArgs, "{run_id}")
-    run = client.shared.results.by_id(a.run_id)
-    if run is None or not isinstance(run, Run):
-        raise JsonRpcInvalidParams(f"{OPEN_PERFETTO_COMMAND}: {a.run_id!r} is no stored run of a function")
-    try:
-        path: Path = await asyncio.to_thread(export_run, run, "perfetto")
-    except OpLensError as e:
-        raise client.request_error(e) from None
+    run, path = await _exported(client, OPEN_PERFETTO_COMMAND, a.run_id, "perfetto")
     page = OpenPage(path, f"{run.target.qualname} · {run.run_id}")
     page.close_when_done(PAGE_WAIT_S)  # a daemon thread: the server's exit never waits for a page's click
     return {"url": page.url, "path": client.paths.to_local(str(path)), "ui": page.ui}
 
+
+async def _exported(client: ClientState, command: str, run_id: str, fmt: str) -> tuple[Run, Path]:
+    """Stored run `run_id` (a function's) and the path of its export as `fmt`, written off the event loop."""
+    run = client.shared.results.by_id(run_id)
+    if run is None or not isinstance(run, Run):
+        what = "is a program overview" if run is not None else "is no stored run"
+        raise JsonRpcInvalidParams(f"{command}: {run_id!r} {what}; export a function's run")
+    try:
+        return run, await asyncio.to_thread(export_run, run, fmt)
+    except OpLensError as e:
+        raise client.request_error(e) from None

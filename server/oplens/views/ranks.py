@@ -108,7 +108,7 @@ def ranks_view(merged: Run, label: str, shown: int | None = None) -> RanksView:
     nodes = node_order(merged.ranks)
     options = [RankOption(rank=i.rank, label=rank_label(i), title=i.failed or f"its own run: {i.part}",
                           disabled=i.failed != "" or i.part == "", node=i.host if nodes else "")
-               for i in sorted(merged.ranks, key=lambda i: (nodes.index(i.host) if nodes else 0, i.rank))]  # fmt: skip
+               for i in sorted(merged.ranks, key=lambda i: (_node_place(nodes, i.host), i.rank))]  # fmt: skip
     lines = sorted((ln for ln in merged.lines if ln.ranks is not None and ln.ranks.per_rank), key=lambda ln: ln.line)
     rows: list[StripRow] = []
     top = 0.0
@@ -133,7 +133,7 @@ def ranks_view(merged: Run, label: str, shown: int | None = None) -> RanksView:
             rows.append(StripRow(rank=rank, label=f"rank {rank}", title=_rank_title(info, rank), cells=cells,
                                  node=info.host if nodes and info is not None else ""))  # fmt: skip
         if nodes:  # grouped by node, in the order the nodes first come
-            rows.sort(key=lambda row: (nodes.index(row.node) if row.node in nodes else len(nodes), row.rank))
+            rows.sort(key=lambda row: (_node_place(nodes, row.node), row.rank))
     return RanksView(
         all_ranks=f"All ranks ({len(merged.ranks)}, merged)",
         options=options,
@@ -146,6 +146,11 @@ def ranks_view(merged: Run, label: str, shown: int | None = None) -> RanksView:
         failed=[f"Rank {r.rank} has no part: {r.failed}" for r in merged.ranks if r.failed],
         nodes=nodes,
     )
+
+
+def _node_place(nodes: list[str], host: str) -> int:
+    """Where a rank of `host` goes in the order of `nodes`: a rank with no node named (one that failed) last."""
+    return nodes.index(host) if host in nodes else len(nodes)
 
 
 def node_order(ranks: Sequence[RankInfo]) -> list[str]:

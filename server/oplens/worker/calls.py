@@ -113,7 +113,7 @@ class ProfiledCalls:
             self.backend.synchronize()
             elapsed_us = (time.perf_counter_ns() - t0) / 1000.0  # before step(): the last one ends the trace
             if i >= 0 and isinstance(self.marker, LineMarker):
-                mark_probe()  # after each recorded call, outside it: what a line mark costs in this profile, then
+                mark_probe()  # after each recorded call, outside it: what a line mark costs in this profile
             if self.warm > 0:
                 with to_log():  # Kineto's profiler_start/stop lines come from the schedule's steps
                     self.prof.step()
