@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 import sys
 import time
 from collections.abc import Iterator
@@ -68,8 +69,11 @@ def ops_by_line(run: dict[str, Any], body: range) -> list[set[str]]:
 
 
 def shares(run: dict[str, Any], body: range) -> list[float]:
-    by_line = {s["line"]: s["pct_device"] for s in run["lines"]}
-    return [by_line.get(n, 0.0) for n in body]
+    """Each line's share of the call by its per-call median: one stalled call (a loaded machine) moves a mean's share
+    by tens of points and a median's not at all."""
+    by_line = {s["line"]: statistics.median(s["device_samples_us"]) for s in run["lines"] if s["device_samples_us"]}
+    medians = [by_line.get(n, 0.0) for n in body]
+    return [100 * m / sum(medians) for m in medians]
 
 
 def test_a_function_defined_in_a_cell_is_profiled_as_oplens_profile_profiles_it(kernel: tuple[Kernel, Path]) -> None:
@@ -78,8 +82,8 @@ def test_a_function_defined_in_a_cell_is_profiled_as_oplens_profile_profiles_it(
     run = the_run(k.run("%oplens --iters 20 --warmup 2 rmsnorm_naive(x, w)"), folder)
     assert run["target"]["qualname"] == "rmsnorm_naive" and run["backend"]["device_label"] == "CPU"
     assert run["target"]["def_line"] == 6 and run["config"]["iters"] == 20 and run["config"]["args"] == "rmsnorm_naive(x, w)"
-    # the same op table per line as the CLI's profile of the same function from its file; each line's share
-    # within twice what two of the CLI's own runs differ by, or 10 points (inputs under malloc's mmap threshold:
+    # the same op table per line as the CLI's profile of the same function from its file; each line's share (of
+    # per-call medians) within twice what two of the CLI's own runs differ by, or 10 points (inputs under malloc's mmap threshold:
     # larger ones are fresh pages per op, whose cost varies with the process's heap more than anything else)
     theirs = []
     for _ in range(2):
