@@ -6,7 +6,7 @@
 //   node esbuild.mjs --production  minified, no source maps (what `vsce package` runs)
 //   node esbuild.mjs --watch       rebuild on change
 import * as esbuild from 'esbuild';
-import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
@@ -42,6 +42,7 @@ const webviews = {
   entryPoints: {
     results: 'extension/webview/results.ts',
     trace: 'extension/webview/trace.ts',
+    flame: 'extension/webview/flame.ts',
   },
   outdir: 'dist/webview',
   platform: 'browser',
@@ -56,6 +57,25 @@ async function copyAssets() {
   const root = dirname(require.resolve('vscode-languageclient/package.json'));
   await mkdir('dist', { recursive: true });
   await copyFile(join(root, 'lib', 'node', 'terminateProcess.sh'), 'dist/terminateProcess.sh');
+  await copySpeedscope();
+}
+
+// The flame graph (extension/src/flamegraph): speedscope's own release build, unmodified, under names without its
+// build's hashes, with its font (its stylesheet names it beside itself) and its licence.
+async function copySpeedscope() {
+  const root = dirname(require.resolve('speedscope/package.json'));
+  const release = join(root, 'dist', 'release');
+  await mkdir('dist/speedscope', { recursive: true });
+  for (const name of await readdir(release)) {
+    if (/^speedscope-.*\.js$/.test(name)) {
+      await copyFile(join(release, name), 'dist/speedscope/speedscope.js');
+    } else if (/^speedscope-.*\.css$/.test(name)) {
+      await copyFile(join(release, name), 'dist/speedscope/speedscope.css');
+    } else if (name.endsWith('.woff2') || name === 'source-code-pro.LICENSE.md') {
+      await copyFile(join(release, name), join('dist/speedscope', name));
+    }
+  }
+  await copyFile(join(root, 'LICENSE'), 'dist/speedscope/LICENSE');
 }
 
 await rm('dist', { recursive: true, force: true });

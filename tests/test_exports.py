@@ -229,6 +229,27 @@ async def test_the_editor_s_export_through_the_real_server(cpu_run: Run) -> None
         assert "perfetto, speedscope, tensorboard" in str(e.value)
 
 
+async def test_the_editor_s_flame_graph_through_the_real_server(cpu_run: Run) -> None:
+    """`oplens.flameGraph` (Show Flame Graph) over a real LSP client: a speedscope file valid by the npm package's
+    schema, self device time by line first, every line frame with the run's file and a line of the function."""
+    import jsonschema
+    from lsprotocol import types as lsp
+
+    from conftest import plain, served_client
+
+    ws = Path(cpu_run.run_dir).parents[2]
+    async with served_client(ws) as client:
+        params = lsp.ExecuteCommandParams(command=names.FLAME_GRAPH_COMMAND, arguments=[{"run_id": cpu_run.run_id}])
+        answer = plain(await client.workspace_execute_command_async(params))
+    profile = answer["profile"]
+    jsonschema.validate(profile, json.loads(SCHEMA.read_text()))
+    assert answer["title"] == "Flame graph: norm (CPU)" and answer["file_name"].endswith(".speedscope.json")
+    assert profile["profiles"][profile["activeProfileIndex"]]["type"] == "sampled" and "click" in answer["hint"]
+    lines = {f["line"] for f in profile["shared"]["frames"] if f["name"].startswith("L")}
+    assert lines == {s.line for s in cpu_run.lines} and {f.get("file") for f in profile["shared"]["frames"] if "line" in f} == {
+        cpu_run.target.file}
+
+
 # A stand-in of Perfetto UI's documented message handler (google/perfetto `docs/visualization/
 # deep-linking-to-perfetto-ui.md`: the UI answers 'PING' with 'PONG', then takes `{perfetto: {buffer, title,
 # fileName}}`), served on another loopback origin; it reports what it got to its own server.

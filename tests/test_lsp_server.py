@@ -136,7 +136,7 @@ def test_commands_come_from_the_names_module_and_the_backend_registry(served: tu
             names.CLEAR_COMMAND, names.FUNCTIONS_COMMAND, names.DIFF_COMMAND, names.DOCTOR_COMMAND,
             names.MERGE_COMMAND, names.RANK_PART_COMMAND, names.OVERVIEW_COMMAND, names.HOT_FUNCTIONS_COMMAND,
             names.BACKENDS_COMMAND, names.SLURM_COMMAND, names.EXPORT_COMMAND,
-            names.OPEN_PERFETTO_COMMAND, names.RUN_PAGE_COMMAND]
+            names.FLAME_GRAPH_COMMAND, names.OPEN_PERFETTO_COMMAND, names.RUN_PAGE_COMMAND]
     backends = [cmd.lsp_command for _, cmd in registry.commands()]
     assert backends  # Neuron's Explorer opener, at least
     assert sorted(result["capabilities"]["executeCommandProvider"]["commands"]) == sorted(ours + backends)

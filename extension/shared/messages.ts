@@ -107,6 +107,7 @@ export type FromResultsPanel =
   | { type: 'openTrace'; runId: string }
   | { type: 'export'; runId: string }
   | { type: 'openPerfetto'; runId: string }
+  | { type: 'flameGraph'; runId: string }
   | { type: 'openArtifact'; runId: string; path: string }
   | { type: 'compareWith'; runId: string }
   | { type: 'rerun'; runId: string }
@@ -142,3 +143,11 @@ export interface TraceModel {
 export type ToTraceViewer = { type: 'trace'; model: TraceModel } | { type: 'error'; message: string };
 
 export type FromTraceViewer = { type: 'ready' } | { type: 'revealLine'; line: number };
+
+// ---- the flame graph (speedscope in a webview) -----------------------------------------------
+
+/** The run's stacks for the bundled speedscope: the file's text, its name, and the server's words for the page. */
+export type ToFlameGraph = { type: 'profile'; fileName: string; text: string; hint: string } | { type: 'error'; message: string };
+
+/** `ready`: speedscope can take a file; `openLine`: a frame's file and line (1-based) clicked; `failed`: speedscope said it could not read the file. */
+export type FromFlameGraph = { type: 'ready' } | { type: 'openLine'; file: string; line: number } | { type: 'failed'; message: string };

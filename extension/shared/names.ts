@@ -29,6 +29,7 @@ export const OVERVIEW_COMMAND = 'oplens.overview';
 export const HOT_FUNCTIONS_COMMAND = 'oplens.hotFunctions';
 export const OPEN_PERFETTO_COMMAND = 'oplens.openPerfetto'; // {run_id}: the one-shot page that opens the run in Perfetto UI: {url}
 export const EXPORT_COMMAND = 'oplens.export'; // {run_id, format}: the run written for Perfetto, speedscope or TensorBoard/HTA
+export const FLAME_GRAPH_COMMAND = 'oplens.flameGraph'; // {run_id}: the run's stacks as a speedscope profile for the editor's flame graph
 export const SLURM_COMMAND = 'oplens.slurm'; // whether the server's host submits Slurm jobs (sbatch on its PATH): {sbatch, note}
 export const BACKENDS_COMMAND = 'oplens.backends';
 export const RUN_PAGE_COMMAND = 'oplens.runPage';
@@ -82,6 +83,7 @@ export const SERVER_COMMANDS: readonly string[] = [
   BACKENDS_COMMAND,
   SLURM_COMMAND,
   EXPORT_COMMAND,
+  FLAME_GRAPH_COMMAND,
   OPEN_PERFETTO_COMMAND,
   RUN_PAGE_COMMAND,
   ...BACKEND_COMMANDS.map((c) => c.lspCommand),
@@ -98,6 +100,7 @@ export const EXTENSION_COMMANDS = {
   showResults: 'oplens.showResults',
   openInExplorer: 'oplens.openInExplorer',
   openTrace: 'oplens.openTrace',
+  showFlameGraph: 'oplens.showFlameGraph',
   clearAnnotations: 'oplens.clearAnnotations',
   restartServer: 'oplens.restartServer',
   showOutput: 'oplens.showOutput',
@@ -121,6 +124,7 @@ export const STATUS_MENU_COMMAND = 'oplens.statusMenu';
 
 /** Webview panel types; the results panel's is also an activation event (`onWebviewPanel:`). */
 export const RESULTS_VIEW_TYPE = 'oplens.results';
+export const FLAME_GRAPH_VIEW_TYPE = 'oplens.flameGraph';
 export const TRACE_VIEW_TYPE = 'oplens.trace';
 
 /** The Explorer's "Hot functions" tree view (the latest program overview's functions). */

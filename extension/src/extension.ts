@@ -53,6 +53,7 @@ import { OpLensServer } from './server/server';
 import { SettingsSource } from './settings/source';
 import { StatusBar, statusMenu } from './status/statusBar';
 import { TraceViewer } from './trace/viewer';
+import { FlameGraphs } from './flamegraph/flameGraph';
 import { openExample } from './walkthrough/example';
 import { selectInterpreter } from './walkthrough/interpreter';
 
@@ -75,6 +76,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const prof = new Profiler(srv, store, docs, memory, notifier, settings, panel, programs, new NotebookProfiler(log));
   const comparer = new Comparer(srv, store, docs, memory, settings, panel, prof, notifier);
   const traces = new TraceViewer(context.extensionUri, store, srv, panel, log);
+  const flames = new FlameGraphs(context.extensionUri, srv, panel, log);
   const explorer = new ExplorerOpener(srv, store, settings, notifier, prof, (runId) => traces.open(runId), log);
   const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '?');
   const backendWatch = new BackendWatch(srv, settings, context.workspaceState, log);
@@ -93,6 +95,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     openTrace: (runId) => traces.open(runId),
     exportRun: (runId) => exporter.export(runId),
     openInPerfetto: (runId) => exporter.openInPerfetto(runId),
+    flameGraph: (runId) => flames.open(runId),
     compareWith,
     rerun: (runId) => prof.rerun(runId),
     profileLines: (lines) => prof.profileFromLens(lines),
@@ -131,6 +134,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     showResults: () => panel.reveal(),
     openInExplorer: (runId) => explorer.open(typeof runId === 'string' ? runId : panel.currentRunId),
     openTrace: (runId) => traces.open(typeof runId === 'string' ? runId : undefined),
+    showFlameGraph: (runId) => flames.open(typeof runId === 'string' ? runId : undefined),
     clearAnnotations: clear,
     restartServer: () => srv.restart(0),
     showOutput: () => log.show(),
@@ -160,6 +164,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     docs,
     panel,
     traces,
+    flames,
     hotView,
     new HeatDecorations(store, docs, settings),
     new ProgramLenses(docs, srv),

@@ -36,7 +36,7 @@ const FOLDER_TIERS: readonly (readonly string[])[] = [
   ['backend', 'heat', 'progress', 'program', 'overview', 'diff', 'doctor', 'walkthrough', 'exports'],
   ['status', 'profile', 'ranks'],
   ['compare', 'neuron', 'results'],
-  ['trace'], // the results page's webview scaffolding (results/html.ts) serves it too
+  ['trace', 'flamegraph'], // the results page's webview scaffolding (results/csp.ts) serves them too
 ];
 
 function header(p: string): string {

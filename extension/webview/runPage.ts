@@ -57,6 +57,7 @@ function header(view: RunView, page: RunPage): HTMLElement {
     { class: 'actions' },
     view.actions.explorer ? button('Open in Neuron Explorer', () => vscode.post({ type: 'openExplorer', runId: run.run_id }), { class: 'primary' }) : null,
     view.actions.trace ? button('Open trace', () => vscode.post({ type: 'openTrace', runId: run.run_id })) : null,
+    view.actions.trace ? button('Flame graph', () => vscode.post({ type: 'flameGraph', runId: run.run_id }), { title: 'The lines and their ops in speedscope' }) : null,
     view.actions.trace ? button('Open in Perfetto', () => vscode.post({ type: 'openPerfetto', runId: run.run_id })) : null,
     button('Export…', () => vscode.post({ type: 'export', runId: run.run_id }), { title: 'For Perfetto, speedscope or TensorBoard/HTA' }),
     button('Compare with…', () => vscode.post({ type: 'compareWith', runId: run.run_id })),

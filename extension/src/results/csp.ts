@@ -22,7 +22,7 @@ export function contentSecurityPolicy(cspSource: string, nonceValue: string): st
   ].join('; ');
 }
 
-function escapeHtml(s: string): string {
+export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 }
 

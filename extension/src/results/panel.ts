@@ -43,6 +43,8 @@ export interface ResultsActions {
   exportRun(runId: string): unknown;
   /** Open in Perfetto: the page that hands the run's trace to Perfetto UI, in the user's browser. */
   openInPerfetto(runId: string): unknown;
+  /** Flame graph: the run's stacks in the bundled speedscope. */
+  flameGraph(runId: string): unknown;
   compareWith(runId: string): unknown;
   rerun(runId: string): unknown;
   showRun(runId: string): unknown;
@@ -421,6 +423,9 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
       case 'openPerfetto':
         await this.actions?.openInPerfetto(this.storedFor(m.runId)?.run.run_id ?? m.runId);
         return;
+      case 'flameGraph':
+        await this.actions?.flameGraph(this.storedFor(m.runId)?.run.run_id ?? m.runId);
+        break;
       case 'export':
         await this.actions?.exportRun(this.storedFor(m.runId)?.run.run_id ?? m.runId);
         return;

@@ -2,6 +2,9 @@
 host (`oplens export`, exports/), into the run's `exports/` folder: the path in the client's terms and how to open
 it, in the server's words. Off the event loop: a large run takes seconds.
 
+`oplens.flameGraph {run_id}`: the run as a speedscope profile (exports/speedscope.py) for the editor's flame graph,
+its frames' files in the client's terms (a click on a frame opens its line), with the page's title and hint.
+
 `oplens.openPerfetto {run_id}`: the run's Perfetto trace and the one-shot page that hands it to Perfetto UI
 (exports/perfetto_open.py), served on the host's 127.0.0.1 until it has or PAGE_WAIT_S have passed; its URL, which
 the extension opens through `vscode.env.asExternalUri` (in Remote-SSH, a port forwarded to the laptop's localhost:
@@ -16,6 +19,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
+from oplens.exports import speedscope
 from oplens.exports.formats import FORMATS
 from oplens.exports.formats import export as export_run
 from oplens.exports.perfetto_open import PAGE_WAIT_S, OpenPage
@@ -23,7 +27,7 @@ from oplens.lsp import arguments
 from oplens.lsp.client import ClientState
 from oplens.lsp.convert import wire
 from oplens.records.errors import OpLensError
-from oplens.records.names import EXPORT_COMMAND, OPEN_PERFETTO_COMMAND
+from oplens.records.names import EXPORT_COMMAND, FLAME_GRAPH_COMMAND, OPEN_PERFETTO_COMMAND
 from oplens.records.run import Run
 
 
@@ -45,6 +49,24 @@ async def export(client: ClientState, arg: Any) -> dict[str, Any]:
             "opens_in": FORMATS[a.format].opens_in, "folder": path.is_dir()}  # fmt: skip
 
 
+FLAME_HINT = "Ctrl+click (⌘-click) a frame, or click a frame's file:line under the chart, to open its line."
+
+
+async def flame_graph(client: ClientState, arg: Any) -> dict[str, Any]:
+    a = arguments.parse(FLAME_GRAPH_COMMAND, arg, ExportArgs, "{run_id}")
+    run = _function_run(client, FLAME_GRAPH_COMMAND, a.run_id)
+    try:
+        profile = await asyncio.to_thread(speedscope.build, run)
+    except OpLensError as e:
+        raise client.request_error(e) from None
+    profile["activeProfileIndex"] = 1  # self device time by line first: the figures the editor shows
+    for frame in profile["shared"]["frames"]:
+        if "file" in frame:
+            frame["file"] = client.paths.to_local(frame["file"])
+    return {"profile": profile, "title": f"Flame graph: {run.target.qualname} ({run.backend.device_label})",
+            "file_name": f"{run.run_id}.speedscope.json", "hint": FLAME_HINT}  # fmt: skip
+
+
 async def open_perfetto(client: ClientState, arg: Any) -> dict[str, Any]:
     a = arguments.parse(OPEN_PERFETTO_COMMAND, arg, ExportArgs, "{run_id}")
     run, path = await _exported(client, OPEN_PERFETTO_COMMAND, a.run_id, "perfetto")
@@ -55,11 +77,16 @@ async def open_perfetto(client: ClientState, arg: Any) -> dict[str, Any]:
 
 async def _exported(client: ClientState, command: str, run_id: str, fmt: str) -> tuple[Run, Path]:
     """Stored run `run_id` (a function's) and the path of its export as `fmt`, written off the event loop."""
-    run = client.shared.results.by_id(run_id)
-    if run is None or not isinstance(run, Run):
-        what = "is a program overview" if run is not None else "is no stored run"
-        raise JsonRpcInvalidParams(f"{command}: {run_id!r} {what}; export a function's run")
+    run = _function_run(client, command, run_id)
     try:
         return run, await asyncio.to_thread(export_run, run, fmt)
     except OpLensError as e:
         raise client.request_error(e) from None
+
+
+def _function_run(client: ClientState, command: str, run_id: str) -> Run:
+    run = client.shared.results.by_id(run_id)
+    if run is None or not isinstance(run, Run):
+        what = "is a program overview" if run is not None else "is no stored run"
+        raise JsonRpcInvalidParams(f"{command}: {run_id!r} {what}; export a function's run")
+    return run

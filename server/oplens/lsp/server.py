@@ -137,6 +137,10 @@ def make_server(
     async def export_run(*args: Any) -> dict[str, Any]:
         return await exporting.export(client, only(names.EXPORT_COMMAND, args))
 
+    @ls.command(names.FLAME_GRAPH_COMMAND)
+    async def flame_graph(*args: Any) -> dict[str, Any]:
+        return await exporting.flame_graph(client, only(names.FLAME_GRAPH_COMMAND, args))
+
     @ls.command(names.OPEN_PERFETTO_COMMAND)
     async def open_perfetto(*args: Any) -> dict[str, Any]:
         return await exporting.open_perfetto(client, only(names.OPEN_PERFETTO_COMMAND, args))

@@ -24,6 +24,7 @@ OVERVIEW_COMMAND = "oplens.overview"  # a program overview (`oplens run --step`)
 HOT_FUNCTIONS_COMMAND = "oplens.hotFunctions"  # the latest overview's functions, by self or total device time
 OPEN_PERFETTO_COMMAND = "oplens.openPerfetto"  # {run_id}: the one-shot page that opens the run in Perfetto UI: {url}
 EXPORT_COMMAND = "oplens.export"  # {run_id, format}: the run written for Perfetto, speedscope or TensorBoard/HTA
+FLAME_GRAPH_COMMAND = "oplens.flameGraph"  # {run_id}: the run's stacks as a speedscope profile for the editor's flame graph
 SLURM_COMMAND = "oplens.slurm"  # whether the server's host submits Slurm jobs (sbatch on its PATH): {sbatch, note}
 BACKENDS_COMMAND = "oplens.backends"  # the backends of the server's host: auto's choice, each one's presence
 RUN_PAGE_COMMAND = "oplens.runPage"  # a run's results page as the server writes it (oplens.views.run), or one rank's
