@@ -7,13 +7,14 @@
 //
 // The scenarios get one context object, `ctx`: opt (the parsed arguments), python (the .venv's interpreter, the
 // notebook's kernel and the tunnel's host), editorPython, tmpRoot, workspace, userData, csPort, browser (Playwright's
-// persistent context), page (the window in use), cleanups (what a scenario started, ended in cleanup()), shotIndex
-// and ui (helpers.mjs's pageHelpers).
+// persistent context), page (the window in use), cleanups (what a scenario started, ended in cleanup()), shotIndex,
+// perfetto (the Perfetto UI stand-in: url, got) and ui (helpers.mjs's pageHelpers).
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { startPerfettoStandin } from './standins/perfetto.mjs';
 import { ARTIFACTS, E2E_DIR, findFiles, log, pageHelpers, REPO, StepFailure, t0, tailFile, waitFor } from './helpers.mjs';
 
 const CODE_SERVER = path.join(E2E_DIR, 'node_modules', '.bin', 'code-server');
@@ -74,6 +75,8 @@ const torchThreads = process.env.OPLENS_E2E_TORCH_THREADS ?? '1';
 // The emulated Slurm's configuration (tests/slurmlab.py), where one runs: code-server, and so the OpLens server and the
 // sbatch it runs, find it through SLURM_CONF.
 let slurmConf = '';
+// The Perfetto UI stand-in's origin (e2e/standins/perfetto.mjs): the OpLens server's Open in Perfetto page opens it.
+let perfettoUi = '';
 
 function codeServerEnv(tmpRoot) {
   // code-server writes config.yaml and state under XDG dirs: keep them in the temp folder, not $HOME.
@@ -90,6 +93,7 @@ function codeServerEnv(tmpRoot) {
     OPLENS_E2E_KERNEL_EXEC: path.join(E2E_DIR, 'kernel_exec.py'),
     OPLENS_E2E_PYTHON_FOR_STANDIN: process.env.OPLENS_E2E_PYTHON || path.join(REPO, '.venv', 'bin', 'python'),
     ...(slurmConf ? { SLURM_CONF: slurmConf } : {}),
+    ...(perfettoUi ? { OPLENS_PERFETTO_UI: perfettoUi } : {}),
     PASSWORD: '',
     HASHED_PASSWORD: '',
     GITHUB_TOKEN: '',
@@ -312,6 +316,13 @@ async function setUp(ctx) {
       }
     });
     log(`Slurm: slurmctld and two slurmd (n1, n2), SLURM_CONF=${slurmConf}`);
+  });
+
+  await step("serve a stand-in of Perfetto UI's message handler (e2e/standins/perfetto.mjs)", async () => {
+    ctx.perfetto = await startPerfettoStandin();
+    perfettoUi = ctx.perfetto.url;
+    ctx.cleanups.push(() => ctx.perfetto.close());
+    log(`Perfetto UI stand-in: ${perfettoUi}`);
   });
 
   await step('start code-server', async () => {

@@ -15,6 +15,7 @@
 //   --overview-only   after opening rmsnorm.py, only the program overview's steps (train_step, ▶ lines of Block.forward)
 //   --notebook-only   after opening rmsnorm.py, only the notebook's steps (notebook.ipynb, its cells run by a real kernel)
 //   --slurm-only      after opening rmsnorm.py, only the Slurm job's steps (train_step of ddp_train.py, two emulated nodes)
+//   --exports-only    after profiling rmsnorm_naive, only the flame graph's and Open in Perfetto's steps
 //   --screenshots DIR at the end of a passing run, copy the screenshots the READMEs show (DOC_SHOTS) to DIR as
 //                     <step name>.png; `make screenshots` then makes docs/images/ of them (e2e/pictures.sh)
 // Environment: OPLENS_E2E_PYTHON overrides the editor's interpreter (default: a fresh environment with torch only,
@@ -42,6 +43,7 @@ import { cancelProfile } from './scenarios/cancel.mjs';
 import { captureInProgram } from './scenarios/capture.mjs';
 import { compare } from './scenarios/compare.mjs';
 import { diff } from './scenarios/diff.mjs';
+import { EXPORTS_PASSED, exportViews } from './scenarios/exports.mjs';
 import { importStrategy } from './scenarios/importStrategy.mjs';
 import { NOTEBOOK_PASSED, notebookCells } from './scenarios/notebook.mjs';
 import { openRmsnorm, smokeContextMenu } from './scenarios/open.mjs';
@@ -59,7 +61,7 @@ const DOC_SHOTS = ['editor-rmsnorm', 'context-menu', 'context-menu-oplens', 'arg
 
 // ------------------------------------------------------------------ arguments
 const argv = process.argv.slice(2);
-const opt = { vsix: null, smoke: false, keep: false, serveOnly: false, programOnly: false, tunnelOnly: false, overviewOnly: false, notebookOnly: false, slurmOnly: false, screenshots: null };
+const opt = { vsix: null, smoke: false, keep: false, serveOnly: false, programOnly: false, tunnelOnly: false, overviewOnly: false, notebookOnly: false, slurmOnly: false, exportsOnly: false, screenshots: null };
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (a === '--vsix') opt.vsix = path.resolve(argv[++i]);
@@ -71,6 +73,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--overview-only') opt.overviewOnly = true;
   else if (a === '--notebook-only') opt.notebookOnly = true;
   else if (a === '--slurm-only') opt.slurmOnly = true;
+  else if (a === '--exports-only') opt.exportsOnly = true;
   else if (a === '--screenshots') opt.screenshots = path.resolve(argv[++i]);
   else if (a === '-h' || a === '--help') {
     const lines = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1);
@@ -107,7 +110,14 @@ runE2E(opt, DOC_SHOTS, async (ctx) => {
     log(ran ? `PASSED (--slurm-only): ${SLURM_PASSED}` : 'PASSED (--slurm-only): nothing run, Slurm is not installed here');
     return;
   }
+  if (opt.exportsOnly) {
+    await profile(ctx);
+    await exportViews(ctx);
+    log(`PASSED (--exports-only): ${EXPORTS_PASSED}`);
+    return;
+  }
   if (!opt.programOnly) await profile(ctx);
+  if (!opt.programOnly) await exportViews(ctx);
   if (!opt.programOnly) await compare(ctx);
   if (!opt.programOnly) await diff(ctx);
   if (!opt.programOnly) await packageModule(ctx);
@@ -122,5 +132,5 @@ runE2E(opt, DOC_SHOTS, async (ctx) => {
   if (!opt.programOnly) await throughTheTunnel(ctx);
   log(opt.programOnly
     ? 'PASSED (--program-only): Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled'
-    : `PASSED: totals lens, per-line hints, results panel with aten::mul, its roofline chart (a dot\'s hover and click), comparison with speed-ups, their intervals and verdicts, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, GatedMLP.forward of a package module with a relative import, ${WALL_PASSED}, the Get Started walkthrough and its first step's button, Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled, ${slurmRan ? `${SLURM_PASSED}, ` : ''}a program overview (lenses in two files, Hot Functions, the call tree, ▶ lines), ${NOTEBOOK_PASSED}, importStrategy fromEnvironment (the interpreter's own OpLens) profiling, and through a real SSH tunnel: a profile with path mappings, the tunnel killed mid-profile and the run shown after the extension reconnected by itself`);
+    : `PASSED: totals lens, per-line hints, results panel with aten::mul, its roofline chart (a dot\'s hover and click), comparison with speed-ups, their intervals and verdicts, after an edit a ▲ hint, the lens verdict and the results page\'s "vs previous run" view, GatedMLP.forward of a package module with a relative import, ${WALL_PASSED}, the Get Started walkthrough and its first step's button, Block.forward captured inside train_tinyblock.py from its launch configuration, a partial capture reported, and a typed program cancelled, ${EXPORTS_PASSED}, ${slurmRan ? `${SLURM_PASSED}, ` : ''}a program overview (lenses in two files, Hot Functions, the call tree, ▶ lines), ${NOTEBOOK_PASSED}, importStrategy fromEnvironment (the interpreter's own OpLens) profiling, and through a real SSH tunnel: a profile with path mappings, the tunnel killed mid-profile and the run shown after the extension reconnected by itself`);
 });

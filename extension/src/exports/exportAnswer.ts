@@ -20,6 +20,17 @@ export const EXPORT_CHOICES = [
   { format: 'tensorboard', label: 'TensorBoard / HTA', detail: 'a folder of rank<R>.pt.trace.json.gz' },
 ] as const;
 
+/**
+ * The path of a page's external address: `asExternalUri` maps a port, and code-server's path proxy
+ * (`/proxy/<port>/`) keeps only the port, so the page's own path (its one-shot token) is put back after it.
+ */
+export function externalPath(pagePath: string, externalPathGiven: string): string {
+  if (pagePath.length <= 1 || externalPathGiven.endsWith(pagePath)) {
+    return externalPathGiven;
+  }
+  return externalPathGiven.replace(/\/+$/, '') + pagePath;
+}
+
 /** `oplens.export`'s answer, checked; undefined where it is not one. */
 export function parseExportAnswer(v: unknown): ExportAnswer | undefined {
   if (typeof v !== 'object' || v === null) {

@@ -8,7 +8,7 @@
 import * as vscode from 'vscode';
 import { EXPORT_COMMAND, OPEN_PERFETTO_COMMAND } from '../../shared/names';
 import type { OpLensServer } from '../server/server';
-import { EXPORT_CHOICES, parseExportAnswer, type ExportAnswer } from './exportAnswer';
+import { EXPORT_CHOICES, externalPath, parseExportAnswer, type ExportAnswer } from './exportAnswer';
 
 export class RunExporter {
   /**
@@ -29,7 +29,9 @@ export class RunExporter {
       this.log.warn(`${OPEN_PERFETTO_COMMAND}: an answer OpLens cannot read`);
       return;
     }
-    const external = await vscode.env.asExternalUri(vscode.Uri.parse(url));
+    const page = vscode.Uri.parse(url);
+    const mapped = await vscode.env.asExternalUri(page);
+    const external = mapped.with({ path: externalPath(page.path, mapped.path) });
     this.log.info(`open in Perfetto: ${url} → ${external.toString()}`);
     if (await vscode.env.openExternal(external)) {
       void vscode.window.showInformationMessage('OpLens: a page in your browser opens Perfetto UI with this run: click its button (the browser allows a new tab only from a click).');
