@@ -123,6 +123,30 @@ class InterpreterAdvice:
     pythons: list[str]  # best first
 
 
+@dataclass
+class DeviceSlice:
+    """One stretch of device work for a timeline export: where a backend's own trace (not the profiler's) has it."""
+
+    track: str  # the device's track it is drawn on ("NeuronCore 0")
+    name: str
+    start_us: float  # on the profiler's clock: µs since the epoch, as Kineto's `baseTimeNanoseconds` + `ts`
+    dur_us: float
+    launched_by: int  # the correlation id of the framework op that launched it (0: none known)
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class DeviceTimeline:
+    """A run's device work from the backend's own trace, for the exports' timelines, and the vendor tool's own
+    trace files of the same run; `clock` says how the times were put on the profiler's clock, `problems` why some or
+    all are missing."""
+
+    slices: list[DeviceSlice] = field(default_factory=list)
+    clock: str = ""
+    files: list[Path] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
 class BackendSpec(Generic[OptionsT]):
     """The parent side of one backend. Subclasses override what their backend adds."""
 
@@ -204,6 +228,12 @@ class BackendSpec(Generic[OptionsT]):
         worker, once per run); else only read tables kept with the run (`oplens analyze`).
         `fused`: the run's compiled regions and the lines each fused, whose device time is split over them
         where the device profile says how (it is then processed too)."""
+        return None
+
+    def device_timeline(self, run: Run, run_dir: Path, scratch: Path) -> DeviceTimeline | None:
+        """The run's device work from the backend's own trace, placed on the profiler's clock, and the vendor tool's
+        own trace files (written under `scratch`), for `oplens export`; None where the profiler's trace already holds
+        the device's activity (CUDA's kernels) or the backend has no trace of its own."""
         return None
 
     def explain_failure(self, error: OpLensError, requested: str, options: OptionsT) -> None:

@@ -789,6 +789,32 @@ def _run_tool(cmd: list[str], cwd: Path, timeout_s: float, late: str, fix: str) 
     return done.returncode, (done.stdout or "") + (done.stderr or "")
 
 
+def perfetto_traces(session: Path, out: Path) -> tuple[list[Path], str]:
+    """Neuron Explorer's own Perfetto traces of `session`, written into `out` (`view -d SESSION --output-format
+    perfetto`, aws-neuron-sdk tools/neuron-explorer/view-perfetto.rst: "a system_profile.pftrace file for the system
+    profile and a device_profile_model_<model_id>.pftrace file for each unique compiled model"; where it writes them
+    the page does not say, so the working directory and the session are both looked in); ([], why) where none."""
+    try:
+        tool = find_tool()
+    except OpLensError as e:
+        return [], f"{e.message}; {e.detail}"
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    cmd = [str(tool), "view", "-d", str(session), "--output-format", "perfetto"]
+    try:
+        code, output = _run_tool(cmd, out, INGEST_TIMEOUT_S, "neuron-explorer did not write its Perfetto traces",
+                                 "run the command yourself")  # fmt: skip
+    except OpLensError as e:
+        return [], f"{e.message}: {' '.join(cmd)}"
+    if code != 0:
+        return [], f"`{' '.join(cmd)}` exited with {code}: {_last_lines(output, 5)}"
+    found = sorted(out.glob("*.pftrace"))
+    for p in sorted(session.glob("*.pftrace")):
+        if p.stat().st_mtime >= started - 1:
+            found.append(p)
+    return found, "" if found else f"`{' '.join(cmd)}` wrote no .pftrace in {out} or {session}"
+
+
 def _last_lines(output: str, lines: int = 20) -> str:
     return "\n".join(output.splitlines()[-lines:])
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from oplens.analysis.attribution import COMPILED_REGION
+from oplens.analysis.attribution import COMPILED_REGION, RawEvent
 from oplens.analysis.chrome_trace import read_events
 from oplens.backends.neuron import efficiency, engines, explorer, schema, systrace
 from oplens.backends.neuron import mapping as fwmap
@@ -181,21 +181,10 @@ def runtime_time(
         if why:
             return nothing(why)
     how = ingest_note(run_dir)
-    trace = run_dir / art.trace_json if art.trace_json else None
-    if trace is None or not trace.is_file():
-        return nothing("no framework trace (trace.json) in the run's profile to give the executions to their ops")
-    try:
-        framework = read_events(trace)
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        return nothing(f"the framework trace {trace} does not read ({e})")
-    # the early NeuronProfiler's framework_mapping_*.json (mapping.py), in its output dir: the mapping rule
-    fm, fm_problem = None, ""
-    found_map = fwmap.find(run_dir / art.profile_output_dir) if art.profile_output_dir else None
-    if found_map is not None:
-        fm, fm_problem = fwmap.read(found_map)
-    st = systrace.line_device_time(folder, def_line, framework, fm, fwmap.sequence_numbers(trace) if fm else None)
-    if fm_problem:
-        st.problems.append(f"rule mapping: {fm_problem}")
+    read = placed_executions(run_dir, art, def_line)
+    if isinstance(read, str):
+        return nothing(read)
+    st, _ = read
     tables = str(folder.relative_to(run_dir))
     region_lines, split_note = _splits(folder, st, fused)
     warned = explorer_warnings(folder) + schema_warnings(folder)
@@ -224,6 +213,28 @@ def runtime_time(
         found += f"; {NOT_MEASURED}"
     return NeuronRuntimeTime(SYSTEM_TRACE, systrace.device_events(st), st.total_mean_us(), found, tables, region_lines,
                              split_note, warned, measured=measured, engines=per_line_engines)  # fmt: skip
+
+
+def placed_executions(run_dir: Path, art: Artifacts, def_line: int) -> tuple[systrace.SysTraceTime, list[RawEvent]] | str:
+    """The run's processed system trace read against its framework trace (each execution placed on its launching op
+    by systrace's rules) with the framework's events; or why it cannot be."""
+    folder = tables_dir(run_dir)
+    trace = run_dir / art.trace_json if art.trace_json else None
+    if trace is None or not trace.is_file():
+        return "no framework trace (trace.json) in the run's profile to give the executions to their ops"
+    try:
+        framework = read_events(trace)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return f"the framework trace {trace} does not read ({e})"
+    # the early NeuronProfiler's framework_mapping_*.json (mapping.py), in its output dir: the mapping rule
+    fm, fm_problem = None, ""
+    found_map = fwmap.find(run_dir / art.profile_output_dir) if art.profile_output_dir else None
+    if found_map is not None:
+        fm, fm_problem = fwmap.read(found_map)
+    st = systrace.line_device_time(folder, def_line, framework, fm, fwmap.sequence_numbers(trace) if fm else None)
+    if fm_problem:
+        st.problems.append(f"rule mapping: {fm_problem}")
+    return st, framework
 
 
 def _measured(folder: Path, st: systrace.SysTraceTime) -> tuple[dict[int, MeasuredEfficiency], list[str]]:

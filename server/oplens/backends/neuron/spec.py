@@ -7,10 +7,22 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from oplens.backends.neuron import adaptive, checks, commands, doctor, engines, environment, explorer, runtime, systrace, venvs
+from oplens.backends.neuron import (
+    adaptive,
+    checks,
+    commands,
+    doctor,
+    engines,
+    environment,
+    explorer,
+    runtime,
+    systrace,
+    timeline,
+    venvs,
+)
 from oplens.backends.neuron.facts import NEURON
 from oplens.backends.neuron.options import DEFAULT_MAX_EVENTS_PER_NC, MODES, NeuronOptions, parse
-from oplens.backends.spec import BackendSpec, DoctorContext, InterpreterAdvice, RuntimeTime
+from oplens.backends.spec import BackendSpec, DeviceTimeline, DoctorContext, InterpreterAdvice, RuntimeTime
 from oplens.records.doctor import Check
 from oplens.records.errors import OpLensError
 from oplens.records.format import fmt_bytes, fmt_us
@@ -104,6 +116,9 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
             rt.fused = systrace.fusions(st)
         rt.cpu_fallback = adaptive.read_fallback(run_dir)
         return rt
+
+    def device_timeline(self, run: Run, run_dir: Path, scratch: Path) -> DeviceTimeline | None:
+        return timeline.device_timeline(run, run_dir, scratch)
 
     def explain_failure(self, error: OpLensError, requested: str, options: NeuronOptions) -> None:
         checks.explain_failure(error, requested, options)
