@@ -10,7 +10,7 @@
  * Pure: imports no `vscode`; unit-tested in flamePage.test.ts.
  */
 
-import { escapeHtml, nonce } from '../results/csp';
+import { contentSecurityPolicy, escapeHtml, nonce } from '../results/csp';
 
 export interface FlamePageParts {
   cspSource: string;
@@ -24,13 +24,8 @@ export interface FlamePageParts {
 
 export function flamePageHtml(p: FlamePageParts): string {
   const n = p.nonce ?? nonce();
-  const policy = [
-    "default-src 'none'",
-    `style-src ${p.cspSource} 'unsafe-inline'`,
-    `img-src ${p.cspSource} data:`,
-    `font-src ${p.cspSource}`,
-    `script-src 'nonce-${n}' 'wasm-unsafe-eval'`, // speedscope compiles its demangler's WebAssembly at start
-  ].join('; ');
+  // speedscope styles with inline <style> tags and compiles its demangler's WebAssembly at start
+  const policy = contentSecurityPolicy(p.cspSource, n, { inlineStyles: true, wasm: true });
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -12,13 +12,19 @@ export function nonce(): string {
   return randomBytes(18).toString('base64');
 }
 
-export function contentSecurityPolicy(cspSource: string, nonceValue: string): string {
+/** What a page may need beyond the strict policy: inline styles, WebAssembly (never eval). */
+export interface PolicyAllows {
+  inlineStyles?: boolean;
+  wasm?: boolean;
+}
+
+export function contentSecurityPolicy(cspSource: string, nonceValue: string, allows: PolicyAllows = {}): string {
   return [
     "default-src 'none'",
-    `style-src ${cspSource}`,
+    `style-src ${cspSource}${allows.inlineStyles ? " 'unsafe-inline'" : ''}`,
     `img-src ${cspSource} data:`,
     `font-src ${cspSource}`,
-    `script-src 'nonce-${nonceValue}'`,
+    `script-src 'nonce-${nonceValue}'${allows.wasm ? " 'wasm-unsafe-eval'" : ''}`,
   ].join('; ');
 }
 
