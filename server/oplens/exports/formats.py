@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oplens.exports import perfetto, speedscope, tensorboard
+from oplens.exports.traces import paused_gc
 from oplens.records.errors import bad_input
 from oplens.records.run import Run
 
@@ -35,4 +36,5 @@ def export(run: Run, name: str, out: Path | None = None) -> Path:
         raise bad_input(f"no export format {name!r}", f"choose one of: {', '.join(FORMATS)}")
     if out is None:
         out = Path(run.run_dir) / "exports" / f"{run.run_id}{fmt.suffix.rstrip('/')}"
-    return fmt.write(run, out)
+    with paused_gc():
+        return fmt.write(run, out)

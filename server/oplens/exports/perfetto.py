@@ -41,35 +41,37 @@ def build(run: Run) -> dict[str, Any]:
 
 def _rank_events(run: Run, rt: RankTrace) -> list[Event]:
     rank = rt.number
-    names = LineNames(rt.run)
-    pids: dict[Any, int] = {}
+    named = _Named(LineNames(rt.run))
+    pids = _Pids(rank)
     labels: dict[Any, str] = {}
-    for e in rt.events:  # the trace's own process names say which pid is the host's and which a device's
-        if e.get("ph") == "M" and e.get("name") == "process_name":
-            labels[e.get("pid")] = str((e.get("args") or {}).get("name", ""))
     out: list[Event] = []
     threads: dict[tuple[int, Any], str] = {}
-    for e in rt.events:
+    for e in rt.events:  # one pass: renamed, moved to the rank's pids, its flows' ids made the rank's, in place
+        pid = e.get("pid")
         ph = e.get("ph")
-        if not isinstance(e.get("pid"), int):
-            continue  # Kineto's own bookkeeping ("Spans", "Traces"): no process of the run
         if ph == "M":
-            if e.get("name") == "thread_name":
-                threads[(_pid(pids, rank, e.get("pid")), e.get("tid"))] = str((e.get("args") or {}).get("name", ""))
+            name = e.get("name")
+            if name == "process_name":  # the trace's own process names say which pid is the host's and which a device's
+                labels[pid] = str((e.get("args") or {}).get("name", ""))
+            elif name == "thread_name" and isinstance(pid, int):
+                threads[(pids[pid], e.get("tid"))] = str((e.get("args") or {}).get("name", ""))
             continue
-        raw = str(e.get("name", ""))
-        named = names.name(raw) if ph == "X" else ""
-        if named is None:
-            continue
-        e["pid"] = _pid(pids, rank, e.get("pid"))  # in place: the events were read for this export
-        if named:
-            e["name"] = named
-            extra = names.args(raw)
-            if extra:
-                e["args"] = {**(e.get("args") or {}), "oplens": extra}
-                e["cat"] = "oplens.line"
-        if ph in ("s", "t", "f") and "id" in e:
+        if not isinstance(pid, int):
+            continue  # Kineto's own bookkeeping ("Spans", "Traces"): no process of the run
+        if ph == "X":
+            raw = e.get("name", "")
+            new = named[raw]
+            if new is None:
+                continue
+            if new:
+                e["name"] = new
+                extra = named.line_names.args(str(raw))
+                if extra:
+                    e["args"] = {**(e.get("args") or {}), "oplens": extra}
+                    e["cat"] = "oplens.line"
+        elif ph in ("s", "t", "f") and "id" in e:
             e["id"] = FLOW_ID * (rank + 1) + int(e["id"]) if str(e["id"]).isdigit() else f"r{rank}:{e['id']}"
+        e["pid"] = pids[pid]
         out.append(e)
     fn = run.target.qualname
     where = f" · {rt.host}" if rt.host else ""
@@ -85,10 +87,28 @@ def _rank_events(run: Run, rt: RankTrace) -> list[Event]:
     return meta + out
 
 
-def _pid(pids: dict[Any, int], rank: int, original: Any) -> int:
-    if original not in pids:
-        pids[original] = RANK_PID * (rank + 1) + len(pids)
-    return pids[original]
+class _Pids(dict[Any, int]):
+    """A rank's pids by the trace's own, each given the next of the rank's own at its first sight."""
+
+    def __init__(self, rank: int) -> None:
+        super().__init__()
+        self.rank = rank
+
+    def __missing__(self, original: Any) -> int:
+        pid = self[original] = RANK_PID * (self.rank + 1) + len(self)
+        return pid
+
+
+class _Named(dict[Any, "str | None"]):
+    """A slice's name in the export by its own (`LineNames.name`), each distinct name looked up once."""
+
+    def __init__(self, line_names: LineNames) -> None:
+        super().__init__()
+        self.line_names = line_names
+
+    def __missing__(self, raw: Any) -> str | None:
+        found = self[raw] = self.line_names.name(str(raw))
+        return found
 
 
 def problems(trace: dict[str, Any]) -> list[str]:

@@ -11,10 +11,11 @@ tables group by) and gain `args` with the line's source and figures.
 from __future__ import annotations
 
 import json
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
-from oplens.exports.traces import LineNames, rank_traces, write_gz
+from oplens.exports.traces import Event, LineNames, rank_traces, write_gz
 from oplens.records import jsonfile
 from oplens.records.run import Run
 
@@ -26,14 +27,7 @@ def export(run: Run, out: Path) -> Path:
     world = max(len(traces), max((r.world_size for r in run.ranks), default=1))
     for rt in traces:
         rank = rt.number
-        names = LineNames(rt.run)
-        events = []
-        for e in rt.events:
-            raw = str(e.get("name", ""))
-            if e.get("ph") == "X" and names.name(raw) is None:
-                continue  # the probe, a call's argument marker: no time of the run
-            extra = names.args(raw) if e.get("ph") == "X" else {}
-            events.append({**e, "args": {**(e.get("args") or {}), **extra}} if extra else e)
+        events = _with_line_args(rt.events, LineNames(rt.run))
         backend = str((rt.meta.get("distributedInfo") or {}).get("backend", "")) or ("nccl" if _has_cuda(rt.meta) else "gloo")
         info = {"rank": rank, "world_size": world, "backend": backend}
         rest = {k: v for k, v in rt.meta.items() if k != "distributedInfo"} | {"traceEvents": events}
@@ -42,6 +36,25 @@ def export(run: Run, out: Path) -> Path:
         data = b'{"distributedInfo": ' + json.dumps(info).encode() + b", " + body[1:]
         write_gz(out / f"rank{rank}.pt.trace.json.gz", data)
     return out
+
+
+def _with_line_args(events: list[Event], names: LineNames) -> list[Event]:
+    """`events` less the probe's and a call's argument marker's slices (no time of the run), each line range's
+    `args` with its line's (in place); the few distinct names looked at once each, the events picked by C loops."""
+    raw = [e.get("name", "") for e in events]
+    drop: set[Any] = set()
+    extra: dict[Any, dict[str, Any]] = {}
+    for name in set(raw):
+        if names.name(str(name)) is None:
+            drop.add(name)
+        elif names.args(str(name)):
+            extra[name] = names.args(str(name))
+    for e in compress(events, map(extra.__contains__, raw)):
+        if e.get("ph") == "X":
+            e["args"] = {**(e.get("args") or {}), **extra[e["name"]]}
+    if drop:
+        events = [e for e, name in zip(events, raw, strict=True) if not (name in drop and e.get("ph") == "X")]
+    return events
 
 
 def _has_cuda(meta: dict[str, Any]) -> bool:
