@@ -16,6 +16,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ import pytest
 
 from conftest import DATA, ROOT
 from oplens.engine import runs
-from oplens.exports import perfetto, speedscope
+from oplens.exports import formats, perfetto, speedscope
 from oplens.exports.traces import rank_traces
 from oplens.records import names
 from oplens.records.run import Run
@@ -277,7 +278,7 @@ def test_open_in_perfetto_hands_the_trace_to_the_ui_in_a_real_browser(cpu_run: R
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         pytest.skip("no chromium: bash tests/install_tunnel_deps.sh installs Debian's")
-    trace = perfetto.export(cpu_run, tmp_path / "t.perfetto.json.gz")
+    trace, _ = perfetto.export(cpu_run, tmp_path / "t.perfetto.json.gz")
     got: list[dict[str, Any]] = []
 
     class UI(http.server.BaseHTTPRequestHandler):
@@ -364,7 +365,7 @@ def test_perfetto_s_trace_processor_reads_the_lines_where_its_binary_is_given(cp
     binary = os.environ.get("OPLENS_TRACE_PROCESSOR", "")
     if not binary:
         pytest.skip("no trace processor: set OPLENS_TRACE_PROCESSOR to Perfetto's trace_processor_shell to run this check")
-    trace = perfetto.export(cpu_run, tmp_path / "t.perfetto.json.gz")
+    trace, _ = perfetto.export(cpu_run, tmp_path / "t.perfetto.json.gz")
     query = tmp_path / "lines.sql"
     query.write_text("select count(*) as n from slice where category = 'oplens.line';\n")
     done = subprocess.run([binary, "-q", str(query), str(trace)], capture_output=True, text=True, timeout=300)
@@ -372,11 +373,13 @@ def test_perfetto_s_trace_processor_reads_the_lines_where_its_binary_is_given(cp
     assert str(line_slices(cpu_run)[0]) in done.stdout.split()
 
 
-def test_a_neuron_stand_in_run_exports_with_its_self_neuron_figures(tmp_path: Path) -> None:
+def test_a_neuron_stand_in_run_exports_with_its_self_neuron_figures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A run on the Neuron stand-ins (tests/standins/: the documented NeuronConfig and a documented-only
     neuron-explorer) in each format: the lines' Self NEURON per call in the Perfetto slices' args and as the
-    speedscope device profile's weights; the rules hold. (The NeuronCore executions themselves are not placed on
-    the host's time line: the system trace's clock is not the profiler's.)"""
+    speedscope device profile's weights; each NeuronCore execution of the system trace a slice on the device's own
+    process, a flow from the op that launched it (inside its line), on the profiler's clock (the stand-in's rule is
+    flow); the export a ZIP with Explorer's own .pftrace files (`view --output-format perfetto`, view-perfetto.rst)
+    and the manifest naming each; the rules hold."""
     from conftest import NAIVE_KNOWN, NAIVE_TARGET, STANDINS, oplens_cli, write_stand_in_explorer
 
     path = f"{write_stand_in_explorer(tmp_path / 'bin').parent}{os.pathsep}{os.environ['PATH']}"
@@ -393,6 +396,38 @@ def test_a_neuron_stand_in_run_exports_with_its_self_neuron_figures(tmp_path: Pa
     by_line = {e["args"]["oplens"]["line"]: e["args"]["oplens"]["self_device_us_per_call"]
                for e in trace["traceEvents"] if e.get("cat") == "oplens.line"}  # fmt: skip
     assert {s.line: round(s.self_device_us, 3) for s in run.lines if s.line in by_line} == by_line
+    events = trace["traceEvents"]
+    executions = [e for e in events if e.get("cat") == "device" and e.get("ph") == "X"]
+    assert len(executions) == 3 * sum(round(s.op_calls) for s in run.lines if s.self_device_us > 0)  # one per op, per call
+    names = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    assert {names[e["pid"]].rpartition(" · ")[2] for e in executions} == {"NEURON"}
+    starts = {e["id"]: e for e in events if e.get("ph") == "s" and e.get("cat") == "oplens.launch"}
+    ends = [e for e in events if e.get("ph") == "f" and e.get("cat") == "oplens.launch"]
+    assert len(ends) == len(executions) and all(starts[f["id"]]["ts"] <= f["ts"] for f in ends)  # launched, then run
+    lines = [e for e in events if e.get("cat") == "oplens.line"]
+    for ex in executions:  # its launch inside the slice of the line it is attributed to
+        launch = starts[next(f["id"] for f in ends if f["ts"] == ex["ts"] and f["tid"] == ex["tid"])]
+        line = ex["args"]["line"]
+        assert any(s["args"]["oplens"]["line"] == line and s["ts"] <= launch["ts"] <= s["ts"] + s["dur"] for s in lines)
+    assert trace["otherData"]["device_tracks"]["the run"]["clock"].startswith("the system trace's own times")
+    monkeypatch.setenv("PATH", path)  # the export runs neuron-explorer (the stand-in) for its own traces
+    done = formats.export(run, "perfetto")
+    archive = done.path
+    assert done.notes == []
+    members = zipfile.ZipFile(archive).namelist()
+    assert archive.suffix == ".zip" and "system_profile.pftrace" in members, members
+    assert any(m.startswith("device_profile_model_") for m in members)
+    manifest = json.loads(zipfile.ZipFile(archive).read("perfetto_manifest.json"))["perfetto_manifest"]
+    assert sorted(f["path"] for f in manifest["files"]) == sorted(m for m in members if m != "perfetto_manifest.json")
+    inside = json.loads(zipfile.ZipFile(archive).read(f"{run.run_id}.oplens.json"))
+    assert perfetto.problems(inside) == []
+    assert len([e for e in inside["traceEvents"] if e.get("cat") == "device"]) == len(executions)
+    run.artifacts.processed_system_trace = ""  # a run whose system trace was never processed: said, with the fix
+    bare = perfetto.build(run)
+    said = bare["otherData"]["device_tracks"]["the run"]["problems"]
+    assert not [e for e in bare["traceEvents"] if e.get("cat") == "device"] and "no processed system trace" in said[0]
+    run = runs.find(tmp_path / ".oplens" / "runs", "latest")
+    assert isinstance(run, Run)
     data = speedscope.build(run)
     device = data["profiles"][1]
     total = run.totals.self_device_us

@@ -4,8 +4,8 @@ import { EXPORT_CHOICES, externalPath, parseExportAnswer } from './exportAnswer'
 
 describe('oplens.export\'s answer', () => {
   it('reads the path, the format and how to open it', () => {
-    const a = parseExportAnswer({ path: '/ws/.oplens/runs/r/exports/r.perfetto.json.gz', uri: 'file:///ws/x', format: 'perfetto', opens_in: 'open it in Perfetto', folder: false });
-    assert.deepEqual(a, { path: '/ws/.oplens/runs/r/exports/r.perfetto.json.gz', uri: 'file:///ws/x', format: 'perfetto', opensIn: 'open it in Perfetto', folder: false });
+    const a = parseExportAnswer({ path: '/ws/.oplens/runs/r/exports/r.perfetto.json.gz', uri: 'file:///ws/x', format: 'perfetto', opens_in: 'open it in Perfetto', folder: false, notes: ['the run: no tables', 3] });
+    assert.deepEqual(a, { path: '/ws/.oplens/runs/r/exports/r.perfetto.json.gz', uri: 'file:///ws/x', format: 'perfetto', opensIn: 'open it in Perfetto', folder: false, notes: ['the run: no tables'] });
   });
 
   it('refuses what is not one', () => {

@@ -11,6 +11,8 @@ export interface ExportAnswer {
   /** How to open it, in the server's words. */
   opensIn: string;
   folder: boolean;
+  /** What the export could not hold, and why, in the server's words. */
+  notes: string[];
 }
 
 /** The formats offered, in the order a user picks from (the server names how each opens). */
@@ -40,5 +42,6 @@ export function parseExportAnswer(v: unknown): ExportAnswer | undefined {
   if (typeof o.path !== 'string' || typeof o.uri !== 'string' || typeof o.format !== 'string') {
     return undefined;
   }
-  return { path: o.path, uri: o.uri, format: o.format, opensIn: typeof o.opens_in === 'string' ? o.opens_in : '', folder: o.folder === true };
+  const notes = Array.isArray(o.notes) ? o.notes.filter((n): n is string => typeof n === 'string') : [];
+  return { path: o.path, uri: o.uri, format: o.format, opensIn: typeof o.opens_in === 'string' ? o.opens_in : '', folder: o.folder === true, notes };
 }

@@ -19,8 +19,11 @@ export class RunExporter {
   async openInPerfetto(runId: string): Promise<void> {
     let url: string | undefined;
     try {
-      const answer = (await this.server.execute(OPEN_PERFETTO_COMMAND, { run_id: runId })) as { url?: unknown } | null;
+      const answer = (await this.server.execute(OPEN_PERFETTO_COMMAND, { run_id: runId })) as { url?: unknown; notes?: unknown } | null;
       url = typeof answer?.url === 'string' ? answer.url : undefined;
+      for (const note of Array.isArray(answer?.notes) ? answer.notes : []) {
+        this.log.warn(`open in Perfetto: ${String(note)}`);
+      }
     } catch (e) {
       void vscode.window.showErrorMessage(`OpLens: cannot open the run in Perfetto: ${(e as Error).message}`);
       return;
@@ -66,7 +69,8 @@ export class RunExporter {
       return;
     }
     this.log.info(`exported ${runId} as ${answer.format}: ${answer.path}`);
-    const choice = await vscode.window.showInformationMessage(`OpLens: exported to ${answer.path}. ${answer.opensIn}.`, 'Reveal', 'Copy Path');
+    const notes = answer.notes.length ? ` Note: ${answer.notes.join('; ')}.` : '';
+    const choice = await vscode.window.showInformationMessage(`OpLens: exported to ${answer.path}. ${answer.opensIn}.${notes}`, 'Reveal', 'Copy Path');
     if (choice === 'Copy Path') {
       await vscode.env.clipboard.writeText(answer.path);
     } else if (choice === 'Reveal') {

@@ -230,10 +230,10 @@ class BackendSpec(Generic[OptionsT]):
         where the device profile says how (it is then processed too)."""
         return None
 
-    def device_timeline(self, run: Run, run_dir: Path, scratch: Path) -> DeviceTimeline | None:
+    def device_timeline(self, run: Run, run_dir: Path, scratch: Path | None) -> DeviceTimeline | None:
         """The run's device work from the backend's own trace, placed on the profiler's clock, and the vendor tool's
-        own trace files (written under `scratch`), for `oplens export`; None where the profiler's trace already holds
-        the device's activity (CUDA's kernels) or the backend has no trace of its own."""
+        own trace files (written under `scratch`; none asked for where it is None), for `oplens export`; None where the
+        profiler's trace already holds the device's activity (CUDA's kernels) or the backend has no trace of its own."""
         return None
 
     def explain_failure(self, error: OpLensError, requested: str, options: OptionsT) -> None:

@@ -449,8 +449,11 @@ def _export(args: argparse.Namespace, out: Console) -> int:
     run = runs.find(runs.runs_root(Path.cwd(), args.runs), args.run)
     if not isinstance(run, Run):
         raise bad_input(f"{run.run_id} is a program overview", "export a function's run (its lines)")
-    path = export_run(run, args.format, Path(args.out) if args.out else None)
+    done = export_run(run, args.format, Path(args.out) if args.out else None)
+    path = done.path
     out.print(f"{args.format}: {path}\n{FORMATS[args.format].opens_in}", highlight=False)
+    for note in done.notes:
+        out.print(f"note: {note}", highlight=False)
     if args.open:
         if args.format != "perfetto":
             raise bad_input(f"--open opens a Perfetto trace, not a {args.format} export", "export with --format perfetto --open")

@@ -13,8 +13,14 @@ from oplens.records.run import Run
 
 
 @dataclass(frozen=True)
+class Exported:
+    path: Path
+    notes: list[str]  # what the export could not hold, and why (a Neuron run's executions without their tables…)
+
+
+@dataclass(frozen=True)
 class Format:
-    write: Callable[[Run, Path], Path]
+    write: Callable[[Run, Path], tuple[Path, list[str]]]
     suffix: str  # the default output's name after the run id (a folder where it ends with "/")
     opens_in: str  # how a user opens it, in words
 
@@ -22,14 +28,15 @@ class Format:
 FORMATS = {
     "perfetto": Format(perfetto.export, ".perfetto.json.gz",
                        "open it in https://ui.perfetto.dev (Open trace file) or chrome://tracing"),
-    "speedscope": Format(speedscope.export, ".speedscope.json", "open it in https://www.speedscope.app or `speedscope FILE`"),
-    "tensorboard": Format(tensorboard.export, ".tensorboard/",
+    "speedscope": Format(lambda run, out: (speedscope.export(run, out), []), ".speedscope.json",
+                         "open it in https://www.speedscope.app or `speedscope FILE`"),
+    "tensorboard": Format(lambda run, out: (tensorboard.export(run, out), []), ".tensorboard/",
                           "tensorboard --logdir <its parent folder> (torch-tb-profiler), or HTA: TraceAnalysis(trace_dir=<it>, "
                           "include_last_profiler_step=True): each profiler step is a whole call"),
 }  # fmt: skip
 
 
-def export(run: Run, name: str, out: Path | None = None) -> Path:
+def export(run: Run, name: str, out: Path | None = None) -> Exported:
     """`run` (stored) written as format `name` at `out` (default: `<run dir>/exports/<run id><suffix>`)."""
     fmt = FORMATS.get(name)
     if fmt is None:
@@ -37,4 +44,4 @@ def export(run: Run, name: str, out: Path | None = None) -> Path:
     if out is None:
         out = Path(run.run_dir) / "exports" / f"{run.run_id}{fmt.suffix.rstrip('/')}"
     with paused_gc():
-        return fmt.write(run, out)
+        return Exported(*fmt.write(run, out))

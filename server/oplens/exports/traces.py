@@ -50,6 +50,7 @@ class RankTrace:
     meta: dict[str, Any] = field(default_factory=dict)  # the trace's other keys (deviceProperties, distributedInfo…)
     threads: dict[Thread, list[Event]] = field(default_factory=dict)  # each thread's complete slices, in the trace's order
     stacked: dict[Thread, list[Event]] = field(default_factory=dict)  # and as they stack (`by_start`, before the cut)
+    origin_us: float = 0.0  # the shared time base's 0: µs since the epoch (each trace's `baseTimeNanoseconds` + `ts`)
 
     @property
     def label(self) -> str:
@@ -85,7 +86,7 @@ def rank_traces(run: Run) -> list[RankTrace]:
         stacked = {thread: _shift_and_nest(slices, shift) for thread, slices in threads.items()}
         meta = {k: v for k, v in trace.items() if k != "traceEvents"}
         out.append(RankTrace(rank, rank if rank is not None else k, host or str(trace.get("host_name", "")), part,
-                             trace["traceEvents"], meta, threads, stacked))  # fmt: skip
+                             trace["traceEvents"], meta, threads, stacked, zero))  # fmt: skip
     return out
 
 

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
 from oplens.exports import speedscope
-from oplens.exports.formats import FORMATS
+from oplens.exports.formats import FORMATS, Exported
 from oplens.exports.formats import export as export_run
 from oplens.exports.perfetto_open import PAGE_WAIT_S, OpenPage
 from oplens.lsp import arguments
@@ -44,9 +43,10 @@ async def export(client: ClientState, arg: Any) -> dict[str, Any]:
     a = arguments.parse(EXPORT_COMMAND, arg, ExportArgs, EXPORT_SHAPE)
     if a.format not in FORMATS:
         raise JsonRpcInvalidParams(f"{EXPORT_COMMAND}: no format {a.format!r}; one of {', '.join(FORMATS)}")
-    _, path = await _exported(client, EXPORT_COMMAND, a.run_id, a.format)
+    _, done = await _exported(client, EXPORT_COMMAND, a.run_id, a.format)
+    path = done.path
     return {"path": client.paths.to_local(str(path)), "uri": client.uri(str(path)), "format": a.format,
-            "opens_in": FORMATS[a.format].opens_in, "folder": path.is_dir()}  # fmt: skip
+            "opens_in": FORMATS[a.format].opens_in, "folder": path.is_dir(), "notes": done.notes}  # fmt: skip
 
 
 FLAME_HINT = "Ctrl+click (⌘-click) a frame, or click a frame's file:line under the chart, to open its line."
@@ -69,13 +69,13 @@ async def flame_graph(client: ClientState, arg: Any) -> dict[str, Any]:
 
 async def open_perfetto(client: ClientState, arg: Any) -> dict[str, Any]:
     a = arguments.parse(OPEN_PERFETTO_COMMAND, arg, ExportArgs, "{run_id}")
-    run, path = await _exported(client, OPEN_PERFETTO_COMMAND, a.run_id, "perfetto")
-    page = OpenPage(path, f"{run.target.qualname} · {run.run_id}")
+    run, done = await _exported(client, OPEN_PERFETTO_COMMAND, a.run_id, "perfetto")
+    page = OpenPage(done.path, f"{run.target.qualname} · {run.run_id}")
     page.close_when_done(PAGE_WAIT_S)  # a daemon thread: the server's exit never waits for a page's click
-    return {"url": page.url, "path": client.paths.to_local(str(path)), "ui": page.ui}
+    return {"url": page.url, "path": client.paths.to_local(str(done.path)), "ui": page.ui, "notes": done.notes}
 
 
-async def _exported(client: ClientState, command: str, run_id: str, fmt: str) -> tuple[Run, Path]:
+async def _exported(client: ClientState, command: str, run_id: str, fmt: str) -> tuple[Run, Exported]:
     """Stored run `run_id` (a function's) and the path of its export as `fmt`, written off the event loop."""
     run = _function_run(client, command, run_id)
     try:

@@ -117,7 +117,7 @@ class NeuronSpec(BackendSpec[NeuronOptions]):
         rt.cpu_fallback = adaptive.read_fallback(run_dir)
         return rt
 
-    def device_timeline(self, run: Run, run_dir: Path, scratch: Path) -> DeviceTimeline | None:
+    def device_timeline(self, run: Run, run_dir: Path, scratch: Path | None) -> DeviceTimeline | None:
         return timeline.device_timeline(run, run_dir, scratch)
 
     def explain_failure(self, error: OpLensError, requested: str, options: NeuronOptions) -> None:

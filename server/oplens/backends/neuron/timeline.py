@@ -24,7 +24,7 @@ ALIGNED = ("aligned per call: rule {rule} places executions without a shared clo
            "their spacing and start no earlier than the ops that launched them")  # fmt: skip
 
 
-def device_timeline(run: Run, run_dir: Path, scratch: Path) -> DeviceTimeline:
+def device_timeline(run: Run, run_dir: Path, scratch: Path | None) -> DeviceTimeline:
     out = DeviceTimeline()
     art = run.artifacts
     session = run_dir / art.device_profile_dir if art.device_profile_dir else None
@@ -37,6 +37,8 @@ def device_timeline(run: Run, run_dir: Path, scratch: Path) -> DeviceTimeline:
                             "NeuronCore executions on the timeline")  # fmt: skip
     else:
         _place(run, run_dir, out)
+    if scratch is None:
+        return out
     out.files, why = explorer.perfetto_traces(session, scratch)
     if why:
         out.problems.append(f"no Neuron Explorer trace beside it: {why}")
