@@ -23,7 +23,7 @@ from oplens.records.run import Run
 def export(run: Run, out: Path) -> Path:
     """`run` (stored) as the folder `out` (made; files of an earlier export of the same ranks replaced)."""
     out.mkdir(parents=True, exist_ok=True)
-    traces = rank_traces(run)
+    traces = rank_traces(run, nested=False)  # Kineto's own slices: what the plugin and HTA read
     world = max(len(traces), max((r.world_size for r in run.ranks), default=1))
     for rt in traces:
         rank = rt.number

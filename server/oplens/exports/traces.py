@@ -57,8 +57,10 @@ class RankTrace:
         return f"rank {self.rank}" if self.rank is not None else "the run"
 
 
-def rank_traces(run: Run) -> list[RankTrace]:
-    """Every rank's trace of `run` (stored: `run.run_dir` set), on one time base; bad input naming what is missing."""
+def rank_traces(run: Run, nested: bool = True) -> list[RankTrace]:
+    """Every rank's trace of `run` (stored: `run.run_dir` set), on one time base; bad input naming what is missing.
+    `nested`: each thread's slices cut to nest strictly (Perfetto, speedscope); else only moved (TensorBoard and HTA
+    read Kineto's own overlaps), without the grouping and sorting that costs."""
     root = Path(run.run_dir)
     found: list[tuple[int | None, str, Run, dict[str, Any]]] = []
     if run.ranks and len(run.ranks) > 1:
@@ -75,6 +77,8 @@ def rank_traces(run: Run) -> list[RankTrace]:
     if not found:
         raise bad_input(f"run {run.run_id} has no rank with a trace", "every rank of it failed: capture it again")
     bases = [float(t.get("baseTimeNanoseconds", 0)) / 1000.0 for *_, t in found]
+    if not nested:
+        return _moved(found, bases)
     grouped = [_group(t["traceEvents"]) for *_, t in found]
     zero = min(_first_start(*g) + b for g, b in zip(grouped, bases, strict=True))
     out = []
@@ -87,6 +91,22 @@ def rank_traces(run: Run) -> list[RankTrace]:
         meta = {k: v for k, v in trace.items() if k != "traceEvents"}
         out.append(RankTrace(rank, rank if rank is not None else k, host or str(trace.get("host_name", "")), part,
                              trace["traceEvents"], meta, threads, stacked, zero))  # fmt: skip
+    return out
+
+
+def _moved(found: list[tuple[int | None, str, Run, dict[str, Any]]], bases: list[float]) -> list[RankTrace]:
+    """The traces on one time base, each event only moved (in place)."""
+    firsts = [min((e["ts"] for e in t["traceEvents"] if "ts" in e and e.get("ph") != "M"), default=0.0) for *_, t in found]
+    zero = min(float(f) + b for f, b in zip(firsts, bases, strict=True))
+    out = []
+    for k, ((rank, host, part, trace), base) in enumerate(zip(found, bases, strict=True)):
+        shift = base - zero
+        for e in trace["traceEvents"]:
+            if "ts" in e:
+                e["ts"] = float(e["ts"]) + shift
+        meta = {key: v for key, v in trace.items() if key != "traceEvents"}
+        out.append(RankTrace(rank, rank if rank is not None else k, host or str(trace.get("host_name", "")), part,
+                             trace["traceEvents"], meta, origin_us=zero))  # fmt: skip
     return out
 
 
