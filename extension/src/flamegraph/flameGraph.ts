@@ -55,7 +55,7 @@ export class FlameGraphs implements vscode.Disposable {
 
   private show(runId: string, targetFile: string, answer: FlameAnswer): void {
     const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
-    const panel = vscode.window.createWebviewPanel(FLAME_GRAPH_VIEW_TYPE, answer.title, vscode.ViewColumn.Beside, {
+    const panel = vscode.window.createWebviewPanel(FLAME_GRAPH_VIEW_TYPE, answer.title, vscode.ViewColumn.Active, {
       enableScripts: true,
       enableCommandUris: false,
       localResourceRoots: [vscode.Uri.joinPath(dist, 'webview'), vscode.Uri.joinPath(dist, 'speedscope')],
