@@ -10,7 +10,7 @@
  * Pure: imports no `vscode`; unit-tested in flamePage.test.ts.
  */
 
-import { contentSecurityPolicy, escapeHtml, nonce } from '../results/csp';
+import { contentSecurityPolicy, nonce, shell } from '../results/csp';
 
 export interface FlamePageParts {
   cspSource: string;
@@ -26,21 +26,8 @@ export function flamePageHtml(p: FlamePageParts): string {
   const n = p.nonce ?? nonce();
   // speedscope styles with inline <style> tags and compiles its demangler's WebAssembly at start
   const policy = contentSecurityPolicy(p.cspSource, n, { inlineStyles: true, wasm: true });
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${policy}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${escapeHtml(p.speedscopeCss)}">
-<link rel="stylesheet" href="${escapeHtml(p.loaderCss)}">
-<title>${escapeHtml(p.title)}</title>
-</head>
-<body>
-<script nonce="${n}" src="${escapeHtml(p.loaderJs)}"></script>
-<script nonce="${n}" src="${escapeHtml(p.speedscopeJs)}"></script>
-</body>
-</html>`;
+  // the loader first: it sets the page's hash before speedscope reads it
+  return shell(policy, n, { styles: [p.speedscopeCss, p.loaderCss], scripts: [p.loaderJs, p.speedscopeJs], title: p.title });
 }
 
 export interface FlameAnswer {

@@ -28,7 +28,7 @@ export function contentSecurityPolicy(cspSource: string, nonceValue: string, all
   ].join('; ');
 }
 
-export function escapeHtml(s: string): string {
+function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 }
 
@@ -43,18 +43,27 @@ export interface PageParts {
 /** The whole page: the policy, one stylesheet, one script carrying the nonce, an empty `#app`. */
 export function pageHtml(p: PageParts): string {
   const n = p.nonce ?? nonce();
+  return shell(contentSecurityPolicy(p.cspSource, n), n, {
+    styles: [p.styleUri],
+    scripts: [p.scriptUri],
+    title: p.title,
+    body: '<main id="app" aria-live="polite"><p class="muted">Loading…</p></main>',
+  });
+}
+
+/** A page of `policy`: its stylesheets in the head, markup `body`, then its scripts in order, each with nonce `n`. */
+export function shell(policy: string, n: string, page: { styles: string[]; scripts: string[]; title: string; body?: string }): string {
+  const styles = page.styles.map((s) => `<link rel="stylesheet" href="${escapeHtml(s)}">\n`).join('');
+  const scripts = page.scripts.map((s) => `<script nonce="${n}" src="${escapeHtml(s)}"></script>\n`).join('');
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy(p.cspSource, n)}">
+<meta http-equiv="Content-Security-Policy" content="${policy}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${escapeHtml(p.styleUri)}">
-<title>${escapeHtml(p.title)}</title>
+${styles}<title>${escapeHtml(page.title)}</title>
 </head>
 <body>
-<main id="app" aria-live="polite"><p class="muted">Loading…</p></main>
-<script nonce="${n}" src="${escapeHtml(p.scriptUri)}"></script>
-</body>
+${page.body ? `${page.body}\n` : ''}${scripts}</body>
 </html>`;
 }
