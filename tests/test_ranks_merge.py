@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from oplens.analysis.ranks import merge
+from oplens.analysis.ranks import _node_words, merge
 from oplens.records.run import BackendInfo, Capture, Config, Insight, LineStat, OpStat, RankInfo, Run, Target, Totals
 
 CALLS = 8
@@ -350,3 +350,13 @@ def test_a_line_s_wall_time_and_waits_are_means_over_the_ranks() -> None:
     merged = by_line(run, 10)
     assert (merged.wall_us, merged.outside_ops_us, merged.wait_us) == pytest.approx((600.0, 150.0, 300.0))
     assert merged.wall_spread.median == pytest.approx(600.0)
+
+
+def test_a_straggler_s_node_is_named_slow_only_where_its_other_ranks_are_about_as_slow() -> None:
+    """The straggler's node-mates against the other nodes' ranks: a mate a loaded machine put 30 % above the median
+    is not the node's slowness (the flake this replaced); mates nearly as slow as the straggler are."""
+    hosts = ["n1", "n1", "n2", "n2"]
+    assert "not slow: the rank" in _node_words(hosts, 3, [1.0, 1.0, 1.3, 8.0], bar=1.25)
+    assert "slow here too: the node" in _node_words(hosts, 3, [1.0, 1.0, 7.0, 8.0], bar=1.25)
+    assert "not slow: the rank" in _node_words(hosts, 3, [1.0, 1.0, 1.1, 8.0], bar=1.25)
+    assert _node_words(["n1", "n1"], 1, [1.0, 3.0], bar=1.25) == ""

@@ -265,14 +265,19 @@ def find_stragglers(
 
 
 def _node_words(hosts: Sequence[str], slow: int, work: Sequence[float], bar: float) -> str:
-    """` (node n2; its other ranks are not slow: the rank, not its node)`, where the ranks ran on several nodes."""
+    """` (node n2; its other ranks are not slow: the rank, not its node)`, where the ranks ran on several nodes. A rank
+    of the straggler's node is slow too where it is above the straggler bar and at least halfway from the other
+    nodes' ranks to the straggler: a node that is slow makes all its ranks about as slow, while a loaded machine
+    moves one rank 25 % off the median without it being the node's."""
     if len(set(hosts)) < 2 or slow >= len(hosts):
         return ""
     node = hosts[slow]
     mates = [i for i, h in enumerate(hosts) if h == node and i != slow]
     if not mates:
         return f" (node {node})"
-    slow_mates = [i for i in mates if work[i] > bar]
+    elsewhere = sorted(w for w, h in zip(work, hosts, strict=False) if h != node)
+    ref = stats.median(elsewhere) if elsewhere else 0.0
+    slow_mates = [i for i in mates if work[i] > bar and work[i] - ref >= 0.5 * (work[slow] - ref)]
     if len(slow_mates) == len(mates):
         return f" (node {node}, whose other ranks are slow here too: the node, not one rank)"
     return f" (node {node}; its other ranks are not slow: the rank, not its node)"
