@@ -102,7 +102,8 @@ def _write_zip(out: Path, name: str, data: bytes, files: list[Path]) -> Path:
 
 def _rank_events(run: Run, rt: RankTrace) -> list[Event]:
     rank = rt.number
-    named = _Named(LineNames(rt.run))
+    line_names = LineNames(rt.run)
+    named = line_names.names
     pids = _Pids(rank)
     labels: dict[Any, str] = {}
     out: list[Event] = []
@@ -126,7 +127,7 @@ def _rank_events(run: Run, rt: RankTrace) -> list[Event]:
                 continue
             if new:
                 e["name"] = new
-                extra = named.line_names.args(str(raw))
+                extra = line_names.line_args[raw]
                 if extra:
                     e["args"] = {**(e.get("args") or {}), "oplens": extra}
                     e["cat"] = "oplens.line"
@@ -158,18 +159,6 @@ class _Pids(dict[Any, int]):
     def __missing__(self, original: Any) -> int:
         pid = self[original] = RANK_PID * (self.rank + 1) + len(self)
         return pid
-
-
-class _Named(dict[Any, "str | None"]):
-    """A slice's name in the export by its own (`LineNames.name`), each distinct name looked up once."""
-
-    def __init__(self, line_names: LineNames) -> None:
-        super().__init__()
-        self.line_names = line_names
-
-    def __missing__(self, raw: Any) -> str | None:
-        found = self[raw] = self.line_names.name(str(raw))
-        return found
 
 
 def problems(trace: dict[str, Any]) -> list[str]:

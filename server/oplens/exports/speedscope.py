@@ -18,7 +18,7 @@ from typing import Any
 
 from oplens import __version__
 from oplens.analysis.arrays import NUMPY, np
-from oplens.exports.traces import Event, LineNames, RankTrace, iterations, paused_gc, rank_traces, stacked
+from oplens.exports.traces import Event, LineNames, Memo, RankTrace, iterations, paused_gc, rank_traces, stacked
 from oplens.records import jsonfile, names
 from oplens.records.run import Run
 
@@ -73,7 +73,8 @@ def _host_profile(run: Run, rt: RankTrace, frames: _Frames) -> dict[str, Any]:
     calls = list(iterations(rt.events))
     slices = stacked(rt, (calls[0].get("pid"), calls[0].get("tid"))) if calls else []
     opened = _opened(slices, [(c["ts"], c["ts"] + float(c["dur"])) for c in calls])
-    kinds, shown, times = _marks(opened, _FrameOf(LineNames(rt.run), rt.run.target, frames))
+    line_names, target = LineNames(rt.run), rt.run.target
+    kinds, shown, times = _marks(opened, Memo(lambda raw: _frame_of(str(raw), line_names, target, frames)))
     ats = _rounded(times, times[0] if times else 0.0)
     events = [{"type": kind, "frame": frame, "at": at} for kind, frame, at in zip(kinds, shown, ats, strict=True)]
     return {"type": "evented", "name": f"{rt.label} · host time ({len(calls)} calls)", "unit": "microseconds",
@@ -102,7 +103,7 @@ def _union(windows: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return out
 
 
-def _marks(opened: Iterable[Event], frame_of: _FrameOf) -> tuple[list[str], list[int], array[float]]:
+def _marks(opened: Iterable[Event], frame_of: Memo) -> tuple[list[str], list[int], array[float]]:
     """Each slice opened and closed, as columns: `O` or `C`, its frame, the time; last opened first closed, the times
     never going back (a slice ends at its parent's end at the latest)."""
     kinds: list[str] = []
@@ -157,21 +158,8 @@ def _rounded(times: array[float], t0: float) -> list[float]:
     return out
 
 
-class _FrameOf(dict[Any, "int | None"]):
-    """A slice's frame by its name (None: not shown, the probe's), each distinct name worked out once."""
-
-    def __init__(self, line_names: LineNames, target: Any, frames: _Frames) -> None:
-        super().__init__()
-        self.line_names = line_names
-        self.target = target
-        self.frames = frames
-
-    def __missing__(self, raw: Any) -> int | None:
-        found = self[raw] = _frame_of(str(raw), self.line_names, self.target, self.frames)
-        return found
-
-
 def _frame_of(raw: str, line_names: LineNames, target: Any, frames: _Frames) -> int | None:
+    """A slice's frame by its name (None: not shown, the probe's)."""
     if raw.startswith(names.ITER_RANGE):
         return frames.of(target.qualname, target.file, target.def_line or target.first_line)
     if raw.startswith(names.LINE_RANGE):

@@ -15,7 +15,7 @@ import os
 import struct
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -77,9 +77,8 @@ def rank_traces(run: Run, nested: bool = True) -> list[RankTrace]:
     if not found:
         raise bad_input(f"run {run.run_id} has no rank with a trace", "every rank of it failed: capture it again")
     bases = [float(t.get("baseTimeNanoseconds", 0)) / 1000.0 for *_, t in found]
-    if not nested:
-        return _moved(found, bases)
-    grouped = [_group(t["traceEvents"]) for *_, t in found]
+    # nested: the complete slices by thread (to be cut), the rest aside; else every event is only moved
+    grouped = [_group(t["traceEvents"]) if nested else ({}, t["traceEvents"]) for *_, t in found]
     zero = min(_first_start(*g) + b for g, b in zip(grouped, bases, strict=True))
     out = []
     for k, ((rank, host, part, trace), base, (threads, others)) in enumerate(zip(found, bases, grouped, strict=True)):
@@ -88,25 +87,9 @@ def rank_traces(run: Run, nested: bool = True) -> list[RankTrace]:
             if "ts" in e:
                 e["ts"] = float(e["ts"]) + shift
         stacked = {thread: _shift_and_nest(slices, shift) for thread, slices in threads.items()}
-        meta = {k: v for k, v in trace.items() if k != "traceEvents"}
-        out.append(RankTrace(rank, rank if rank is not None else k, host or str(trace.get("host_name", "")), part,
-                             trace["traceEvents"], meta, threads, stacked, zero))  # fmt: skip
-    return out
-
-
-def _moved(found: list[tuple[int | None, str, Run, dict[str, Any]]], bases: list[float]) -> list[RankTrace]:
-    """The traces on one time base, each event only moved (in place)."""
-    firsts = [min((e["ts"] for e in t["traceEvents"] if "ts" in e and e.get("ph") != "M"), default=0.0) for *_, t in found]
-    zero = min(float(f) + b for f, b in zip(firsts, bases, strict=True))
-    out = []
-    for k, ((rank, host, part, trace), base) in enumerate(zip(found, bases, strict=True)):
-        shift = base - zero
-        for e in trace["traceEvents"]:
-            if "ts" in e:
-                e["ts"] = float(e["ts"]) + shift
         meta = {key: v for key, v in trace.items() if key != "traceEvents"}
         out.append(RankTrace(rank, rank if rank is not None else k, host or str(trace.get("host_name", "")), part,
-                             trace["traceEvents"], meta, origin_us=zero))  # fmt: skip
+                             trace["traceEvents"], meta, threads, stacked, zero))  # fmt: skip
     return out
 
 
@@ -190,17 +173,30 @@ def _tied(starts: list[float]) -> bool:
     return any(map(eq, starts, islice(starts, 1, None)))
 
 
+class Memo(dict[Any, Any]):
+    """`fn`'s answers by argument, each worked out at its first lookup (`memo[x]`), a dict lookup after: a trace repeats
+    a few dozen names a million times."""
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def __missing__(self, key: Any) -> Any:
+        found = self[key] = self.fn(key)
+        return found
+
+
 class LineNames:
-    """How the exports name OpLens's ranges: a line by its number and source text, with its figures (each distinct
-    name worked out once: a trace repeats a few dozen names a million times)."""
+    """How the exports name OpLens's ranges: a line by its number and source text, with its figures. `names` and
+    `line_args` answer by the raw name, each distinct name worked out once (the writers' loops index them directly)."""
 
     def __init__(self, run: Run) -> None:
         self.run = run
         t = run.target
         self._source = {t.first_line + i: text.strip() for i, text in enumerate(t.source.splitlines())}
         self._stats = {s.line: s for s in run.lines}
-        self._names: dict[str, str | None] = {}
-        self._args: dict[str, dict[str, Any]] = {}
+        self.names = Memo(lambda raw: self._name(str(raw)))
+        self.line_args = Memo(lambda raw: self._line_args(str(raw)))
 
     def source(self, line: int) -> str:
         return self._source.get(line, "")
@@ -210,10 +206,7 @@ class LineNames:
 
     def name(self, raw: str) -> str | None:
         """The slice's name in an export, '' to keep `raw`, None to drop it (the probe, a call's argument marker)."""
-        found = self._names.get(raw, "?")
-        if found == "?":
-            found = self._names[raw] = self._name(raw)
-        return found
+        return self.names[raw]  # type: ignore[no-any-return]
 
     def _name(self, raw: str) -> str | None:
         if not raw.startswith(names.MARKER):
@@ -233,10 +226,7 @@ class LineNames:
 
     def args(self, raw: str) -> dict[str, Any]:
         """A line range's args: its line, file, source and per-call figures ({} for any other name)."""
-        found = self._args.get(raw)
-        if found is None:
-            found = self._args[raw] = self._line_args(raw)
-        return found
+        return self.line_args[raw]  # type: ignore[no-any-return]
 
     def _line_args(self, raw: str) -> dict[str, Any]:
         if not raw.startswith(names.LINE_RANGE):

@@ -11,7 +11,6 @@ launching op. The timeline says which (`DeviceTimeline.clock`), and each slice c
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 
 from oplens.backends.neuron import explorer, runtime, systrace
@@ -65,18 +64,19 @@ def _place(run: Run, run_dir: Path, out: DeviceTimeline) -> None:
         if p.covered_ops:
             args["covered_ops"] = list(p.covered_ops)
         out.slices.append(DeviceSlice(f"NeuronCore {core}", f"model {e.model_id} · L{p.line} {p.op}",
-                                      (e.start_ns + shift[p.iteration]) / 1e3, e.duration_ns / 1e3, p.correlation_id,
+                                      (e.start_ns + shift.get(p.iteration, 0)) / 1e3, e.duration_ns / 1e3, p.correlation_id,
                                       args))  # fmt: skip
 
 
 def _shifts(st: systrace.SysTraceTime, launched_at: dict[int, int]) -> dict[int, int]:
-    """Per call, the ns added to its executions' device times: 0 on one clock (rule flow), else the least that starts
-    none before its launching op."""
+    """Per call, the ns added to its executions' device times (absent: 0): none on one clock (rule flow), else the
+    least that starts none before its launching op."""
+    need: dict[int, int] = {}
     if st.rule == systrace.RULE_FLOW:
-        return defaultdict(int)
-    need: dict[int, int] = defaultdict(int)
+        return need
     for p in st.placed:
         at = launched_at.get(p.correlation_id)
         if at is not None:
-            need[p.iteration] = max(need.get(p.iteration, at - p.execution.start_ns), at - p.execution.start_ns)
+            late = at - p.execution.start_ns
+            need[p.iteration] = max(need.get(p.iteration, late), late)
     return need
