@@ -146,8 +146,9 @@ export type FromTraceViewer = { type: 'ready' } | { type: 'revealLine'; line: nu
 
 // ---- the flame graph (speedscope in a webview) -----------------------------------------------
 
-/** The run's stacks for the bundled speedscope: the file's text, its name, and the server's words for the page. */
-export type ToFlameGraph = { type: 'profile'; fileName: string; text: string; hint: string } | { type: 'error'; message: string };
+/** The run's stacks for the bundled speedscope: the file's text, its name, and the server's words for the page (an
+ * answer that failed is said by the extension before any page opens). */
+export type ToFlameGraph = { type: 'profile'; fileName: string; text: string; hint: string };
 
 /** `ready`: speedscope can take a file; `openLine`: a frame's file and line (1-based) clicked; `failed`: speedscope said it could not read the file. */
 export type FromFlameGraph = { type: 'ready' } | { type: 'openLine'; file: string; line: number } | { type: 'failed'; message: string };

@@ -39,16 +39,16 @@ function base64(text: string): string {
   return btoa(binary);
 }
 
-function showNote(text: string, error = false): void {
+/** The server's hint over the chart. */
+function showNote(text: string): void {
   let note = document.getElementById('oplens-note');
   if (!note) {
     note = document.createElement('div');
     note.id = 'oplens-note';
-    note.setAttribute('role', error ? 'alert' : 'status');
+    note.setAttribute('role', 'status');
     document.body.appendChild(note);
   }
   note.textContent = text;
-  note.className = error ? 'error' : '';
 }
 
 /** speedscope's words when it cannot read a file; the extension is told so (its log, a test). */
@@ -95,10 +95,6 @@ function onClick(e: MouseEvent): void {
 
 window.addEventListener('message', (event: MessageEvent<ToFlameGraph>) => {
   const m = event.data;
-  if (m.type === 'error') {
-    showNote(m.message, true);
-    return;
-  }
   const loader = speedscope();
   if (!loader) {
     vscode.post({ type: 'failed', message: 'speedscope had not started when the file came' });

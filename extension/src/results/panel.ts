@@ -176,6 +176,11 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
     return this.store.get(runId) ?? this.store.get(this.parts.get(runId)?.mergedId ?? '');
   }
 
+  /** The stored run's id for `runId` (a rank's part: its merged run's), what the server knows a run by. */
+  private storedId(runId: string): string {
+    return this.storedFor(runId)?.run.run_id ?? runId;
+  }
+
   /**
    * Show run `runId` (it must be in the store), or rank `rank`'s part of it, or the program overview `runId`;
    * `reveal` brings the panel forward.
@@ -415,25 +420,25 @@ export class ResultsPanel implements vscode.Disposable, ResultsView {
         await this.sendDiff(m.after, m.before, m.by);
         return;
       case 'openExplorer':
-        await this.actions?.openExplorer(this.storedFor(m.runId)?.run.run_id ?? m.runId);
+        await this.actions?.openExplorer(this.storedId(m.runId));
         return;
       case 'openTrace':
         await this.actions?.openTrace(m.runId); // a part's own trace (the trace viewer looks it up here)
         return;
       case 'openPerfetto':
-        await this.actions?.openInPerfetto(this.storedFor(m.runId)?.run.run_id ?? m.runId);
+        await this.actions?.openInPerfetto(this.storedId(m.runId));
         return;
       case 'flameGraph':
-        await this.actions?.flameGraph(this.storedFor(m.runId)?.run.run_id ?? m.runId);
-        break;
+        await this.actions?.flameGraph(this.storedId(m.runId));
+        return;
       case 'export':
-        await this.actions?.exportRun(this.storedFor(m.runId)?.run.run_id ?? m.runId);
+        await this.actions?.exportRun(this.storedId(m.runId));
         return;
       case 'compareWith':
-        await this.actions?.compareWith(this.storedFor(m.runId)?.run.run_id ?? m.runId);
+        await this.actions?.compareWith(this.storedId(m.runId));
         return;
       case 'rerun':
-        await this.actions?.rerun(this.storedFor(m.runId)?.run.run_id ?? m.runId);
+        await this.actions?.rerun(this.storedId(m.runId));
         return;
       case 'openArtifact':
         await this.openArtifact(m.runId, m.path);
