@@ -66,6 +66,7 @@ def test_compare_json_is_the_runs_and_the_summary(tmp_path: Path) -> None:
 # tests/data/stalls.py counts the block's calls: 1 warm-up, 2 under the profiler's warm-up, then the 10
 # profiled iterations (calls 4-13): its 7th call is iteration 3
 STALLS = [f"{DATA / 'stalls.py'}", "--warmup", "1", "--iters", "10"]
+STALL_US = 50_000  # tests/data/stall_op.py's STALL_S, the injected stall
 
 
 def stored(tmp_path: Path) -> dict[str, Any]:
@@ -87,7 +88,9 @@ def test_a_stalled_call_is_reported_and_left_out_of_every_headline_figure(tmp_pa
     assert (o["kept"], o["profiled"], o["works"]) == (10 - len(flagged), 10, 1)
     typical = statistics.median(t["cpu_samples_us"])
     assert abs(t["self_cpu_us"] - typical) <= 0.2 * typical  # the headline is the typical call's ...
-    assert o["all_cpu_us"] > 5 * t["self_cpu_us"]  # ... where the mean over every call is not
+    # ... where the mean over every call is not: it carries the stall's share (50 ms over 10 calls), whatever a loaded
+    # machine makes of the typical call (CI's load made it 1.4 ms, 5× its quiet time, and a ratio to it failed)
+    assert o["all_cpu_us"] - t["self_cpu_us"] > 0.8 * STALL_US / 10
     assert sum(s["self_cpu_us"] for s in run["lines"]) == pytest.approx(t["self_cpu_us"])  # lines still sum to it
     assert sum(op["self_cpu_us"] for op in run["ops"]) == pytest.approx(t["self_cpu_us"])
     assert max(s["self_cpu_us"] for s in run["lines"]) < typical  # no line carries the stall
