@@ -23,7 +23,7 @@ from oplens.records.job import TargetSpec
 from oplens.records.run import Run
 
 ROOT = Path(__file__).resolve().parents[1]
-STEP = (ROOT / "tests" / "data" / "diff_step.py").read_text()  # the step tests/test_diff.py edits
+STEP = (ROOT / "tests" / "data" / "diff_step.py").read_text()  # the step tests/worker/test_diff.py edits
 SLOWER = STEP.replace("    b = a @ X\n", "    b = (((a @ X) @ X) @ X) @ X\n")
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from neuron_processing import KNOWN, ROOT, STANDINS, rmsnorm_loop  # bench/ is the script's folder
 
 sys.path.insert(0, str(ROOT / "tests"))
-from conftest import write_stand_in_explorer  # noqa: E402  (the tests' stand-in explorer, as neuron_processing uses it)
+from support.neuron import write_stand_in_explorer  # noqa: E402  (the tests' stand-in explorer, as neuron_processing uses it)
 
 RESULTS = ROOT / "bench" / "results"
 ITERS, WARMUP, LOOPS = 20, 2, 40

@@ -4,7 +4,7 @@ system trace.
 
 The run: `rmsnorm_loop` below (the RMSNorm study's six naive lines, looped `LOOPS` times per call), profiled
 by the worker's own steps (`profiling.prepare`, `measure`) on the stand-in TorchNeuron (tests/standins/,
-placed on PYTHONPATH as tests/test_neuron_device_time.py and test_neuron_runtime_trace.py place it), `ITERS`
+placed on PYTHONPATH as tests/worker/test_neuron_device_time.py and test_neuron_runtime_trace.py place it), `ITERS`
 profiled iterations. Two cases, as those tests run them:
   - op_table:     `correlate_device_time` on: the stand-in puts each op's device time in the op table only
                   (`STANDIN_OP_DEVICE_US`); no neuron-explorer, so the system trace is tried and says why not;
@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 STANDINS = ROOT / "tests" / "standins"
 ITERS, WARMUP, LOOPS = 20, 1, 40
-KNOWN = "aten::mul=7,aten::mean=5,aten::add=2,aten::rsqrt=3"  # tests/conftest.py NAIVE_KNOWN
+KNOWN = "aten::mul=7,aten::mean=5,aten::add=2,aten::rsqrt=3"  # tests/support/neuron.py NAIVE_KNOWN
 def rmsnorm_loop(shape: str, loops: int) -> str:
     """The target file: the RMSNorm study's six naive lines, looped `loops` times a call, on `shape`."""
     return f"""\
@@ -121,7 +121,7 @@ def run_child(case: str) -> dict[str, Any]:
         path = env["PATH"]
         if case == "system_trace":
             sys.path.insert(0, str(ROOT / "tests"))
-            from conftest import write_stand_in_explorer
+            from support.neuron import write_stand_in_explorer
 
             path = f"{write_stand_in_explorer(folder / 'bin').parent}{os.pathsep}{path}"
         env.update(CASES[case], PATH=path, PYTHONPATH=str(STANDINS), CUDA_VISIBLE_DEVICES="")

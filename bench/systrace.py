@@ -8,11 +8,11 @@ cyclic garbage collector off (worker/profiling.py `process`).
 
 The input is synthetic, built the way the tests' stand-ins build it: a Chrome trace of the run (Kineto's
 format: `oplens.iter:<k>` and `oplens.line:<n>` ranges around the launching `cpu_op`s, the RMSNorm workload of
-tests/test_neuron_systrace.py `NAIVE`, its six lines looped per iteration), the runtime's executions (one per
+tests/unit/test_neuron_systrace.py `NAIVE`, its six lines looped per iteration), the runtime's executions (one per
 launching op, asynchronous on the device, flow ids that are per-model counters, as the stand-in torch_neuronx
 writes them) and the stand-in neuron-explorer's own `system_tables` (tests/standins/neuron_explorer.py, its
 `ROW_COLUMNS` and Arrow `_types`) turning them into the documented table at LNC=2 (two physical-core rows per
-execution), plus a `Flow` table (tests/test_neuron_systrace.py `FLOW_SCHEMA`) linking each runtime launch row
+execution), plus a `Flow` table (tests/unit/test_neuron_systrace.py `FLOW_SCHEMA`) linking each runtime launch row
 to its hardware rows.
 
 Timed, per size, several repeats, the three methods' order rotating each repeat, gc off as in the worker:
@@ -51,7 +51,7 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "standins")]
 # the tests' own builders: the stand-in neuron-explorer's table writer, the systrace test's workload and Flow schema
 import neuron_explorer as standin  # noqa: E402
 
-from test_neuron_systrace import DEF_LINE, FLOW_SCHEMA, HOST_T0, NAIVE  # noqa: E402
+from unit.test_neuron_systrace import DEF_LINE, FLOW_SCHEMA, HOST_T0, NAIVE  # noqa: E402
 
 ITERS = 20  # profiled iterations; the sizes scale the loop over the lines inside each
 WARMUP_EXECS = 2  # executions before the profiled iterations (the profiler's warm-up): outside every iteration

@@ -23,11 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from conftest import NAIVE_KNOWN, NAIVE_TARGET, STANDINS, write_stand_in_explorer  # noqa: E402
 from oplens.backends.neuron.options import NeuronOptions  # noqa: E402
 from oplens.engine.process import WorkerProcess, warm_environment  # noqa: E402
 from oplens.engine.profile import ProfileRequest, profile  # noqa: E402
 from oplens.records.job import Ready, TargetSpec  # noqa: E402
+from support.neuron import NAIVE_KNOWN, NAIVE_TARGET, write_stand_in_explorer  # noqa: E402
+from support.paths import STANDINS  # noqa: E402
 
 
 def stand_in(workspace: Path) -> None:

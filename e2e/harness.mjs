@@ -72,7 +72,7 @@ function newestVsix() {
 }
 
 const torchThreads = process.env.OPLENS_E2E_TORCH_THREADS ?? '1';
-// The emulated Slurm's configuration (tests/slurmlab.py), where one runs: code-server, and so the OpLens server and the
+// The emulated Slurm's configuration (tests/support/slurmlab.py), where one runs: code-server, and so the OpLens server and the
 // sbatch it runs, find it through SLURM_CONF.
 let slurmConf = '';
 // The Perfetto UI stand-in's origin (e2e/standins/perfetto.mjs): the OpLens server's Open in Perfetto page opens it.
@@ -223,7 +223,7 @@ async function setUp(ctx) {
   let editorPython = process.env.OPLENS_E2E_PYTHON || '';
   await step('prepare workspace and settings', async () => {
     if (!editorPython) {
-      const made = spawnSync(python, [path.join(REPO, 'tests', 'torchonly.py'), path.join(tmpRoot, 'torch-only')], { encoding: 'utf8', timeout: 300000 });
+      const made = spawnSync(python, [path.join(REPO, 'tests', 'support', 'torchonly.py'), path.join(tmpRoot, 'torch-only')], { encoding: 'utf8', timeout: 300000 });
       if (made.status !== 0) throw new StepFailure(`could not make the torch-only environment: ${made.stderr}`);
       editorPython = made.stdout.trim();
       log(`the editor's interpreter: ${editorPython} (torch only: the extension serves it from its bundled libraries)`);
@@ -298,9 +298,9 @@ async function setUp(ctx) {
     });
   }
 
-  await step('start a Slurm of two emulated nodes (tests/slurmlab.py), where Slurm is installed', async () => {
-    const r = spawnSync(python, [path.join(REPO, 'tests', 'slurmlab.py'), 'start', path.join(tmpRoot, 'slurm')], { encoding: 'utf8', timeout: 120000 });
-    if (r.status !== 0) throw new StepFailure(`tests/slurmlab.py could not start Slurm:\n${r.stdout}${r.stderr}`);
+  await step('start a Slurm of two emulated nodes (tests/support/slurmlab.py), where Slurm is installed', async () => {
+    const r = spawnSync(python, [path.join(REPO, 'tests', 'support', 'slurmlab.py'), 'start', path.join(tmpRoot, 'slurm')], { encoding: 'utf8', timeout: 120000 });
+    if (r.status !== 0) throw new StepFailure(`tests/support/slurmlab.py could not start Slurm:\n${r.stdout}${r.stderr}`);
     const lab = JSON.parse(r.stdout.trim().split('\n').pop());
     if (lab.why) {
       ctx.slurmMissing = lab.why;

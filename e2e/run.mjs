@@ -19,7 +19,7 @@
 //   --screenshots DIR at the end of a passing run, copy the screenshots the READMEs show (DOC_SHOTS) to DIR as
 //                     <step name>.png; `make screenshots` then makes docs/images/ of them (e2e/pictures.sh)
 // Environment: OPLENS_E2E_PYTHON overrides the editor's interpreter (default: a fresh environment with torch only,
-//   tests/torchonly.py, served from the .vsix's bundled libraries; the notebook's kernel and the tunnel's host use
+//   tests/support/torchonly.py, served from the .vsix's bundled libraries; the notebook's kernel and the tunnel's host use
 //   <repo>/.venv/bin/python);
 //   OPLENS_E2E_TORCH_THREADS sets OMP_NUM_THREADS for the profiled code (default 1; empty: unset).
 //

@@ -1,5 +1,5 @@
 """Run some of a notebook's code cells in a real IPython kernel, in the notebook's folder, as the user's Run
-does in Jupyter or VS Code (ipykernel, driven through jupyter_client by tests/kernel.py): the end-to-end test's
+does in Jupyter or VS Code (ipykernel, driven through jupyter_client by tests/support/kernel.py): the end-to-end test's
 way to have the `%oplens` magic write its runs while the notebook is open in code-server (which has no kernel
 of its own here: the Jupyter extension is not installed).
 
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from kernel import Kernel  # noqa: E402 (the tests' kernel driver)
+from support.kernel import Kernel  # noqa: E402 (the tests' kernel driver)
 
 
 def main() -> int:

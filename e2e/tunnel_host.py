@@ -8,7 +8,7 @@ the server's pid) and then drives it with one command per line on stdin, each an
     runs     the runs on the host's disk and the server's pid (is it the same process?)
     stop     end everything (also on stdin's end)
 
-The sshd is tests/sshtunnel.py's (its own keys, config and known_hosts in FOLDER; loopback only); nothing is
+The sshd is tests/support/sshtunnel.py's (its own keys, config and known_hosts in FOLDER; loopback only); nothing is
 left running: each process ends with this one.
 """
 
@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-import pytest  # noqa: E402 (tests/sshtunnel.py says why it cannot start with pytest.skip)
+import pytest  # noqa: E402 (tests/support/sshtunnel.py says why it cannot start with pytest.skip)
 
-from sshtunnel import free_port, running_ssh_host  # noqa: E402
+from support.sshtunnel import free_port, running_ssh_host  # noqa: E402
 
 
 def say(**fields: object) -> None:

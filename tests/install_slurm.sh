@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install what the Slurm tests (tests/test_slurm.py, tests/slurmlab.py) need on a Debian 12 machine: Debian's Slurm
+# Install what the Slurm tests (tests/system/test_slurm.py, tests/support/slurmlab.py) need on a Debian 12 machine: Debian's Slurm
 # 22.05 (slurmctld, slurmd, the client commands srun/sbatch/squeue/scancel/scontrol) and munge. The tests start their
 # own slurmctld and two slurmd (two emulated nodes on loopback, `auth/none`, configuration and state in a temporary
 # folder) and stop them by PID: nothing here configures or starts a system Slurm, and daemons the packages'

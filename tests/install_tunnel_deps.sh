@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install what the SSH-tunnel tests (tests/test_tunnel.py, tests/sshtunnel.py) need on a Debian 12 machine:
+# Install what the SSH-tunnel tests (tests/system/test_tunnel.py, tests/support/sshtunnel.py) need on a Debian 12 machine:
 # the real OpenSSH server and client (Debian's openssh-server, which brings openssh-client), and Chromium
 # (the Neuron Explorer page loaded through the tunnel; e2e/install.sh installs it too, but after pytest).
 # The tests start their own sshd (`sshd -D -e -f <their config>` on a free loopback port, keys and config in a

@@ -1,5 +1,5 @@
 // Profile Function in Program… as a Slurm job: the real Slurm of two emulated nodes the harness started
-// (tests/slurmlab.py), a gloo DDP program (tests/data/programs/ddp_train.py) under torchrun on each node; the
+// (tests/support/slurmlab.py), a gloo DDP program (tests/data/programs/ddp_train.py) under torchrun on each node; the
 // merged run of 4 ranks annotates train_step and the results page groups its ranks by node.
 import fs from 'node:fs';
 import path from 'node:path';

@@ -5,7 +5,7 @@
  * extension and the webviews import these instead of writing the strings.
  *
  * `extension/shared/names.test.ts` checks this file against `extension/test/fixtures/names.json`,
- * which `make_fixtures.py` writes from the Python modules (and `tests/test_extension_fixtures.py`
+ * which `make_fixtures.py` writes from the Python modules (and `tests/unit/test_extension_fixtures.py`
  * fails when that file drifts from them), and against package.json.
  */
 

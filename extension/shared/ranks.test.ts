@@ -6,7 +6,7 @@ import { isMerged, stripLevel } from './ranks';
 import type { RankInfo } from './run';
 
 // The words of a merged run (the editor's hints and hovers, the results page's selector and strip) are the
-// server's and are tested there (tests/test_lsp_ranks.py, tests/test_views_ranks.py); here only what the
+// server's and are tested there (tests/lsp/test_lsp_ranks.py, tests/unit/test_views_ranks.py); here only what the
 // extension decides itself.
 
 // three ranks merged by the server (make_fixtures.py): rank 1 three times slower on line 25 (x_sq),

@@ -5,7 +5,7 @@ import { roofline, type RooflineChart } from './roofline';
 
 // A real run of rmsnorm_naive on this CPU (oplens profile ... --view bound): each line's intensity, achieved
 // FLOP/s (its FLOPs in one call over its time per call) and share of the time, and the host's measured ceilings,
-// as the server's chart carries them (oplens.views.roofline; tests/test_views_roofline.py checks its decades and
+// as the server's chart carries them (oplens.views.roofline; tests/unit/test_views_roofline.py checks its decades and
 // words for the same run: the decades here are its).
 const BYTES_PER_S = 24.06e9;
 const MEASURED: Record<number, { us: number; pct: number; flops: number; intensity: number }> = {

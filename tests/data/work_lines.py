@@ -1,4 +1,4 @@
-"""Functions with known work per line, for tests/test_work.py."""
+"""Functions with known work per line, for tests/worker/test_work.py."""
 
 import torch
 

@@ -33,7 +33,7 @@ it from the API at localhost:<api port> (a script: "API reachable: ..." or "API 
 Environment (set by the test):
   STANDIN_EXPLORER_RECORD=PATH   append each call's argv (JSON lines) to PATH
   STANDIN_EXPLORER_HOST=ADDRESS  `view` binds ADDRESS (default 127.0.0.1), e.g. 127.0.0.2 for a "host" that is not
-                                 the test's own localhost (tests/test_tunnel.py)
+                                 the test's own localhost (tests/system/test_tunnel.py)
   STANDIN_EXPLORER_FAIL_START=1  `view` exits at once with an error (a refused option)
   STANDIN_EXPLORER_FAIL_INGEST=1 the ingest fails (exit 1); in the viewer's environment, its processing of an upload
   STANDIN_EXPLORER_FAIL_UPLOAD=1 `upload` fails as troubleshooting.rst shows it: `Failed to upload NTFF (HTTP 400)`

@@ -4,7 +4,7 @@ import { RunParseError } from '../../shared/reader';
 import { BACKENDS } from '../../shared/names';
 import { backendPickItems, chosenLabel, interpreterOffer, parseHostBackends } from './hostBackends';
 
-// oplens.backends as the server answers it on this CPU host (tests/test_lsp_backends.py checks the server's side)
+// oplens.backends as the server answers it on this CPU host (tests/lsp/test_lsp_backends.py checks the server's side)
 const cpuHost = {
   requested: 'auto',
   torch_version: '2.13.0+cpu',

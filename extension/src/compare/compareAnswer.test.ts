@@ -6,7 +6,7 @@ import { parseComparePage } from './compareAnswer';
 type Json = Record<string, unknown>;
 
 // An oplens.compare answer's page as views.compare writes it; what it says is tested on the server's
-// side (tests/test_views_compare.py).
+// side (tests/unit/test_views_compare.py).
 const row = (variant: string, speedup: string): Json => ({
   run_id: `20261201-103000-${variant}-aaaaaa`,
   variant,

@@ -7,7 +7,7 @@ import { parseDiffPage } from './diffAnswer';
 type Json = Record<string, unknown>;
 
 // diff.expected.json is the server's own oplens.diff answer (views.diff_answer over engine.diff);
-// what its page says is tested on the server's side (tests/test_views_diff.py).
+// what its page says is tested on the server's side (tests/unit/test_views_diff.py).
 const answer = (): Json => jsonFixture<Json>('diff.expected.json');
 
 describe('parseDiffPage', () => {

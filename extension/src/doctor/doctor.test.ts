@@ -5,7 +5,7 @@ import { doctorVerdict, parseDoctorReport, reportLines, type DoctorReport } from
 
 const ok = (name: string, detail: string) => ({ name, status: 'ok', detail, fix: '' });
 
-/** A usable cpu report as `oplens doctor --json -` prints it (tests/test_lsp_doctor.py checks the server's). */
+/** A usable cpu report as `oplens doctor --json -` prints it (tests/lsp/test_lsp_doctor.py checks the server's). */
 const USABLE = {
   backend: 'cpu',
   checks: [

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { newProgressToken, progressStep, RunProgress, type ProgressStep } from './runProgress';
 
-/** A profile's `$/progress` values as the server sends them (server/oplens/lsp/profiling.py; tests/test_lsp_session.py checks the words). */
+/** A profile's `$/progress` values as the server sends them (server/oplens/lsp/profiling.py; tests/lsp/test_lsp_session.py checks the words). */
 const PROFILE = [
   { kind: 'begin', title: 'OpLens: slow.py::slow', cancellable: true, message: 'starting', percentage: 0 },
   { kind: 'report', message: 'importing', percentage: 2, cancellable: true },

@@ -7,7 +7,7 @@ import { describeRankPartError, rankPartRequest } from './rankPart';
 
 const merged = parseRun(jsonFixture('rmsnorm_naive.ranks.result.json'));
 
-// The server reads a rank's own run on its host and answers it (tests/test_lsp_ranks.py); here what
+// The server reads a rank's own run on its host and answers it (tests/lsp/test_lsp_ranks.py); here what
 // the extension asks and what it says of the server's refusals.
 describe('a rank’s own run (its part)', () => {
   it('is asked of the server by run id and rank', () => {

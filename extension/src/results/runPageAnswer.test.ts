@@ -6,7 +6,7 @@ import { parseRunPage } from './runPageAnswer';
 type Json = Record<string, unknown>;
 
 // An oplens.runPage answer as views.run writes it; what it says is tested on the server's side
-// (tests/test_views_run.py).
+// (tests/unit/test_views_run.py).
 const answer = (): Json => ({
   page: {
     run_id: '20261129-103017-rmsnorm_naive-d943be',

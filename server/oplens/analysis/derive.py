@@ -29,7 +29,7 @@ from oplens.records.run import DeviceRoof, DeviceTimeSources, Insight, LineStat,
 
 # The fields of a line and of the totals that the attribution and the roofline give: a stored run
 # derived again gets these anew and keeps every other field as stored (work, memory, engines, ranks,
-# and whatever a newer field adds). tests/test_analysis_derive.py checks them against what the
+# and whatever a newer field adds). tests/unit/test_analysis_derive.py checks them against what the
 # steps really set.
 ATTRIBUTED_LINE = frozenset({"line", "self_cpu_us", "self_device_us", "pct_device", "pct_cpu", "op_calls", "ops",
                              "device_spread", "cpu_spread", "noisy", "inner", "compiled", "device_samples_us",

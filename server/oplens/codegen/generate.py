@@ -16,7 +16,7 @@
 - extension/shared/generated/backends.ts: what each backend is (`oplens.backends.facts` by way of the
   registry: label, on a device or not), the default backend and `auto`'s order.
 
-`tests/test_generated_ts.py` regenerates them in memory and fails while a committed file differs.
+`tests/unit/test_generated_ts.py` regenerates them in memory and fails while a committed file differs.
 Imports no torch (only the parent side's modules). It writes into the repository it sits in (a checkout, with
 OpLens installed editable, as `make setup` does): `ROOT` is the checkout's root.
 """

@@ -1,7 +1,7 @@
 """Names that the Python side shares with editors: LSP commands, notifications, progress stages,
 the line markers' range names. Defined once here; the TypeScript side keeps its own copy in
 `extension/shared/names.ts`, checked against this module by `extension/shared/names.test.ts` through
-the fixture `names.json`, which `tests/test_extension_fixtures.py` keeps in step with this file."""
+the fixture `names.json`, which `tests/unit/test_extension_fixtures.py` keeps in step with this file."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Targets for tests/test_cli_errors.py: one well-behaved function, and ones that fail in each way."""
+"""Targets for tests/worker/test_cli_errors.py: one well-behaved function, and ones that fail in each way."""
 
 import os
 import signal

@@ -1,4 +1,4 @@
-"""Decorators as libraries write them, each turning a function into another object (tests/test_decorated.py)."""
+"""Decorators as libraries write them, each turning a function into another object (tests/worker/test_decorated.py)."""
 
 import functools
 
