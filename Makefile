@@ -26,8 +26,11 @@ VENV313 ?= .venv313
 # tests alone (a figure or verdict from measured time: beside a neighbour whose load comes and goes, no tolerance
 # holds, where a steady busy core beside them is what they must pass with).
 PYTEST := -m pytest -p no:cacheprovider --durations=25
-# $(call suite,PYTHON,SELECTION): both passes of the tests SELECTION names (a pytest -m expression)
-suite = $(1) $(PYTEST) -n 2 --dist loadfile -m "($(2)) and not timing" && $(1) $(PYTEST) -m "($(2)) and timing"
+# $(call parallel,PYTHON,SELECTION) and $(call alone,PYTHON,SELECTION): the two passes of the tests SELECTION names
+# (a pytest -m expression); $(call suite,PYTHON,SELECTION) both
+parallel = $(1) $(PYTEST) -n 2 --dist loadfile -m "($(2)) and not timing"
+alone = $(1) $(PYTEST) -m "($(2)) and timing"
+suite = $(call parallel,$(1),$(2)) && $(call alone,$(1),$(2))
 # The tiers that depend on the Python version (tests/conftest.py names the tiers); on 3.11 without the Neuron
 # backend's tests (TorchNeuron supports Python 3.12-3.14: no Trainium user runs the Neuron path on 3.11)
 VERSIONED := worker or lsp
@@ -131,15 +134,16 @@ test-unit: setup
 	$(PY) -m pytest -p no:cacheprovider -q -m unit
 
 # Everything CI runs. node_modules before pytest: tests/system/test_bundle.py packages the .vsix (npm run package).
-# The 3.12 and 3.13 venvs and the e2e's code-server are installed while 3.11 runs its tiers (mostly downloading and
-# unpacking: minutes the run would otherwise wait), their output in .venvs.log, shown where they fail. Each part's
-# wall time is printed at the end.
+# The 3.12 and 3.13 venvs and the e2e's code-server are installed while 3.11 runs its parallel pass (mostly
+# downloading and unpacking: minutes the run would otherwise wait), their output in .venvs.log, shown where they
+# fail; the timing tests wait for them to end. Each part's wall time is printed at the end.
 test: lint tunnel-deps slurm-deps $(NODE_STAMP)
 	@rm -f $(TIMES)
 	@$(MAKE) --no-print-directory venvs e2e-deps > .venvs.log 2>&1 & venvs=$$!; \
-	$(call timed,pytest 3.11 (worker and lsp),$(call suite,$(PY),$(VERSIONED_311))); tests=$$?; \
+	$(call timed,pytest 3.11 (worker and lsp),$(call parallel,$(PY),$(VERSIONED_311))); tests=$$?; \
 	if ! wait $$venvs; then cat .venvs.log; echo "make: making the 3.12/3.13 venvs or the e2e's install failed (above)"; exit 2; fi; \
 	exit $$tests
+	@$(call timed,pytest 3.11 (timing alone),$(call alone,$(PY),$(VERSIONED_311)))
 	@$(call timed,pytest 3.12 (every tier),$(MAKE) --no-print-directory test-312)
 	@$(call timed,pytest 3.13 (worker and lsp),$(MAKE) --no-print-directory test-313)
 	@$(call timed,extension (types and unit tests),$(MAKE) --no-print-directory ext-test)
