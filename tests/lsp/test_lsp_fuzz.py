@@ -3,61 +3,14 @@
 from __future__ import annotations
 
 import json
-import queue
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-
-class Wire:
-    """A raw LSP connection to a server subprocess: framed bytes out, framed JSON in."""
-
-    def __init__(self, workspace: Path) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "oplens", "serve", "--stdio", "--no-warm"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=workspace,
-        )
-        self.inbox: queue.Queue[dict[str, Any]] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-        self.next_id = 1000
-
-    def _read(self) -> None:
-        out = self.proc.stdout
-        assert out is not None
-        while True:
-            length = 0
-            while (line := out.readline()) not in (b"\r\n", b""):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            if line == b"":
-                return
-            self.inbox.put(json.loads(out.read(length)))
-
-    def send_raw(self, body: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.proc.stdin.flush()
-
-    def send(self, message: dict[str, Any]) -> None:
-        self.send_raw(json.dumps(message).encode())
-
-    def request(self, method: str, params: Any) -> dict[str, Any]:
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        while True:
-            msg = self.inbox.get(timeout=20)
-            if msg.get("id") == self.next_id:
-                return msg
+from support.lsp import Wire
 
 
 @pytest.fixture(scope="module")

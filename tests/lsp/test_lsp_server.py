@@ -5,12 +5,9 @@ work, invalid arguments answered as invalid params, and what its import loads.""
 from __future__ import annotations
 
 import json
-import queue
 import subprocess
 import sys
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,91 +16,10 @@ import pytest
 from oplens import __version__
 from oplens.backends import registry
 from oplens.records import names
+from support.lsp import Wire, command, request
 
 SOURCE = "def f(x):\n    return x * 2\n\n\nclass Block:\n    def forward(self, x):\n        return x + 1\n"
 FUNCTIONS = 2  # f, Block.forward
-
-
-def request(msg_id: int, method: str, params: Any = None) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
-
-
-def notification(method: str, params: Any = None) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "method": method, "params": params}
-
-
-def command(msg_id: int, name: str, *arguments: Any) -> dict[str, Any]:
-    return request(msg_id, "workspace/executeCommand", {"command": name, "arguments": list(arguments)})
-
-
-class Client:
-    """`python -m oplens serve --stdio --no-warm`; every message it sends is kept."""
-
-    def __init__(self, cwd: Path) -> None:
-        self.log = (cwd.parent / f"{cwd.name}-stderr.log").open("wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "oplens", "serve", "--stdio", "--no-warm"], cwd=cwd,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
-        self.inbox: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.seen: list[dict[str, Any]] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        out = self.proc.stdout
-        assert out is not None
-        while True:
-            length = 0
-            while (line := out.readline()) not in (b"\r\n", b""):
-                if line.startswith(b"Content-Length: "):
-                    length = int(line[16:])
-            if not line:
-                return
-            self.inbox.put(json.loads(out.read(length)))
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        body = json.dumps(message).encode()
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        self.proc.stdin.flush()
-
-    def wait_for(self, match: Callable[[dict[str, Any]], bool], timeout: float = 60) -> dict[str, Any]:
-        for message in self.seen:
-            if match(message):
-                return message
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                message = self.inbox.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                raise AssertionError(f"nothing matching within {timeout} s; seen {self.seen}") from None
-            self.seen.append(message)
-            if match(message):
-                return message
-
-    def answer(self, msg_id: int) -> dict[str, Any]:
-        return self.wait_for(lambda m: m.get("id") == msg_id and "method" not in m)
-
-    def initialize(self, root: str, options: Any = None, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
-        params: dict[str, Any] = {"processId": None, "rootUri": root, "capabilities": capabilities or {},
-                                  "workspaceFolders": [{"uri": root, "name": "ws"}]}
-        if options is not None:
-            params["initializationOptions"] = options
-        self.send(request(1, "initialize", params))
-        result = self.answer(1)["result"]
-        self.send(notification("initialized", {}))
-        return result  # type: ignore[no-any-return]
-
-    def open(self, uri: str, text: str = SOURCE) -> None:
-        self.send(notification("textDocument/didOpen",
-                               {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}))
-
-    def close(self) -> int:
-        self.send(request(999, "shutdown"))
-        assert self.answer(999)["result"] is None
-        self.send(notification("exit"))
-        try:
-            return self.proc.wait(20)
-        finally:
-            self.log.close()
 
 
 @pytest.fixture
@@ -115,22 +31,22 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Client, Path, dict[str, Any]]]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Wire, Path, dict[str, Any]]]:
     """One initialized server for the tests that only ask."""
     ws = tmp_path_factory.mktemp("served").resolve()
     (ws / "ex.py").write_text(SOURCE)
-    client = Client(ws)
+    client = Wire(ws, stderr=ws.parent / f"{ws.name}-stderr.log")
     result = client.initialize(ws.as_uri())
     yield client, ws, result
     assert client.close() == 0
 
 
-def test_server_info_announces_the_protocol(served: tuple[Client, Path, dict[str, Any]]) -> None:
+def test_server_info_announces_the_protocol(served: tuple[Wire, Path, dict[str, Any]]) -> None:
     _, _, result = served
     assert result["serverInfo"] == {"name": "oplens", "version": f"{__version__}+protocol.{names.PROTOCOL_VERSION}"}
 
 
-def test_commands_come_from_the_names_module_and_the_backend_registry(served: tuple[Client, Path, dict[str, Any]]) -> None:
+def test_commands_come_from_the_names_module_and_the_backend_registry(served: tuple[Wire, Path, dict[str, Any]]) -> None:
     _, _, result = served
     ours = [names.PROFILE_COMMAND, names.COMPARE_COMMAND, names.CANCEL_COMMAND, names.SHOW_RUN_COMMAND,
             names.CLEAR_COMMAND, names.FUNCTIONS_COMMAND, names.DIFF_COMMAND, names.DOCTOR_COMMAND,
@@ -165,7 +81,7 @@ BAD_ARGUMENTS = [
 
 @pytest.mark.parametrize(("index", "case"), list(enumerate(BAD_ARGUMENTS)), ids=[c[0] for c in BAD_ARGUMENTS])
 def test_a_bad_argument_is_invalid_params_naming_it(
-    served: tuple[Client, Path, dict[str, Any]], index: int, case: tuple[str, list[Any], str]
+    served: tuple[Wire, Path, dict[str, Any]], index: int, case: tuple[str, list[Any], str]
 ) -> None:
     client, ws, _ = served
     name, arguments, needle = case
@@ -176,7 +92,7 @@ def test_a_bad_argument_is_invalid_params_naming_it(
     assert needle in error["message"]
 
 
-def test_params_that_do_not_decode_get_an_error_response(served: tuple[Client, Path, dict[str, Any]]) -> None:
+def test_params_that_do_not_decode_get_an_error_response(served: tuple[Wire, Path, dict[str, Any]]) -> None:
     client, ws, _ = served
     client.send(request(50, "textDocument/codeLens", {"textDocument": 42}))
     error = client.answer(50)["error"]
@@ -185,7 +101,7 @@ def test_params_that_do_not_decode_get_an_error_response(served: tuple[Client, P
     assert len(client.answer(51)["result"]) == FUNCTIONS  # and it keeps serving
 
 
-def test_a_buffer_that_is_not_a_file_is_left_alone(served: tuple[Client, Path, dict[str, Any]]) -> None:
+def test_a_buffer_that_is_not_a_file_is_left_alone(served: tuple[Wire, Path, dict[str, Any]]) -> None:
     client, ws, _ = served
     client.open("untitled:Untitled-1", "def scratch():\n    pass\n")
     client.send(request(60, "textDocument/codeLens", {"textDocument": {"uri": (ws / "ex.py").as_uri()}}))
@@ -198,7 +114,7 @@ def test_the_clients_settings_at_work_and_bad_ones_named(workspace: Path) -> Non
     client_root, client_uri = "file:///client/ws", "file:///client/ws/ex.py"  # the editor's paths, mapped to workspace
     options = {"hintThreshold": 0, "pathMappings": [{"local": "/client/ws", "host": str(workspace)}],
                "backend": "bogus", "warmup": -2}
-    client = Client(workspace)
+    client = Wire(workspace, stderr=workspace.parent / f"{workspace.name}-stderr.log")
     client.initialize(client_root, options)
     shown = [client.wait_for(lambda m: m.get("method") == "window/showMessage")]
     shown.append(client.wait_for(lambda m: m.get("method") == "window/showMessage" and m not in shown))
@@ -207,7 +123,7 @@ def test_the_clients_settings_at_work_and_bad_ones_named(workspace: Path) -> Non
         "OpLens: setting backend = 'bogus' is not valid: give one of auto, cpu, cuda, neuron. Using the default, 'auto'.",
         "OpLens: setting warmup = -2 is not valid: give a whole number, 0 or more. Using the default, 3.",
     ]
-    client.open(client_uri)
+    client.open(client_uri, SOURCE)
     client.send(request(2, "textDocument/codeLens", {"textDocument": {"uri": client_uri}}))
     lenses = client.answer(2)["result"]
     assert [lens["command"]["title"] for lens in lenses] == ["▶ Profile"] * FUNCTIONS
@@ -222,12 +138,12 @@ def test_the_clients_settings_at_work_and_bad_ones_named(workspace: Path) -> Non
 
 def test_the_first_message_need_not_be_initialize(workspace: Path) -> None:
     uri = (workspace / "ex.py").as_uri()
-    client = Client(workspace)
+    client = Wire(workspace, stderr=workspace.parent / f"{workspace.name}-stderr.log")
     client.send(request(7, "oplens/unknown", {}))
     assert client.answer(7)["error"]["code"] == -32601
     client.initialize(workspace.as_uri(), capabilities={"general": {"positionEncodings": ["utf-8", "utf-16"]}})
     assert client.answer(1)["result"]["capabilities"]["positionEncoding"] == "utf-8"
-    client.open(uri)
+    client.open(uri, SOURCE)
     client.send(request(9, "textDocument/codeLens", {"textDocument": {"uri": uri}}))
     assert [lens["command"]["title"] for lens in client.answer(9)["result"]] == ["▶ Profile"] * FUNCTIONS
     assert client.close() == 0

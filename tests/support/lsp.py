@@ -1,10 +1,16 @@
-"""A real LSP client speaking to `oplens serve`, and the helpers its tests share."""
+"""A real LSP client speaking to `oplens serve` (pytest-lsp's), a raw framed JSON-RPC one (`Wire`: for what a
+typed client cannot send), and the helpers their tests share."""
 
 from __future__ import annotations
 
 import contextlib
+import json
+import queue
+import subprocess
 import sys
-from collections.abc import AsyncIterator
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +132,100 @@ async def run_command(client: LanguageClient, command: str, arg: dict[str, Any])
 def line_of(path: Path, text: str) -> int:
     """1-based line of the first line containing `text`."""
     return next(i for i, t in enumerate(path.read_text().splitlines(), 1) if text in t)
+
+
+# A raw connection: framed bytes out, framed JSON in.
+
+
+def request(msg_id: int, method: str, params: Any = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
+
+
+def notification(method: str, params: Any = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+def command(msg_id: int, name: str, *arguments: Any) -> dict[str, Any]:
+    return request(msg_id, "workspace/executeCommand", {"command": name, "arguments": list(arguments)})
+
+
+class Wire:
+    """`python -m oplens serve --stdio --no-warm` in `cwd` over raw framed JSON-RPC: every message it sends is
+    kept (`.seen`), its stderr written to `stderr` (else dropped)."""
+
+    def __init__(self, cwd: Path, stderr: Path | None = None) -> None:
+        self.log = stderr.open("wb") if stderr is not None else None
+        self.proc = subprocess.Popen([sys.executable, "-m", "oplens", "serve", "--stdio", "--no-warm"], cwd=cwd,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.log or subprocess.DEVNULL)  # fmt: skip
+        self.inbox: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.seen: list[dict[str, Any]] = []
+        self.next_id = 1000
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            length = 0
+            while (line := out.readline()) not in (b"\r\n", b""):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            if not line:
+                return
+            self.inbox.put(json.loads(out.read(length)))
+
+    def send_raw(self, body: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.send_raw(json.dumps(message).encode())
+
+    def wait_for(self, match: Callable[[dict[str, Any]], bool], timeout: float = 60) -> dict[str, Any]:
+        for message in self.seen:
+            if match(message):
+                return message
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                message = self.inbox.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"nothing matching within {timeout} s; seen {self.seen}") from None
+            self.seen.append(message)
+            if match(message):
+                return message
+
+    def answer(self, msg_id: int) -> dict[str, Any]:
+        return self.wait_for(lambda m: m.get("id") == msg_id and "method" not in m)
+
+    def request(self, method: str, params: Any) -> dict[str, Any]:
+        """`method` sent with the next id; its answer."""
+        self.next_id += 1
+        self.send(request(self.next_id, method, params))
+        return self.answer(self.next_id)
+
+    def initialize(self, root: str, options: Any = None, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+        params: dict[str, Any] = {"processId": None, "rootUri": root, "capabilities": capabilities or {},
+                                  "workspaceFolders": [{"uri": root, "name": "ws"}]}  # fmt: skip
+        if options is not None:
+            params["initializationOptions"] = options
+        self.send(request(1, "initialize", params))
+        result = self.answer(1)["result"]
+        self.send(notification("initialized", {}))
+        return result  # type: ignore[no-any-return]
+
+    def open(self, uri: str, text: str) -> None:
+        self.send(notification("textDocument/didOpen",
+                               {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}))  # fmt: skip
+
+    def close(self) -> int:
+        self.send(request(999, "shutdown"))
+        assert self.answer(999)["result"] is None
+        self.send(notification("exit"))
+        try:
+            return self.proc.wait(20)
+        finally:
+            if self.log is not None:
+                self.log.close()
