@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from oplens.engine import runs
 from support.cli import oplens_cli
 from support.paths import DATA, ROOT
@@ -43,6 +45,7 @@ def line(run: dict[str, Any], number: int) -> dict[str, Any]:
     return next(s for s in run["lines"] if s["line"] == number)
 
 
+@pytest.mark.timing
 def test_two_ranks_per_line_with_the_straggler_and_the_collectives(tmp_path: Path) -> None:
     out = oplens("run", "--nproc-per-node", "2", "--out", str(tmp_path), "--json", str(tmp_path / "r.json"),
                  *WINDOW, *TARGET, "--", "ddp_train.py", "--steps", "9")  # fmt: skip

@@ -227,6 +227,7 @@ def test_killing_oplens_ends_the_program_and_its_dataloader_workers(tmp_path: Pa
     assert killed_parent_leaves_nothing(argv, PROGRAMS, marker=str(tmp_path), ready="step 8") == []
 
 
+@pytest.mark.timing
 def test_a_stalled_captured_call_is_left_out_and_a_longer_sequence_counts_in_full(tmp_path: Path) -> None:
     """tests/data/stalls.py as a program: 12 calls of the MLP block; the 6th stalls inside an op (the same
     work), the 9th runs a 16× longer sequence (the same ops, other shapes: other work). With 2 skipped and
