@@ -173,4 +173,3 @@ bench: setup
 	$(PY) bench/processing_scale.py
 	$(PY) bench/notebook_overhead.py
 	$(PY) bench/pure_python.py
-	$(PY) bench/profiler_start.py

@@ -30,9 +30,14 @@ def main(argv: list[str]) -> int:
     if len(argv) > 1:
         return _capture(Job.from_json(Path(argv[1]).read_text(encoding="utf-8")), send)
 
-    import torch  # noqa: F401  (the warm part: ~2 s that a waiting worker has already paid; the profiler's start
+    import torch  # noqa: F401  (the warm part: ~2 s that a waiting worker has already paid)
 
-    # imports no torch._inductor where the user's code does not: worker/calls.py `inductor_unread`)
+    try:  # the profiler's first start imports these (`hasattr(torch, "_inductor")`): ~2-5 s, paid here
+        import torch._dynamo  # noqa: F401
+        import torch._inductor  # noqa: F401
+    except Exception:  # a torch build without them still profiles
+        pass
+
     from oplens.worker import profiling
 
     send(Ready())

@@ -17,10 +17,7 @@
 one call of the user's program at a time (`worker/capture.py`); the overview's time window opens
 it as one span (`begin_span()`, ended by `stop()`) from a timer. None writes its own.
 
-`start_profiler` is the one place the worker builds a torch.profiler session (calibration aside). Its start
-does not import torch._inductor where the program has not (`inductor_unread`): torch.profiler reads inductor's
-cudagraphs setting through `hasattr(torch, "_inductor")`, and torch's lazy attribute imports the whole of it
-for that (2.0-2.3 s of every fresh worker's start with torch 2.13, ~116,000 objects the collector then walks).
+`start_profiler` is the one place the worker builds a torch.profiler session (calibration aside).
 
 `shapes_call` is the one call recorded with input shapes and memory on the CPU activity, what the
 insights and each line's work and memory read (recording them costs as much as a small op, so the
@@ -177,26 +174,9 @@ def start_profiler(activities: list[Any], **options: Any) -> Any:
     """A torch.profiler session, started: the one place the worker builds one (calibration aside), with
     Kineto's start line to the program's log."""
     prof = torch.profiler.profile(activities=activities, **options)
-    with to_log(), inductor_unread():
+    with to_log():
         prof.start()
     return prof
-
-
-@contextmanager
-def inductor_unread() -> Iterator[None]:
-    """While the profiler starts, `hasattr(torch, "_inductor")` is false where the program never imported
-    torch._inductor: no inductor graph (and so none of its CUDA graphs) can run then, which is all the profiler
-    asks it for (`_KinetoProfile.prepare_trace`). A program that compiled with inductor has it imported, and
-    the profiler reads its setting as usual. torch's lazy attributes are its `_lazy_modules` (torch/__init__.py)."""
-    lazy = getattr(torch, "_lazy_modules", None)
-    if "torch._inductor" in sys.modules or not isinstance(lazy, set) or "_inductor" not in lazy:
-        yield
-        return
-    lazy.discard("_inductor")
-    try:
-        yield
-    finally:
-        lazy.add("_inductor")
 
 
 def work_of(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str:

@@ -89,11 +89,12 @@ def _freeze_loaded() -> None:
     sight, as a forking server does before it forks. The program's own objects, all made after
     this, are collected as usual; a full collection walks them and not the libraries'.
 
-    Why: torch and OpLens are tens of thousands of tracked objects that live as long as the program; left
-    tracked, every later full collection of an inference loop walks them. (The window's profiler imports no
-    torch._inductor or torch._dynamo, ~116,000 more, where the program has not: `calls.inductor_unread`.
-    Imported before a DDP program's `init_process_group`, they made its exit deadlock in gloo's teardown,
-    docs/benchmarks.md.)"""
+    Why: the window's profiler imports torch._inductor and torch._dynamo (~116,000 tracked objects
+    with torch 2.13) into a program that may never have imported them (a training program has: an
+    optimizer imports torch._dynamo). Left tracked, every later full collection of an inference loop
+    walks 75 % more objects than it does plainly. They are not imported here, before the program:
+    imported before a DDP program's `init_process_group`, they made its exit deadlock in gloo's
+    teardown (docs/benchmarks.md), which this freeze alone does not."""
     gc.freeze()
 
 
