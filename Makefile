@@ -99,8 +99,7 @@ e2e-deps:
 # screenshots they use (--screenshots), then e2e/pictures.sh crops, scales and quantises them and makes the
 # GIF (ImageMagick, pngquant, gifsicle: apt-get install imagemagick pngquant gifsicle). Commit what changed.
 .PHONY: screenshots
-screenshots: setup vsix
-	bash e2e/install.sh
+screenshots: setup vsix e2e-deps
 	node e2e/run.mjs --screenshots e2e/artifacts/readme
 	bash e2e/pictures.sh e2e/artifacts/readme docs/images
 

@@ -18,8 +18,10 @@ def oplens_cli(cwd: Path, *argv: str, timeout: float = 300, **env: str) -> subpr
                           timeout=timeout)  # fmt: skip
 
 
+# The checks `oplens doctor` reports on every host, in its order (the backend's own follow them)
 EVERY_CHECK = ["python", "torch", "backend", "runs directory", "tiny profile", "language server"]
 
 
 def flat(text: str) -> str:
+    """`text` with its line breaks and runs of spaces as single spaces (the CLI wraps at its width)."""
     return " ".join(text.split())

@@ -149,16 +149,3 @@ def test_cache_round_trip(tmp_path: Path) -> None:
     records.save(path, made())
     assert records.load(path) == made()
     assert records.load(tmp_path / "missing.json") is None
-
-
-# ---------------------------------------------------------------------------- the real calibration
-
-
-@pytest.fixture(scope="module")
-def cache_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return {"OPLENS_CACHE_DIR": str(tmp_path_factory.mktemp("cache"))}
-
-
-# ---------------------------------------------------------------------------- `oplens calibrate`
-
-

@@ -19,7 +19,7 @@ import pytest
 
 from oplens.engine.doctor import judge_profile
 from oplens.records.run import Run
-from support.cli import EVERY_CHECK, oplens_cli
+from support.cli import EVERY_CHECK, flat, oplens_cli
 from support.neuron import PROBE_EXEC, calibrated, write_stand_in_explorer
 from support.paths import STANDINS
 
@@ -37,10 +37,6 @@ NEURON_CHECKS = [
 def checks_of(proc: subprocess.CompletedProcess[str]) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
     report = json.loads(proc.stdout)
     return report, {c["name"]: c for c in report["checks"]}
-
-
-def flat(text: str) -> str:
-    return " ".join(text.split())
 
 
 def with_stand_in() -> str:

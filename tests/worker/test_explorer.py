@@ -45,8 +45,6 @@ from support.processes import stop_group
 # TorchNeuron runs on Python 3.12+ only: `make test` runs these on 3.12 and 3.13
 pytestmark = pytest.mark.neuron
 
-# --------------------------------------------------------------------------- fixtures
-
 
 # --------------------------------------------------------------------------- the link
 

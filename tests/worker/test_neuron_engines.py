@@ -25,11 +25,6 @@ from support.processes import stop_group
 # TorchNeuron runs on Python 3.12+ only: `make test` runs these on 3.12 and 3.13
 pytestmark = pytest.mark.neuron
 
-# --------------------------------------------------------------------------- the stand-in processed profile
-
-
-# --------------------------------------------------------------------------- onto the run
-
 
 # --------------------------------------------------------------------------- end to end
 
